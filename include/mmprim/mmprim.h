@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libmmprim: architecture-specific memory-management primitives over a
+ * simulated address space.
+ *
+ * Every call returns 0 (or a non-negative value where documented) on success
+ * and a negative errno on failure. No input corrupts a space: after any error
+ * mmp_space_verify() still passes.
+ */
+#ifndef MMPRIM_MMPRIM_H
+#define MMPRIM_MMPRIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mmprim/counters.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MMP_PAGE_SHIFT		12
+#define MMP_PAGE_SIZE		(1UL << MMP_PAGE_SHIFT)
+#define MMP_PMD_SHIFT		21
+#define MMP_PMD_SIZE		(1UL << MMP_PMD_SHIFT)
+/* Highest folio order a space maps (PMD size); the buddy allocator goes to 10. */
+#define MMP_PMD_ORDER		(MMP_PMD_SHIFT - MMP_PAGE_SHIFT)
+#define MMP_MAX_ORDER		10
+/* User addresses are [MMP_MMAP_MIN_ADDR, MMP_TASK_SIZE), as on a 48-bit x86-64 or arm64. */
+#define MMP_TASK_SIZE		((1ULL << 47) - MMP_PAGE_SIZE)
+#define MMP_MMAP_MIN_ADDR	0x10000ULL
+
+struct mmp_phys;
+struct mmp_space;
+struct mmp_cpu;
+
+/* ---- simulated physical memory ---------------------------------------- */
+
+/**
+ * mmp_phys_create() - reserve @bytes of simulated physical memory.
+ * @bytes: size, a multiple of 4 MiB (one MAX_ORDER block), at least 4 MiB.
+ * @out: the new phys.
+ *
+ * The host memory is reserved lazily (MAP_NORESERVE) and touched on use.
+ * Returns 0, -EINVAL on a bad size, -ENOMEM if the host refuses.
+ */
+int mmp_phys_create(size_t bytes, struct mmp_phys **out);
+
+/** mmp_phys_destroy() - release a phys; -EBUSY while spaces still use it. */
+int mmp_phys_destroy(struct mmp_phys *phys);
+
+struct mmp_phys_stat {
+	uint64_t total_pages;
+	uint64_t free_pages;
+	uint64_t free_blocks[MMP_MAX_ORDER + 1]; /* free buddy blocks per order */
+};
+
+/** mmp_phys_stat() - frame usage of @phys. */
+int mmp_phys_stat(struct mmp_phys *phys, struct mmp_phys_stat *st);
+
+/* ---- address spaces ---------------------------------------------------- */
+
+/** Number of registered architecture back ends, and their names ("generic", "x86_64", ...). */
+int mmp_arch_count(void);
+const char *mmp_arch_name(int index);
+
+struct mmp_space_config {
+	const char *arch;	   /* back end name; NULL = "x86_64" */
+	unsigned int tlb_entries;  /* per-CPU TLB entries; 0 = 1536 */
+	unsigned int tlb_ways;	   /* associativity; 0 = 12 (entries/ways must be a power of 2) */
+	bool tlb_sanitizer;	   /* check every TLB hit against the live tables */
+};
+
+/**
+ * mmp_space_create() - a new, empty address space on @phys.
+ * @cfg: NULL for defaults. Unknown arch: -ENOENT. Bad TLB geometry: -EINVAL.
+ */
+int mmp_space_create(struct mmp_phys *phys, const struct mmp_space_config *cfg,
+		     struct mmp_space **out);
+
+/** mmp_space_destroy() - tear down (exit_mmap); -EBUSY while CPUs are attached. */
+int mmp_space_destroy(struct mmp_space *space);
+
+/** mmp_space_arch() - the back end name of @space. */
+const char *mmp_space_arch(const struct mmp_space *space);
+
+/**
+ * mmp_fork() - duplicate @parent into a new space sharing its anonymous folios
+ * copy-on-write (PTE and PMD mapped), as dup_mmap() does.
+ */
+int mmp_fork(struct mmp_space *parent, struct mmp_space **child);
+
+/**
+ * mmp_space_verify() - check every invariant of @space and of every other space
+ * sharing its phys: VMAs, page tables, folio reference and map counts, leaked
+ * tables and frames, counters. Returns 0 or -EUCLEAN and prints what is broken.
+ */
+int mmp_space_verify(struct mmp_space *space);
+
+/* Optimization and model switches, one binary running "before" and "after". */
+enum mmp_opt {
+	/* Hardware model: TLB sanitizer (see mmp_space_config). */
+	MMP_OPT_TLB_SANITIZER,
+	/* Fault injection for tests: skip the TLB flush of the next N zaps. */
+	MMP_OPT_DEBUG_SKIP_FLUSH,
+	/* Huge-page copy / clear sub-page order: enum mmp_huge_order. */
+	MMP_OPT_HUGE_ORDER,
+	MMP_NR_OPTS
+};
+
+enum mmp_huge_order {
+	MMP_HUGE_ORDER_ASCENDING,	/* base line: sub-page 0 to N-1 */
+	MMP_NR_HUGE_ORDERS
+};
+
+int mmp_space_set_opt(struct mmp_space *space, enum mmp_opt opt, long value);
+int mmp_space_get_opt(struct mmp_space *space, enum mmp_opt opt, long *value);
+
+/* Per-size THP policy, like /sys/kernel/mm/transparent_hugepage/hugepages-*kB/enabled. */
+enum mmp_thp_mode {
+	MMP_THP_NEVER,
+	MMP_THP_MADVISE,	/* only in MADV_HUGEPAGE VMAs */
+	MMP_THP_ALWAYS,
+};
+
+/**
+ * mmp_space_set_thp() - enable anonymous folios of @order (2..9) in @space.
+ * Order 9 is PMD mapped; 2..8 are PTE mapped (mTHP). The default is order 9 in
+ * madvise mode and the others never, as on a stock Debian kernel.
+ */
+int mmp_space_set_thp(struct mmp_space *space, unsigned int order, enum mmp_thp_mode mode);
+
+/** mmp_space_counters() - sum of the space's counters; see mmprim/counters.h. */
+int mmp_space_counters(struct mmp_space *space, struct mmp_counters *out);
+void mmp_space_reset_counters(struct mmp_space *space);
+
+struct mmp_space_stat {
+	uint64_t nr_vmas;
+	uint64_t rss_anon_pages;	/* MM_ANONPAGES */
+	uint64_t pgtable_bytes;		/* VmPTE: page tables below the top level, deposits included */
+};
+
+int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat *st);
+
+/* ---- mappings ----------------------------------------------------------- */
+
+#define MMP_PROT_NONE		0x0
+#define MMP_PROT_READ		0x1
+#define MMP_PROT_WRITE		0x2
+#define MMP_PROT_EXEC		0x4
+
+/* Only private anonymous mappings exist: these are the extra flags. */
+#define MMP_MAP_FIXED		0x10
+#define MMP_MAP_POPULATE	0x8000
+#define MMP_MAP_FIXED_NOREPLACE	0x100000
+
+/**
+ * mmp_mmap() - map @len bytes of private anonymous memory.
+ * @hint: preferred address (used if free) or, with MMP_MAP_FIXED*, the address.
+ * @addr_out: where the mapping landed.
+ *
+ * Errors as mmap(2): -EINVAL (len 0, unaligned fixed address, unknown flags or
+ * prot), -ENOMEM (no room, beyond MMP_TASK_SIZE, too many VMAs), -EEXIST
+ * (MMP_MAP_FIXED_NOREPLACE over a mapping). MMP_MAP_POPULATE faults the range in
+ * for writing; like the kernel, a populate that runs out of memory does not fail
+ * the mmap.
+ */
+int mmp_mmap(struct mmp_space *space, uint64_t hint, uint64_t len, int prot, int flags,
+	     uint64_t *addr_out);
+
+/** mmp_munmap() - as munmap(2): -EINVAL for unaligned @addr, len 0 or out of range. */
+int mmp_munmap(struct mmp_space *space, uint64_t addr, uint64_t len);
+
+/** mmp_mprotect() - as mprotect(2): -EINVAL (unaligned, bad prot), -ENOMEM (hole). */
+int mmp_mprotect(struct mmp_space *space, uint64_t addr, uint64_t len, int prot);
+
+#define MMP_MADV_DONTNEED	4
+#define MMP_MADV_HUGEPAGE	14
+#define MMP_MADV_NOHUGEPAGE	15
+
+/** mmp_madvise() - as madvise(2): -EINVAL (unaligned, bad advice), -ENOMEM (hole). */
+int mmp_madvise(struct mmp_space *space, uint64_t addr, uint64_t len, int advice);
+
+/* ---- simulated CPUs ----------------------------------------------------- */
+
+/**
+ * mmp_cpu_attach() - a new simulated CPU running @space on the calling thread.
+ * It has its own TLB. Only the attaching thread may use it. At most 64 CPUs per
+ * space (-EBUSY beyond).
+ */
+int mmp_cpu_attach(struct mmp_space *space, struct mmp_cpu **out);
+
+/** mmp_cpu_detach() - flush its TLB and detach; the CPU is freed. */
+int mmp_cpu_detach(struct mmp_cpu *cpu);
+
+/**
+ * mmp_read(), mmp_write(), mmp_memset() - user accesses through the CPU's MMU.
+ * TLB misses walk the tables and set accessed/dirty as the architecture's
+ * hardware does; page faults are handled and the access retried. -EFAULT where
+ * the process would get SIGSEGV (nothing is copied beyond the faulting page),
+ * -ENOMEM when a fault cannot get memory.
+ */
+int mmp_read(struct mmp_cpu *cpu, uint64_t addr, void *buf, size_t len);
+int mmp_write(struct mmp_cpu *cpu, uint64_t addr, const void *buf, size_t len);
+int mmp_memset(struct mmp_cpu *cpu, uint64_t addr, int c, size_t len);
+
+/** mmp_cpu_flush_tlb() - drop every translation of this CPU (context switch). */
+int mmp_cpu_flush_tlb(struct mmp_cpu *cpu);
+
+/** mmp_strerror() - a short name for a negative errno from this library. */
+const char *mmp_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MMPRIM_MMPRIM_H */

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The list of back ends. A port adds one line here; hooks it leaves out are
+ * filled from arch/generic once, before the first space is created.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+extern const struct mmp_arch mmp_arch_x86_64;
+
+static const struct mmp_arch *const registered[] = {
+	&mmp_arch_x86_64,
+	&mmp_arch_generic,
+};
+
+static struct mmp_arch filled[ARRAY_SIZE(registered)];
+static pthread_once_t fill_once = PTHREAD_ONCE_INIT;
+
+static void fill_all(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(registered); i++) {
+		const struct mmp_arch *a = registered[i];
+
+		MMP_BUG_ON(!a->name || !a->mk_entry || !a->entry_flags || !a->entry_pfn);
+		filled[i] = *a;
+		mmp_arch_fill_generic(&filled[i]);
+	}
+}
+
+const struct mmp_arch *mmp_arch_find(const char *name)
+{
+	pthread_once(&fill_once, fill_all);
+	for (size_t i = 0; i < ARRAY_SIZE(filled); i++)
+		if (!strcmp(filled[i].name, name))
+			return &filled[i];
+	return NULL;
+}
+
+MMP_EXPORT int mmp_arch_count(void)
+{
+	return ARRAY_SIZE(registered);
+}
+
+MMP_EXPORT const char *mmp_arch_name(int index)
+{
+	if (index < 0 || index >= (int)ARRAY_SIZE(registered))
+		return NULL;
+	return registered[index]->name;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The back end interface: what an architecture provides. Core code calls the
+ * kernel's names (ptep_get, set_ptes, get_and_clear_full_ptes, pte_batch_hint)
+ * through these hooks and never learns how an architecture implements them.
+ * Hooks a back end leaves NULL are filled from arch/generic at registration,
+ * like the kernel's "#ifndef set_ptes" fallbacks.
+ */
+#ifndef MMP_ARCH_H
+#define MMP_ARCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct mmp_space;
+
+/* A raw page-table entry of any level, in the architecture's own format. */
+typedef uint64_t mmp_pte_t;
+
+/* Page-table levels, counted from the leaf. */
+enum mmp_level { MMP_PTE = 0, MMP_PMD = 1, MMP_PUD = 2, MMP_PGD = 3, MMP_LEVELS = 4 };
+
+/*
+ * Architecture-neutral view of an entry. The back end encodes these into its
+ * real bits and decodes them back; core mm only ever sees these.
+ */
+#define MMP_E_PRESENT	(1u << 0)  /* hardware valid */
+#define MMP_E_WRITE	(1u << 1)  /* pte_write(): writable (arm64: DBM) */
+#define MMP_E_USER	(1u << 2)
+#define MMP_E_ACCESSED	(1u << 3)  /* pte_young() */
+#define MMP_E_DIRTY	(1u << 4)  /* pte_dirty(): hardware or software dirty */
+#define MMP_E_SOFT_DIRTY (1u << 5)
+#define MMP_E_SPECIAL	(1u << 6)  /* no folio behind it (zero page) */
+#define MMP_E_NOEXEC	(1u << 7)
+#define MMP_E_PROTNONE	(1u << 8)  /* PROT_NONE: kept but not valid for hardware */
+#define MMP_E_TABLE	(1u << 9)  /* non-leaf: points to the next level's table */
+#define MMP_E_LEAF	(1u << 10) /* leaf above PTE level (huge PMD / block) */
+#define MMP_E_CONT	(1u << 11) /* contiguous hint (arm64 PTE_CONT, riscv napot) */
+
+/* What the hardware walker was asked to do. */
+#define MMP_ACCESS_READ		0u
+#define MMP_ACCESS_WRITE	1u
+
+/* What a data-movement variant provides (host code for this machine). */
+struct mmp_copy_ops {
+	const char *name;
+	bool (*usable)(void);	/* CPU features present on this host? NULL = always */
+	void (*copy_page)(void *dst, const void *src);
+	void (*clear_page)(void *dst);
+};
+
+struct mmp_arch {
+	const char *name;
+	const char *description;
+
+	/* ---- format ---- */
+	/* Encode a present, protnone, table or leaf entry at @level. */
+	mmp_pte_t (*mk_entry)(uint64_t pfn, unsigned int eflags, enum mmp_level level);
+	/* Decode: MMP_E_* flags (0 for pte_none), and the pfn the entry points to. */
+	unsigned int (*entry_flags)(mmp_pte_t e, enum mmp_level level);
+	uint64_t (*entry_pfn)(mmp_pte_t e, enum mmp_level level);
+
+	/* ---- PTE access (PTL held unless said otherwise) ---- */
+	mmp_pte_t (*ptep_get)(struct mmp_space *s, mmp_pte_t *ptep);
+	/* Without the PTL (GUP-fast): retry on a racing change the arch can see. */
+	mmp_pte_t (*ptep_get_lockless)(struct mmp_space *s, mmp_pte_t *ptep);
+	/* Map @nr consecutive pages of one folio, pfn advancing; @nr > 1 needs none targets. */
+	void (*set_ptes)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte,
+			 unsigned int nr);
+	/* Clear one entry and return it, atomically against the hardware walker. */
+	mmp_pte_t (*ptep_get_and_clear)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep);
+	/* Clear @nr entries of one folio; return the first with A/D ORed from all. */
+	mmp_pte_t (*get_and_clear_full_ptes)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+					     unsigned int nr, int full);
+	void (*clear_full_ptes)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+				unsigned int nr, int full);
+	void (*wrprotect_ptes)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+			       unsigned int nr);
+	int (*ptep_test_and_clear_young)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep);
+	/* How many entries from @ptep share a mapping granule (arm64 contpte: to block end). */
+	unsigned int (*pte_batch_hint)(mmp_pte_t *ptep, mmp_pte_t pte);
+
+	/* ---- hardware model ---- */
+	/*
+	 * The walker reached leaf @ep at @level for @access: set accessed/dirty the
+	 * way this MMU does (atomically against software). Returns the leaf as the
+	 * TLB will cache it, or 0 when the access faults.
+	 */
+	mmp_pte_t (*hw_update_leaf)(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level,
+				    unsigned int access);
+	/* Broadcast TLB invalidation (arm64 TLBI ... IS) instead of IPIs (x86). */
+	bool tlbi_broadcast;
+	/* A range flush longer than this many pages flushes the whole mm. */
+	unsigned int tlb_flush_ceiling;
+
+	/* ---- host data movement: NULL-terminated list, first usable one is the default ---- */
+	const struct mmp_copy_ops *const *copy_ops;
+};
+
+/* The registry: every back end built into the library, in one list (lib/arch.c). */
+const struct mmp_arch *mmp_arch_find(const char *name);
+
+/* arch/generic: reference implementations, used to fill hooks a back end leaves out. */
+extern const struct mmp_arch mmp_arch_generic;
+void mmp_arch_fill_generic(struct mmp_arch *arch);
+
+#endif /* MMP_ARCH_H */

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Simulated CPUs: a TLB and an MMU per host thread. An access looks up the
+ * TLB; a miss walks the tables as the hardware walker does, setting accessed
+ * and dirty the architecture's way; a fault goes to the core's fault handler
+ * (with the CPU lock dropped, as a trap re-enables interrupts) and the access
+ * is retried.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "mm.h"
+
+MMP_EXPORT int mmp_cpu_attach(struct mmp_space *s, struct mmp_cpu **out)
+{
+	struct mmp_cpu *cpu;
+	int slot = -1;
+
+	if (!s || !out)
+		return -EINVAL;
+	cpu = calloc(1, sizeof(*cpu));
+	if (!cpu)
+		return -ENOMEM;
+	cpu->tlb_ways = s->tlb_ways;
+	cpu->tlb_sets = s->tlb_entries / s->tlb_ways;
+	cpu->tlb = calloc((size_t)s->tlb_entries, sizeof(*cpu->tlb));
+	if (!cpu->tlb) {
+		free(cpu);
+		return -ENOMEM;
+	}
+	cpu->space = s;
+	cpu->thread = pthread_self();
+
+	spin_lock(&s->cpus_lock);
+	for (int i = 0; i < MMP_MAX_CPUS; i++) {
+		if (!s->cpus[i]) {
+			slot = i;
+			break;
+		}
+	}
+	if (slot >= 0) {
+		cpu->index = slot;
+		s->cpus[slot] = cpu;
+		__atomic_fetch_or(&s->cpu_mask, 1ULL << slot, __ATOMIC_RELAXED);
+	}
+	spin_unlock(&s->cpus_lock);
+	if (slot < 0) {
+		free(cpu->tlb);
+		free(cpu);
+		return -EBUSY;
+	}
+	*out = cpu;
+	return 0;
+}
+
+MMP_EXPORT int mmp_cpu_detach(struct mmp_cpu *cpu)
+{
+	struct mmp_space *s;
+
+	if (!cpu)
+		return -EINVAL;
+	s = cpu->space;
+	spin_lock(&s->cpus_lock);
+	s->cpus[cpu->index] = NULL;
+	__atomic_fetch_and(&s->cpu_mask, ~(1ULL << cpu->index), __ATOMIC_RELAXED);
+	spin_unlock(&s->cpus_lock);
+	free(cpu->tlb);
+	free(cpu);
+	return 0;
+}
+
+MMP_EXPORT int mmp_cpu_flush_tlb(struct mmp_cpu *cpu)
+{
+	if (!cpu)
+		return -EINVAL;
+	spin_lock(&cpu->lock);
+	tlb_invalidate_all(cpu);
+	spin_unlock(&cpu->lock);
+	return 0;
+}
+
+static inline struct mmp_tlb_entry *tlb_set(struct mmp_cpu *cpu, uint64_t va, unsigned int shift)
+{
+	return &cpu->tlb[((va >> shift) & (cpu->tlb_sets - 1)) * cpu->tlb_ways];
+}
+
+static inline uint64_t tlb_key(uint64_t va, unsigned int shift)
+{
+	return (va & ~((1ULL << shift) - 1)) | shift << 1 | 1;
+}
+
+static struct mmp_tlb_entry *tlb_lookup(struct mmp_cpu *cpu, uint64_t va)
+{
+	static const unsigned int shifts[] = { PAGE_SHIFT, PMD_SHIFT };
+
+	for (size_t k = 0; k < ARRAY_SIZE(shifts); k++) {
+		struct mmp_tlb_entry *set = tlb_set(cpu, va, shifts[k]);
+		uint64_t key = tlb_key(va, shifts[k]);
+
+		for (unsigned int w = 0; w < cpu->tlb_ways; w++)
+			if (set[w].key == key)
+				return &set[w];
+	}
+	return NULL;
+}
+
+static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int shift, uint64_t pfn,
+		       unsigned int eflags)
+{
+	struct mmp_tlb_entry *set = tlb_set(cpu, va, shift), *e = NULL;
+
+	for (unsigned int w = 0; w < cpu->tlb_ways; w++) {
+		if (!set[w].key) {
+			e = &set[w];
+			break;
+		}
+	}
+	if (!e)
+		e = &set[cpu->victim++ % cpu->tlb_ways];
+	e->key = tlb_key(va, shift);
+	e->pfn = pfn;
+	e->shift = shift;
+	e->write = !!(eflags & MMP_E_WRITE);
+	e->dirty = !!(eflags & MMP_E_DIRTY);
+}
+
+/*
+ * The hardware walker: follow the tables for @va and let the architecture's
+ * MMU update the leaf. Fills the TLB and returns the host address, or NULL when
+ * the access faults.
+ */
+static void *page_walk(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
+{
+	struct mmp_space *s = cpu->space;
+	mmp_pte_t *table = space_table(s, s->pgd_pfn);
+
+	count_inc(s, MMP_C_PAGE_WALK);
+	for (enum mmp_level l = MMP_PGD;; l--) {
+		mmp_pte_t *ep = &table[level_index(va, l)];
+		mmp_pte_t e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
+		unsigned int f = entry_flags(s, e, l);
+
+		if (!(f & MMP_E_PRESENT))
+			return NULL;
+		if (l > MMP_PTE && (f & MMP_E_TABLE)) {
+			table = entry_table(s, e, l);
+			continue;
+		}
+		if (l > MMP_PMD)
+			return NULL;	/* no PUD leaves are made */
+		e = s->arch->hw_update_leaf(s, ep, l, access);
+		if (!e)
+			return NULL;
+		f = entry_flags(s, e, l);
+		tlb_insert(cpu, va, level_shift(l), entry_pfn(s, e, l), f);
+		return (uint8_t *)pfn_to_virt(s->phys, entry_pfn(s, e, l)) +
+		       (va & (level_size(l) - 1));
+	}
+}
+
+/*
+ * TLB sanitizer: the translation just hit must still be what the tables say,
+ * unless a flush is pending (the kernel allows stale entries until then).
+ */
+static void tlb_sanitize(struct mmp_cpu *cpu, uint64_t va, struct mmp_tlb_entry *te)
+{
+	struct mmp_space *s = cpu->space;
+	uint64_t gen = __atomic_load_n(&s->tlb_pending_gen, __ATOMIC_SEQ_CST);
+	mmp_pte_t *table = space_table(s, s->pgd_pfn);
+	const char *why = NULL;
+	enum mmp_level l;
+	mmp_pte_t e = 0;
+	unsigned int f = 0;
+
+	if (__atomic_load_n(&s->tlb_flush_pending, __ATOMIC_SEQ_CST))
+		return;
+	for (l = MMP_PGD;; l--) {
+		e = __atomic_load_n(&table[level_index(va, l)], __ATOMIC_ACQUIRE);
+		f = entry_flags(s, e, l);
+		if (!(f & MMP_E_PRESENT) || !(f & MMP_E_TABLE) || l == MMP_PTE)
+			break;
+		table = entry_table(s, e, l);
+	}
+	if (!(f & MMP_E_PRESENT))
+		why = "entry no longer present";
+	else if (level_shift(l) != te->shift || entry_pfn(s, e, l) != te->pfn)
+		why = "entry maps another frame or size";
+	else if (te->write && !(f & MMP_E_WRITE))
+		why = "entry was write-protected";
+	else if (te->dirty && !(f & MMP_E_DIRTY))
+		why = "entry was cleaned";
+	if (!why || __atomic_load_n(&s->tlb_flush_pending, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&s->tlb_pending_gen, __ATOMIC_SEQ_CST) != gen)
+		return;
+	count_inc(s, MMP_C_TLB_SANITIZER);
+	fprintf(stderr, "libmmprim: TLB sanitizer: cpu %d used a stale translation of %#llx (%s): "
+		"missing TLB flush after %s\n", cpu->index, (unsigned long long)va, why,
+		s->last_op ? s->last_op : "?");
+}
+
+/*
+ * Translate @va for @access. Returns the host address, or NULL with the CPU
+ * lock still held when the access must fault.
+ */
+static void *translate(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
+{
+	struct mmp_space *s = cpu->space;
+	struct mmp_tlb_entry *te = tlb_lookup(cpu, va);
+
+	if (likely(te)) {
+		if (access == MMP_ACCESS_READ || te->dirty) {
+			count_inc(s, MMP_C_TLB_HIT);
+			if (unlikely(s->opts[MMP_OPT_TLB_SANITIZER]))
+				tlb_sanitize(cpu, va, te);
+			return (uint8_t *)pfn_to_virt(s->phys, te->pfn) +
+			       (va & ((1ULL << te->shift) - 1));
+		}
+		/*
+		 * A write through a clean or read-only entry: the MMU walks again
+		 * to set dirty, and x86 drops the entry on a fault anyway.
+		 */
+		te->key = 0;
+	}
+	count_inc(s, MMP_C_TLB_MISS);
+	return page_walk(cpu, va, access);
+}
+
+/* Run @fn over [addr, addr + len) a page at a time, faulting as needed. */
+static int user_access(struct mmp_cpu *cpu, uint64_t addr, size_t len, unsigned int access,
+		       void (*fn)(void *host, size_t off, size_t n, void *arg), void *arg)
+{
+	struct mmp_space *s;
+	size_t done = 0;
+
+	if (!cpu)
+		return -EINVAL;
+	if (!pthread_equal(cpu->thread, pthread_self()))
+		return -EINVAL;
+	if (len == 0)
+		return 0;
+	if (addr >= MMP_TASK_SIZE || len > MMP_TASK_SIZE - addr)
+		return -EFAULT;
+	s = cpu->space;
+	while (done < len) {
+		uint64_t va = addr + done;
+		size_t n = MIN(len - done, PAGE_SIZE - (va & (PAGE_SIZE - 1)));
+		void *host;
+		int err, tries = 0;
+
+		for (;;) {
+			spin_lock(&cpu->lock);
+			host = translate(cpu, va, access);
+			if (likely(host))
+				break;
+			spin_unlock(&cpu->lock);
+			err = handle_mm_fault(s, va, access == MMP_ACCESS_WRITE ? FAULT_FLAG_WRITE : 0);
+			if (err)
+				return err;
+			MMP_BUG_ON(++tries > 1000000);
+		}
+		fn(host, done, n, arg);
+		spin_unlock(&cpu->lock);
+		done += n;
+	}
+	return 0;
+}
+
+static void copy_out(void *host, size_t off, size_t n, void *arg)
+{
+	memcpy((uint8_t *)arg + off, host, n);
+}
+
+static void copy_in(void *host, size_t off, size_t n, void *arg)
+{
+	memcpy(host, (const uint8_t *)arg + off, n);
+}
+
+static void fill(void *host, size_t off, size_t n, void *arg)
+{
+	memset(host, *(int *)arg, n);
+}
+
+MMP_EXPORT int mmp_read(struct mmp_cpu *cpu, uint64_t addr, void *buf, size_t len)
+{
+	if (!buf && len)
+		return -EINVAL;
+	return user_access(cpu, addr, len, MMP_ACCESS_READ, copy_out, buf);
+}
+
+MMP_EXPORT int mmp_write(struct mmp_cpu *cpu, uint64_t addr, const void *buf, size_t len)
+{
+	if (!buf && len)
+		return -EINVAL;
+	return user_access(cpu, addr, len, MMP_ACCESS_WRITE, copy_in, (void *)buf);
+}
+
+MMP_EXPORT int mmp_memset(struct mmp_cpu *cpu, uint64_t addr, int c, size_t len)
+{
+	return user_access(cpu, addr, len, MMP_ACCESS_WRITE, fill, &c);
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fork: duplicate the VMAs and share every anonymous folio copy-on-write
+ * (dup_mmap, copy_page_range). Writable entries become read-only on both
+ * sides, the child's entries are old, and PG_anon_exclusive is cleared so the
+ * next write on either side copies.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "mm.h"
+
+struct copy_ctx {
+	struct mmp_space *dst;
+	unsigned long pages;
+};
+
+static int copy_pte_range(struct mmp_space *dst, struct mmp_space *src, mmp_pte_t *dst_pmdp,
+			  mmp_pte_t *src_ptes, uint64_t addr, uint64_t end)
+{
+	mmp_pte_t *dst_ptes, *src_ptep = &src_ptes[level_index(addr, MMP_PTE)], *dst_ptep;
+	mmp_spinlock_t *src_ptl = pte_lockptr(src, src_ptes), *dst_ptl;
+
+	if (pte_alloc(dst, dst_pmdp))
+		return -ENOMEM;
+	dst_ptes = pte_table(dst, READ_ONCE(*dst_pmdp));
+	dst_ptl = pte_lockptr(dst, dst_ptes);
+	dst_ptep = &dst_ptes[level_index(addr, MMP_PTE)];
+
+	spin_lock(src_ptl);
+	spin_lock(dst_ptl);
+	for (; addr < end; addr += PAGE_SIZE, src_ptep++, dst_ptep++) {
+		mmp_pte_t pte = src->arch->ptep_get(src, src_ptep);
+		unsigned int f;
+
+		if (!pte)
+			continue;
+		f = entry_flags(src, pte, MMP_PTE);
+		if (!(f & MMP_E_SPECIAL)) {
+			uint64_t pfn = entry_pfn(src, pte, MMP_PTE);
+			struct mmp_page *page = pfn_to_page(src->phys, pfn);
+			struct mmp_page *head = pfn_to_page(src->phys, folio_pfn(src->phys, pfn));
+
+			folio_ref_add(head, 1);
+			folio_add_rmap_ptes(head, page, 1);
+			page_flag_clear(page, PG_anon_exclusive);
+			rss_add(dst, 1);
+			if (f & MMP_E_WRITE) {
+				src->arch->wrprotect_ptes(src, addr, src_ptep, 1);
+				f &= ~MMP_E_WRITE;
+			}
+		}
+		dst->arch->set_ptes(dst, addr, dst_ptep,
+				    mk_entry(dst, entry_pfn(src, pte, MMP_PTE), f & ~MMP_E_ACCESSED,
+					     MMP_PTE), 1);
+	}
+	spin_unlock(dst_ptl);
+	spin_unlock(src_ptl);
+	return 0;
+}
+
+static int copy_pmd(struct mmp_space *src, mmp_pte_t *src_pmdp, uint64_t addr, uint64_t end,
+		    void *arg)
+{
+	struct copy_ctx *c = arg;
+	mmp_pte_t pmd = READ_ONCE(*src_pmdp), *dst_pmdp;
+
+	if (!pmd)
+		return 0;
+	dst_pmdp = pmd_alloc(c->dst, addr);
+	if (!dst_pmdp)
+		return -ENOMEM;
+	if (entry_flags(src, pmd, MMP_PMD) & MMP_E_LEAF)
+		return copy_huge_pmd(c->dst, src, dst_pmdp, src_pmdp, addr);
+	return copy_pte_range(c->dst, src, dst_pmdp, pte_table(src, pmd), addr, end);
+}
+
+MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
+{
+	struct mmp_space *child;
+	struct copy_ctx c;
+	int err;
+
+	if (!parent || !childp)
+		return -EINVAL;
+	err = space_alloc(parent->phys, parent->arch, &child);
+	if (err)
+		return err;
+	pthread_rwlock_wrlock(&parent->mmap_lock);
+	child->copy = parent->copy;
+	child->tlb_entries = parent->tlb_entries;
+	child->tlb_ways = parent->tlb_ways;
+	memcpy(child->opts, parent->opts, sizeof(child->opts));
+	memcpy(child->thp_mode, parent->thp_mode, sizeof(child->thp_mode));
+	child->mmap_base = parent->mmap_base;
+	child->vmas = malloc(MAX(parent->nr_vmas, 1u) * sizeof(*child->vmas));
+	err = child->vmas ? 0 : -ENOMEM;
+	if (!err) {
+		memcpy(child->vmas, parent->vmas, parent->nr_vmas * sizeof(*child->vmas));
+		child->nr_vmas = child->vma_cap = parent->nr_vmas;
+		if (!child->vma_cap)
+			child->vma_cap = 1;
+	}
+	c.dst = child;
+	inc_tlb_flush_pending(parent);
+	for (unsigned int i = 0; !err && i < parent->nr_vmas; i++)
+		err = walk_pmd_range(parent, parent->vmas[i].start, parent->vmas[i].end, copy_pmd,
+				     &c);
+	/* The parent's entries were write-protected: flush its TLBs (dup_mmap). */
+	flush_tlb_mm(parent);
+	dec_tlb_flush_pending(parent);
+	parent->last_op = "mmp_fork";
+	pthread_rwlock_unlock(&parent->mmap_lock);
+	space_link(child);
+	if (err) {
+		mmp_space_destroy(child);
+		return err;
+	}
+	*childp = child;
+	return 0;
+}

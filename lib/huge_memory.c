@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * PMD-mapped THPs: the huge fault, the huge zero page, huge COW, splitting a
+ * PMD into a PTE table, zapping and copying huge PMDs. Every huge PMD has a
+ * PTE table deposited beside it when it is made, so a split never allocates.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "mm.h"
+
+/* The PMD-table page that holds @pmdp: deposited tables hang off its descriptor. */
+static struct mmp_page *pmd_ptdesc(struct mmp_space *s, mmp_pte_t *pmdp)
+{
+	return pfn_to_page(s->phys, ((uint8_t *)pmdp - s->phys->base) >> PAGE_SHIFT);
+}
+
+/* page_table_lock held. */
+void pgtable_trans_huge_deposit(struct mmp_space *s, mmp_pte_t *pmdp, uint32_t pgtable)
+{
+	struct mmp_page *pt = pmd_ptdesc(s, pmdp);
+
+	pfn_to_page(s->phys, pgtable)->pt.deposit = pt->pt.deposit;
+	pt->pt.deposit = pgtable;
+}
+
+uint32_t pgtable_trans_huge_withdraw(struct mmp_space *s, mmp_pte_t *pmdp)
+{
+	struct mmp_page *pt = pmd_ptdesc(s, pmdp);
+	uint32_t pgtable = pt->pt.deposit;
+
+	MMP_BUG_ON(pgtable == NO_PFN);
+	pt->pt.deposit = pfn_to_page(s->phys, pgtable)->pt.deposit;
+	pfn_to_page(s->phys, pgtable)->pt.deposit = NO_PFN;
+	return pgtable;
+}
+
+/* The huge zero folio, made on first use and kept for the phys's life. */
+uint32_t huge_zero_folio(struct mmp_phys *phys)
+{
+	uint32_t pfn = __atomic_load_n(&phys->huge_zero_pfn, __ATOMIC_ACQUIRE), expected = NO_PFN;
+
+	if (pfn != NO_PFN)
+		return pfn;
+	pfn = phys_alloc_pages(phys, HPAGE_PMD_ORDER);
+	if (pfn == NO_PFN)
+		return NO_PFN;
+	memset(pfn_to_virt(phys, pfn), 0, PMD_SIZE);
+	pfn_to_page(phys, pfn)->flags = PG_reserved | PG_head;
+	pfn_to_page(phys, pfn)->order = HPAGE_PMD_ORDER;
+	pfn_to_page(phys, pfn)->refcount = 1;
+	if (!__atomic_compare_exchange_n(&phys->huge_zero_pfn, &expected, pfn, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		pfn_to_page(phys, pfn)->flags = 0;
+		phys_free_pages(phys, pfn, HPAGE_PMD_ORDER);
+		return expected;
+	}
+	return pfn;
+}
+
+static bool is_huge_zero_pmd(struct mmp_space *s, mmp_pte_t pmd)
+{
+	return entry_pfn(s, pmd, MMP_PMD) == READ_ONCE(s->phys->huge_zero_pfn) &&
+	       (entry_flags(s, pmd, MMP_PMD) & MMP_E_SPECIAL);
+}
+
+static mmp_pte_t pmd_read(struct mmp_space *s, mmp_pte_t *pmdp)
+{
+	count_inc(s, MMP_C_PMD_READ);
+	return READ_ONCE(*pmdp);
+}
+
+static void set_pmd_at(struct mmp_space *s, mmp_pte_t *pmdp, mmp_pte_t pmd)
+{
+	count_inc(s, MMP_C_PMD_WRITE);
+	__atomic_store_n(pmdp, pmd, __ATOMIC_RELEASE);
+}
+
+/* Clear a huge PMD and flush it from every TLB; returns the old value with its A/D. */
+static mmp_pte_t pmdp_huge_clear_flush(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t haddr)
+{
+	mmp_pte_t old;
+
+	inc_tlb_flush_pending(s);
+	count_inc(s, MMP_C_PMD_READ);
+	count_inc(s, MMP_C_PMD_WRITE);
+	old = __atomic_exchange_n(pmdp, 0, __ATOMIC_ACQ_REL);
+	flush_tlb_range(s, haddr, haddr + PMD_SIZE, PMD_SHIFT);
+	dec_tlb_flush_pending(s);
+	return old;
+}
+
+static int map_huge_zero(struct vm_fault *vmf, uint64_t haddr)
+{
+	struct mmp_space *s = vmf->s;
+	uint32_t zero = huge_zero_folio(s->phys), pgtable;
+	unsigned int f = vma_entry_flags(vmf->vma) | MMP_E_LEAF | MMP_E_SPECIAL;
+
+	if (zero == NO_PFN)
+		return VM_FAULT_FALLBACK;
+	pgtable = pgtable_alloc(s);
+	if (pgtable == NO_PFN)
+		return -ENOMEM;
+	spin_lock(&s->page_table_lock);
+	if (pmd_read(s, vmf->pmdp)) {
+		spin_unlock(&s->page_table_lock);
+		pgtable_free(s, pgtable);
+		count_inc(s, MMP_C_FAULT_SPURIOUS);
+		return 0;
+	}
+	pgtable_trans_huge_deposit(s, vmf->pmdp, pgtable);
+	set_pmd_at(s, vmf->pmdp, mk_entry(s, zero, f, MMP_PMD));
+	spin_unlock(&s->page_table_lock);
+	count_inc(s, MMP_C_FAULT_HUGE_ZERO);
+	return 0;
+}
+
+/* The first touch of an empty, THP-eligible PMD range (do_huge_pmd_anonymous_page). */
+int do_huge_pmd_anonymous_page(struct vm_fault *vmf)
+{
+	struct mmp_space *s = vmf->s;
+	uint64_t haddr = vmf->address & PMD_MASK;
+	unsigned int f = vma_entry_flags(vmf->vma) | MMP_E_LEAF;
+	uint32_t pfn, pgtable;
+	struct mmp_page *head;
+
+	if (!(vmf->flags & FAULT_FLAG_WRITE))
+		return map_huge_zero(vmf, haddr);
+	pfn = folio_alloc_anon(s, HPAGE_PMD_ORDER);
+	if (pfn == NO_PFN)
+		return VM_FAULT_FALLBACK;
+	pgtable = pgtable_alloc(s);
+	if (pgtable == NO_PFN) {
+		folio_free(s->phys, pfn);
+		return VM_FAULT_FALLBACK;
+	}
+	folio_zero_user(s, pfn, HPAGE_PMD_ORDER, vmf->address);
+
+	spin_lock(&s->page_table_lock);
+	if (pmd_read(s, vmf->pmdp)) {
+		spin_unlock(&s->page_table_lock);
+		folio_free(s->phys, pfn);
+		pgtable_free(s, pgtable);
+		count_inc(s, MMP_C_FAULT_SPURIOUS);
+		return 0;
+	}
+	head = pfn_to_page(s->phys, pfn);
+	folio_ref_add(head, 1);
+	folio_add_rmap_pmd(head);
+	rss_add(s, HPAGE_PMD_NR);
+	pgtable_trans_huge_deposit(s, vmf->pmdp, pgtable);
+	if (vmf->vma->flags & VM_WRITE)
+		f |= MMP_E_WRITE | MMP_E_DIRTY;
+	set_pmd_at(s, vmf->pmdp, mk_entry(s, pfn, f, MMP_PMD));
+	spin_unlock(&s->page_table_lock);
+	count_inc(s, MMP_C_FAULT_HUGE_ANON);
+	return 0;
+}
+
+/*
+ * Replace the huge PMD at @pmdp (still equal to @orig, page_table_lock held)
+ * with a writable mapping of the new folio @pfn.
+ */
+static void huge_pmd_replace(struct vm_fault *vmf, mmp_pte_t orig, uint32_t pfn)
+{
+	struct mmp_space *s = vmf->s;
+	uint64_t haddr = vmf->address & PMD_MASK;
+	unsigned int f = (entry_flags(s, orig, MMP_PMD) & ~MMP_E_SPECIAL) | MMP_E_WRITE |
+			 MMP_E_DIRTY | MMP_E_ACCESSED;
+	struct mmp_page *head = pfn_to_page(s->phys, pfn);
+
+	pmdp_huge_clear_flush(s, vmf->pmdp, haddr);
+	folio_ref_add(head, 1);
+	folio_add_rmap_pmd(head);
+	set_pmd_at(s, vmf->pmdp, mk_entry(s, pfn, f, MMP_PMD));
+}
+
+/*
+ * A write to a read-only huge PMD: the huge zero page gets a fresh THP; an
+ * exclusive folio is reused; a shared one is copied whole with the sub-page
+ * order of process_huge_page (huge COW, as hugetlb and pre-5.8 THP do). With no
+ * memory for a copy, the PMD is split and the PTE fault copies one page.
+ */
+int do_huge_pmd_wp_page(struct vm_fault *vmf)
+{
+	struct mmp_space *s = vmf->s;
+	uint64_t haddr = vmf->address & PMD_MASK;
+	mmp_pte_t orig;
+	uint32_t old_pfn, pfn;
+	struct mmp_page *old = NULL;
+	bool zero;
+
+	spin_lock(&s->page_table_lock);
+	orig = pmd_read(s, vmf->pmdp);
+	if (orig != vmf->orig_pmd) {
+		spin_unlock(&s->page_table_lock);
+		count_inc(s, MMP_C_FAULT_SPURIOUS);
+		return 0;
+	}
+	old_pfn = entry_pfn(s, orig, MMP_PMD);
+	zero = is_huge_zero_pmd(s, orig);
+	if (!zero) {
+		old = pfn_to_page(s->phys, old_pfn);
+		if (!page_flag_test(old, PG_anon_exclusive) && folio_ref_count(old) == 1)
+			for (unsigned int i = 0; i < HPAGE_PMD_NR; i++)
+				page_flag_set(old + i, PG_anon_exclusive);
+		if (page_flag_test(old, PG_anon_exclusive)) {
+			ptep_modify(s, vmf->pmdp, MMP_PMD, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED,
+				    0);
+			count_inc(s, MMP_C_PMD_WRITE);
+			spin_unlock(&s->page_table_lock);
+			count_inc(s, MMP_C_FAULT_HUGE_REUSE);
+			return 0;
+		}
+		folio_ref_add(old, 1);
+	}
+	spin_unlock(&s->page_table_lock);
+
+	pfn = folio_alloc_anon(s, HPAGE_PMD_ORDER);
+	if (pfn == NO_PFN) {
+		if (old)
+			folio_put_refs(s, old_pfn, 1);
+		count_inc(s, MMP_C_FAULT_FALLBACK);
+		split_huge_pmd(s, vmf->pmdp, haddr);
+		return VM_FAULT_FALLBACK;
+	}
+	if (zero)
+		folio_zero_user(s, pfn, HPAGE_PMD_ORDER, vmf->address);
+	else
+		copy_user_large_folio(s, pfn, old_pfn, HPAGE_PMD_ORDER, vmf->address);
+
+	spin_lock(&s->page_table_lock);
+	if (pmd_read(s, vmf->pmdp) != orig) {
+		spin_unlock(&s->page_table_lock);
+		folio_free(s->phys, pfn);
+		if (old)
+			folio_put_refs(s, old_pfn, 1);
+		count_inc(s, MMP_C_FAULT_SPURIOUS);
+		return 0;
+	}
+	huge_pmd_replace(vmf, orig, pfn);
+	if (old)
+		folio_remove_rmap_pmd(old);
+	else
+		rss_add(s, HPAGE_PMD_NR);
+	spin_unlock(&s->page_table_lock);
+	if (old)
+		folio_put_refs(s, old_pfn, 2);	/* the old mapping's reference and ours */
+	count_inc(s, zero ? MMP_C_FAULT_HUGE_ANON : MMP_C_FAULT_HUGE_COW);
+	return 0;
+}
+
+/*
+ * Turn the huge PMD at @pmdp into a PTE table mapping the same pages with the
+ * same bits (__split_huge_pmd_locked). page_table_lock held. The folio stays
+ * whole; each PTE takes its own mapping and reference.
+ */
+void split_huge_pmd_locked(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t haddr)
+{
+	mmp_pte_t old = pmdp_huge_clear_flush(s, pmdp, haddr);
+	unsigned int f = entry_flags(s, old, MMP_PMD) & ~MMP_E_LEAF;
+	uint64_t pfn = entry_pfn(s, old, MMP_PMD);
+	uint32_t pgtable = pgtable_trans_huge_withdraw(s, pmdp);
+	mmp_pte_t *ptes = space_table(s, pgtable);
+	bool zero = is_huge_zero_pmd(s, old);
+
+	if (zero) {
+		/* Each PTE maps the small zero page, read-only. */
+		mmp_pte_t z = mk_entry(s, s->phys->zero_pfn, f & ~MMP_E_WRITE, MMP_PTE);
+
+		for (unsigned int i = 0; i < HPAGE_PMD_NR; i++)
+			WRITE_ONCE(ptes[i], z);
+	} else {
+		struct mmp_page *head = pfn_to_page(s->phys, pfn);
+
+		for (unsigned int i = 0; i < HPAGE_PMD_NR; i++)
+			WRITE_ONCE(ptes[i], mk_entry(s, pfn + i, f, MMP_PTE));
+		folio_add_rmap_ptes(head, head, HPAGE_PMD_NR);
+		folio_remove_rmap_pmd(head);
+		folio_ref_add(head, HPAGE_PMD_NR - 1);
+	}
+	count_add(s, MMP_C_PTE_WRITE, HPAGE_PMD_NR);
+	count_inc(s, MMP_C_PMD_SPLIT);
+	set_pmd_at(s, pmdp, mk_entry(s, pgtable, MMP_E_TABLE, MMP_PMD));
+}
+
+void split_huge_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t haddr)
+{
+	spin_lock(&s->page_table_lock);
+	if (entry_flags(s, pmd_read(s, pmdp), MMP_PMD) & MMP_E_LEAF)
+		split_huge_pmd_locked(s, pmdp, haddr);
+	spin_unlock(&s->page_table_lock);
+}
+
+/* Zap a whole huge PMD; false if it was no longer huge (the caller zaps PTEs). */
+int zap_huge_pmd(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr)
+{
+	struct mmp_space *s = tlb->s;
+	mmp_pte_t old;
+	uint32_t pgtable;
+
+	spin_lock(&s->page_table_lock);
+	if (!(entry_flags(s, pmd_read(s, pmdp), MMP_PMD) & MMP_E_LEAF)) {
+		spin_unlock(&s->page_table_lock);
+		return 0;
+	}
+	count_inc(s, MMP_C_PMD_WRITE);
+	old = __atomic_exchange_n(pmdp, 0, __ATOMIC_ACQ_REL);
+	tlb_remove_tlb_entries(tlb, addr, PMD_SIZE);
+	pgtable = pgtable_trans_huge_withdraw(s, pmdp);
+	if (!is_huge_zero_pmd(s, old)) {
+		uint32_t pfn = entry_pfn(s, old, MMP_PMD);
+
+		folio_remove_rmap_pmd(pfn_to_page(s->phys, pfn));
+		rss_add(s, -(int64_t)HPAGE_PMD_NR);
+		tlb_remove_folio_pages(tlb, pfn, 1);
+	}
+	spin_unlock(&s->page_table_lock);
+	/* The deposited table was never visible to a walker: free it now (zap_deposited_table). */
+	pgtable_free(s, pgtable);
+	return 1;
+}
+
+/*
+ * fork: share a huge PMD copy-on-write (copy_huge_pmd). Both sides become
+ * read-only; the child's entry is old. The child gets a deposited table of its
+ * own. Both page_table_locks are taken: parent first, the child is private.
+ */
+int copy_huge_pmd(struct mmp_space *dst, struct mmp_space *src, mmp_pte_t *dst_pmdp,
+		  mmp_pte_t *src_pmdp, uint64_t addr)
+{
+	uint32_t pgtable = pgtable_alloc(dst);
+	mmp_pte_t pmd;
+
+	if (pgtable == NO_PFN)
+		return -ENOMEM;
+	spin_lock(&src->page_table_lock);
+	spin_lock(&dst->page_table_lock);
+	pmd = pmd_read(src, src_pmdp);
+	if (!is_huge_zero_pmd(src, pmd)) {
+		uint32_t pfn = entry_pfn(src, pmd, MMP_PMD);
+		struct mmp_page *head = pfn_to_page(src->phys, pfn);
+
+		folio_ref_add(head, 1);
+		folio_add_rmap_pmd(head);
+		for (unsigned int i = 0; i < HPAGE_PMD_NR; i++)
+			page_flag_clear(head + i, PG_anon_exclusive);
+		rss_add(dst, HPAGE_PMD_NR);
+		ptep_modify(src, src_pmdp, MMP_PMD, 0, MMP_E_WRITE);
+		count_inc(src, MMP_C_PMD_WRITE);
+		pmd = entry_set_flags(src, pmd, MMP_PMD, 0, MMP_E_WRITE | MMP_E_ACCESSED);
+	}
+	pgtable_trans_huge_deposit(dst, dst_pmdp, pgtable);
+	set_pmd_at(dst, dst_pmdp, pmd);
+	spin_unlock(&dst->page_table_lock);
+	spin_unlock(&src->page_table_lock);
+	return 0;
+}

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Core structures of the simulated machine: physical frames, address spaces,
+ * VMAs, CPUs. Everything here is private to the library.
+ */
+#ifndef MMP_INTERNAL_H
+#define MMP_INTERNAL_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <mmprim/mmprim.h>
+
+#include "arch.h"
+
+#define MMP_EXPORT __attribute__((visibility("default")))
+
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b)	((a) < (b) ? (a) : (b))
+#define MAX(a, b)	((a) > (b) ? (a) : (b))
+
+#define READ_ONCE(x)	 __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+/* An internal contradiction: stop, naming the invariant. */
+#define MMP_BUG_ON(cond)							\
+	do {									\
+		if (unlikely(cond))						\
+			mmp_bug(__FILE__, __LINE__, #cond);			\
+	} while (0)
+_Noreturn void mmp_bug(const char *file, int line, const char *what);
+
+#define PAGE_SHIFT	MMP_PAGE_SHIFT
+#define PAGE_SIZE	MMP_PAGE_SIZE
+#define PAGE_MASK	(~(PAGE_SIZE - 1))
+#define PMD_SHIFT	MMP_PMD_SHIFT
+#define PMD_SIZE	MMP_PMD_SIZE
+#define PMD_MASK	(~(PMD_SIZE - 1))
+#define PUD_SHIFT	30
+#define PUD_SIZE	(1ULL << PUD_SHIFT)
+#define PGDIR_SHIFT	39
+#define PTRS_PER_TABLE	512
+#define HPAGE_PMD_ORDER	MMP_PMD_ORDER
+#define HPAGE_PMD_NR	(1u << HPAGE_PMD_ORDER)
+
+static inline unsigned int level_shift(enum mmp_level level)
+{
+	return PAGE_SHIFT + 9 * level;
+}
+
+static inline uint64_t level_size(enum mmp_level level)
+{
+	return 1ULL << level_shift(level);
+}
+
+static inline unsigned int level_index(uint64_t addr, enum mmp_level level)
+{
+	return (addr >> level_shift(level)) & (PTRS_PER_TABLE - 1);
+}
+
+/* End of the @level entry's span that contains @addr, capped at @end (pmd_addr_end & co). */
+static inline uint64_t level_addr_end(uint64_t addr, uint64_t end, enum mmp_level level)
+{
+	uint64_t next = (addr + level_size(level)) & ~(level_size(level) - 1);
+
+	return next - 1 < end - 1 ? next : end;
+}
+
+/* ---- spinlock ------------------------------------------------------------ */
+
+typedef struct {
+	int v;
+} mmp_spinlock_t;
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
+static inline void spin_lock(mmp_spinlock_t *l)
+{
+	while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED))
+			cpu_relax();
+}
+
+static inline bool spin_trylock(mmp_spinlock_t *l)
+{
+	return !__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE);
+}
+
+static inline void spin_unlock(mmp_spinlock_t *l)
+{
+	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
+}
+
+static inline bool spin_is_locked(mmp_spinlock_t *l)
+{
+	return __atomic_load_n(&l->v, __ATOMIC_RELAXED);
+}
+
+/* ---- physical frames (lib/phys.c) ----------------------------------------- */
+
+/* Descriptor flags (struct page / struct folio flags). */
+#define PG_buddy		(1u << 0)  /* head of a free buddy block */
+#define PG_head			(1u << 1)  /* head of an allocated folio */
+#define PG_tail			(1u << 2)  /* tail page of a large folio */
+#define PG_table		(1u << 3)  /* page-table page */
+#define PG_anon			(1u << 4)  /* anonymous folio */
+#define PG_anon_exclusive	(1u << 5)  /* per page: mapped by exactly one mm, may be reused */
+#define PG_dirty		(1u << 6)
+#define PG_swapbacked		(1u << 7)
+#define PG_reserved		(1u << 8)  /* zero pages: never freed, never counted */
+
+#define NO_PFN			UINT32_MAX
+
+struct mmp_page {
+	uint32_t flags;
+	uint8_t order;		/* free block order (PG_buddy) or folio order (PG_head) */
+	uint8_t pad[3];
+	int32_t refcount;	/* atomic; on the folio head */
+	int32_t mapcount;	/* atomic; PTE mappings of this very page */
+	union {
+		struct {	/* free buddy block */
+			uint32_t next, prev;
+		} buddy;
+		struct {	/* folio head */
+			int32_t large_mapcount;	 /* every PTE and PMD mapping of the folio */
+			int32_t entire_mapcount; /* PMD mappings */
+		} folio;
+		struct {	/* tail page of a large folio */
+			uint32_t head;
+		} tail;
+		struct {	/* page-table page */
+			mmp_spinlock_t ptl;
+			uint32_t deposit;	/* PMD table: first deposited PTE table;
+						   deposited table: the next one; NO_PFN ends */
+		} pt;
+	};
+};
+
+_Static_assert(sizeof(struct mmp_page) == 24, "keep the memmap small");
+
+struct mmp_space;
+
+struct mmp_phys {
+	uint8_t *base;		/* the host reservation; frame pfn is at base + pfn * 4096 */
+	uint64_t nr_pages;
+	struct mmp_page *memmap;
+
+	mmp_spinlock_t lock;	/* the buddy allocator */
+	uint32_t free_list[MMP_MAX_ORDER + 1];
+	uint64_t nr_free[MMP_MAX_ORDER + 1];
+	uint64_t free_pages;
+
+	uint32_t zero_pfn;	 /* the shared zero page */
+	uint32_t huge_zero_pfn;	 /* the huge zero folio, allocated on first use */
+
+	pthread_mutex_t spaces_lock;
+	struct mmp_space *spaces; /* every space on this phys, linked by space->phys_next */
+	uint64_t next_space_id;
+};
+
+static inline void *pfn_to_virt(struct mmp_phys *phys, uint64_t pfn)
+{
+	return phys->base + (pfn << PAGE_SHIFT);
+}
+
+static inline struct mmp_page *pfn_to_page(struct mmp_phys *phys, uint64_t pfn)
+{
+	return &phys->memmap[pfn];
+}
+
+static inline uint64_t page_to_pfn(struct mmp_phys *phys, struct mmp_page *page)
+{
+	return (uint64_t)(page - phys->memmap);
+}
+
+/* Buddy allocator: a block of 2^order frames, or NO_PFN when none is free. */
+uint32_t phys_alloc_pages(struct mmp_phys *phys, unsigned int order);
+void phys_free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order);
+/* Free several blocks under one lock acquisition (mmu_gather release). */
+void phys_free_pages_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uint8_t *orders,
+			  unsigned int nr);
+bool phys_pfn_valid(struct mmp_phys *phys, uint64_t pfn);
+/* Is @pfn inside a free buddy block? (verify) */
+bool phys_pfn_is_free(struct mmp_phys *phys, uint64_t pfn);
+
+/* ---- counters (lib/counters.c) ---------------------------------------------- */
+
+/*
+ * Counters are sharded per host thread so the hot paths never share a cache
+ * line; a reader sums the shards. Threads past the shard count share the last
+ * shard with atomic adds.
+ */
+#define MMP_COUNTER_SHARDS 32
+
+struct mmp_counter_shard {
+	uint64_t v[MMP_NR_COUNTERS];
+} __attribute__((aligned(64)));
+
+extern __thread int mmp_thread_shard __attribute__((tls_model("initial-exec")));
+int mmp_thread_shard_slow(void);
+
+static inline int counter_shard(void)
+{
+	int s = mmp_thread_shard;
+
+	return likely(s >= 0) ? s : mmp_thread_shard_slow();
+}
+
+/* ---- VMAs (lib/vma.c) ------------------------------------------------------- */
+
+#define VM_READ		0x1ul
+#define VM_WRITE	0x2ul
+#define VM_EXEC		0x4ul
+#define VM_ACCESS_FLAGS	(VM_READ | VM_WRITE | VM_EXEC)
+#define VM_HUGEPAGE	0x20000000ul
+#define VM_NOHUGEPAGE	0x40000000ul
+
+#define MMP_MAX_MAP_COUNT 65530	/* sysctl vm.max_map_count */
+
+struct mmp_vma {
+	uint64_t start, end;
+	unsigned long flags;
+};
+
+/* ---- CPUs and TLBs (lib/cpu.c, lib/tlb.c) --------------------------------------- */
+
+#define MMP_MAX_CPUS 64
+
+struct mmp_tlb_entry {
+	uint64_t key;		/* aligned va | shift << 1 | 1 */
+	uint64_t pfn;		/* first frame of the translation */
+	uint8_t write;		/* writes allowed */
+	uint8_t dirty;		/* the entry was dirty when cached: a write needs no walk */
+	uint8_t shift;
+};
+
+struct mmp_cpu {
+	struct mmp_space *space;
+	int index;		/* in space->cpus */
+	pthread_t thread;
+	/*
+	 * Held for one access (translate + copy). A shootdown takes it, so the
+	 * flusher waits for an access in flight as an IPI waits for its ack.
+	 */
+	mmp_spinlock_t lock;
+	unsigned int tlb_sets, tlb_ways;
+	unsigned int victim;
+	struct mmp_tlb_entry *tlb;
+};
+
+/* ---- address space ------------------------------------------------------------- */
+
+struct mmp_space {
+	struct mmp_phys *phys;
+	const struct mmp_arch *arch;
+	const struct mmp_copy_ops *copy;
+	uint64_t id;
+	struct mmp_space *phys_next;
+
+	pthread_rwlock_t mmap_lock;
+	mmp_spinlock_t page_table_lock;	/* upper tables and huge PMDs */
+	uint32_t pgd_pfn;
+
+	struct mmp_vma *vmas;		/* sorted, disjoint */
+	unsigned int nr_vmas, vma_cap;
+	uint64_t mmap_base;
+
+	int64_t rss_anon;		/* atomic: MM_ANONPAGES */
+	int64_t nr_pgtables;		/* atomic: tables below the PGD, deposits included */
+
+	mmp_spinlock_t cpus_lock;
+	struct mmp_cpu *cpus[MMP_MAX_CPUS];
+	uint64_t cpu_mask;		/* atomic: mm_cpumask */
+
+	/* mm->tlb_flush_pending and a generation: the sanitizer stays quiet while a flush is due. */
+	int64_t tlb_flush_pending;
+	uint64_t tlb_pending_gen;
+	unsigned int tlb_entries, tlb_ways;
+	const char *last_op;		/* the public call that last changed the tables */
+
+	long opts[MMP_NR_OPTS];
+	uint8_t thp_mode[HPAGE_PMD_ORDER + 1];
+
+	struct mmp_counter_shard *counters;
+};
+
+static inline void count_add(struct mmp_space *s, enum mmp_counter c, uint64_t n)
+{
+	int shard = counter_shard();
+
+	/* Only this thread writes its shard: a relaxed load and store is an add, race-free. */
+	if (likely(shard < MMP_COUNTER_SHARDS - 1))
+		__atomic_store_n(&s->counters[shard].v[c],
+				 __atomic_load_n(&s->counters[shard].v[c], __ATOMIC_RELAXED) + n,
+				 __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(&s->counters[MMP_COUNTER_SHARDS - 1].v[c], n, __ATOMIC_RELAXED);
+}
+
+static inline void count_inc(struct mmp_space *s, enum mmp_counter c)
+{
+	count_add(s, c, 1);
+}
+
+static inline void *space_table(struct mmp_space *s, uint64_t pfn)
+{
+	return pfn_to_virt(s->phys, pfn);
+}
+
+/* ---- entry helpers over the arch format ---------------------------------------------- */
+
+static inline unsigned int entry_flags(struct mmp_space *s, mmp_pte_t e, enum mmp_level l)
+{
+	return e ? s->arch->entry_flags(e, l) : 0;
+}
+
+static inline uint64_t entry_pfn(struct mmp_space *s, mmp_pte_t e, enum mmp_level l)
+{
+	return s->arch->entry_pfn(e, l);
+}
+
+static inline mmp_pte_t mk_entry(struct mmp_space *s, uint64_t pfn, unsigned int f,
+				 enum mmp_level l)
+{
+	return s->arch->mk_entry(pfn, f, l);
+}
+
+/* Rewrite the flags of entry @e (pte_modify, pte_mkold, pte_wrprotect, ...). */
+static inline mmp_pte_t entry_set_flags(struct mmp_space *s, mmp_pte_t e, enum mmp_level l,
+					unsigned int set, unsigned int clear)
+{
+	unsigned int f = s->arch->entry_flags(e, l);
+
+	return s->arch->mk_entry(s->arch->entry_pfn(e, l), (f | set) & ~clear, l);
+}
+
+/* The table an upper-level entry points to. */
+static inline mmp_pte_t *entry_table(struct mmp_space *s, mmp_pte_t e, enum mmp_level l)
+{
+	return space_table(s, s->arch->entry_pfn(e, l));
+}
+
+static inline mmp_spinlock_t *pte_lockptr(struct mmp_space *s, mmp_pte_t *pte_table)
+{
+	uint64_t pfn = ((uint8_t *)pte_table - s->phys->base) >> PAGE_SHIFT;
+
+	return &pfn_to_page(s->phys, pfn)->pt.ptl;
+}
+
+/* ---- folios ------------------------------------------------------------------------ */
+
+/* The pfn of the folio head that @pfn belongs to (compound_head). */
+static inline uint64_t folio_pfn(struct mmp_phys *phys, uint64_t pfn)
+{
+	struct mmp_page *p = pfn_to_page(phys, pfn);
+
+	return unlikely(p->flags & PG_tail) ? p->tail.head : pfn;
+}
+
+static inline unsigned int folio_nr_pages(struct mmp_page *head)
+{
+	return 1u << head->order;
+}
+
+/* ---- declarations across lib/ -------------------------------------------------------- */
+
+/* vma.c */
+struct mmp_vma *find_vma(struct mmp_space *s, uint64_t addr);
+struct mmp_vma *find_vma_intersection(struct mmp_space *s, uint64_t start, uint64_t end);
+int vma_index(struct mmp_space *s, uint64_t addr);
+int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long flags);
+int vma_split(struct mmp_space *s, uint64_t addr);
+void vma_remove_range(struct mmp_space *s, uint64_t start, uint64_t end);
+void vma_merge_range(struct mmp_space *s, uint64_t start, uint64_t end);
+uint64_t get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64_t len, uint64_t align);
+
+#endif /* MMP_INTERNAL_H */

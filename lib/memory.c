@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Anonymous memory: folios, page faults (anonymous, zero page, write-protect
+ * and COW), the huge-page sub-page order, and zapping page ranges.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "mm.h"
+
+/* ---- folios ----------------------------------------------------------------- */
+
+/* A new anonymous folio of 2^order pages, not yet mapped; NO_PFN when out of memory. */
+uint32_t folio_alloc_anon(struct mmp_space *s, unsigned int order)
+{
+	uint32_t pfn = phys_alloc_pages(s->phys, order);
+	struct mmp_page *head;
+
+	if (pfn == NO_PFN) {
+		count_inc(s, MMP_C_FOLIO_ALLOC_FAIL);
+		return NO_PFN;
+	}
+	head = pfn_to_page(s->phys, pfn);
+	for (unsigned int i = 1; i < (1u << order); i++) {
+		head[i].flags = PG_tail | PG_anon_exclusive;
+		head[i].tail.head = pfn;
+	}
+	head->order = order;
+	head->flags = PG_head | PG_anon | PG_swapbacked | PG_anon_exclusive;
+	head->refcount = 0;
+	count_inc(s, MMP_C_FOLIO_ALLOC_O0 + order);
+	return pfn;
+}
+
+void folio_free(struct mmp_phys *phys, uint32_t head_pfn)
+{
+	phys_free_pages(phys, head_pfn, pfn_to_page(phys, head_pfn)->order);
+}
+
+/* Drop @nr references; the last one frees the folio (folios_put_refs). */
+void folio_put_refs(struct mmp_space *s, uint32_t head_pfn, unsigned int nr)
+{
+	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
+	int left = folio_ref_sub_return(head, nr);
+
+	MMP_BUG_ON(left < 0);
+	if (left == 0) {
+		MMP_BUG_ON(head->folio.large_mapcount != 0);
+		count_inc(s, MMP_C_FOLIO_FREE);
+		folio_free(s->phys, head_pfn);
+	}
+}
+
+/* ---- huge page sub-page order -------------------------------------------------- */
+
+/*
+ * process_huge_page(): call @fn for each of @nr_pages sub-pages. The order is a
+ * switch: the base line is ascending; the cache-aware orders that leave the
+ * sub-page at @addr_hint for last plug in here.
+ */
+void process_huge_page(struct mmp_space *s, uint64_t addr_hint, unsigned int nr_pages,
+		       subpage_fn fn, void *arg)
+{
+	for (unsigned int i = 0; i < nr_pages; i++)
+		fn(s, i, arg);
+}
+
+struct subpage_ctx {
+	uint8_t *dst;
+	const uint8_t *src;
+};
+
+static void clear_subpage(struct mmp_space *s, unsigned int i, void *arg)
+{
+	struct subpage_ctx *c = arg;
+
+	s->copy->clear_page(c->dst + ((size_t)i << PAGE_SHIFT));
+}
+
+static void copy_subpage(struct mmp_space *s, unsigned int i, void *arg)
+{
+	struct subpage_ctx *c = arg;
+
+	s->copy->copy_page(c->dst + ((size_t)i << PAGE_SHIFT), c->src + ((size_t)i << PAGE_SHIFT));
+}
+
+/* Zero a new folio for user space; the sub-page at @addr_hint is touched first after. */
+void folio_zero_user(struct mmp_space *s, uint32_t pfn, unsigned int order, uint64_t addr_hint)
+{
+	struct subpage_ctx c = { .dst = pfn_to_virt(s->phys, pfn) };
+
+	if (order == 0)
+		s->copy->clear_page(c.dst);
+	else
+		process_huge_page(s, addr_hint, 1u << order, clear_subpage, &c);
+	count_add(s, MMP_C_SUBPAGE_CLEAR, 1u << order);
+}
+
+void copy_user_large_folio(struct mmp_space *s, uint32_t dst, uint32_t src, unsigned int order,
+			   uint64_t addr_hint)
+{
+	struct subpage_ctx c = { .dst = pfn_to_virt(s->phys, dst), .src = pfn_to_virt(s->phys, src) };
+
+	process_huge_page(s, addr_hint, 1u << order, copy_subpage, &c);
+	count_add(s, MMP_C_SUBPAGE_COPY, 1u << order);
+}
+
+/* ---- anonymous faults ------------------------------------------------------------ */
+
+bool vma_thp_allowed(struct mmp_space *s, struct mmp_vma *vma, unsigned int order)
+{
+	switch (s->thp_mode[order]) {
+	case MMP_THP_ALWAYS:
+		return !(vma->flags & VM_NOHUGEPAGE);
+	case MMP_THP_MADVISE:
+		return vma->flags & VM_HUGEPAGE;
+	default:
+		return false;
+	}
+}
+
+static bool pte_range_none(struct mmp_space *s, mmp_pte_t *ptep, unsigned int nr)
+{
+	for (unsigned int i = 0; i < nr; i++)
+		if (s->arch->ptep_get(s, ptep + i))
+			return false;
+	return true;
+}
+
+/*
+ * The largest enabled mTHP order whose naturally aligned range fits the VMA and
+ * is still all none (alloc_anon_folio); falls back order by order, to 0.
+ */
+static uint32_t alloc_anon_folio(struct vm_fault *vmf, mmp_pte_t *pte_table_base,
+				 unsigned int *order_out)
+{
+	struct mmp_space *s = vmf->s;
+
+	for (unsigned int order = HPAGE_PMD_ORDER - 1; order >= 2; order--) {
+		uint64_t size = PAGE_SIZE << order;
+		uint64_t start = vmf->address & ~(size - 1);
+		uint32_t pfn;
+
+		if (!vma_thp_allowed(s, vmf->vma, order))
+			continue;
+		if (start < vmf->vma->start || start + size > vmf->vma->end)
+			continue;
+		if (!pte_range_none(s, pte_table_base + level_index(start, MMP_PTE), 1u << order))
+			continue;
+		pfn = folio_alloc_anon(s, order);
+		if (pfn != NO_PFN) {
+			*order_out = order;
+			return pfn;
+		}
+	}
+	*order_out = 0;
+	return folio_alloc_anon(s, 0);
+}
+
+static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
+{
+	struct mmp_space *s = vmf->s;
+	mmp_spinlock_t *ptl = pte_lockptr(s, ptes);
+	unsigned int f = vma_entry_flags(vmf->vma), order, nr;
+	uint64_t addr;
+	uint32_t pfn;
+	mmp_pte_t *ptep;
+
+	if (!(vmf->flags & FAULT_FLAG_WRITE)) {
+		/* A read maps the shared zero page; the first write will COW it. */
+		ptep = &ptes[level_index(vmf->address, MMP_PTE)];
+		spin_lock(ptl);
+		if (!s->arch->ptep_get(s, ptep)) {
+			s->arch->set_ptes(s, vmf->address, ptep,
+					  mk_entry(s, s->phys->zero_pfn, f | MMP_E_SPECIAL, MMP_PTE), 1);
+			count_inc(s, MMP_C_FAULT_ZERO);
+		} else {
+			count_inc(s, MMP_C_FAULT_SPURIOUS);
+		}
+		spin_unlock(ptl);
+		return 0;
+	}
+
+	pfn = alloc_anon_folio(vmf, ptes, &order);
+	if (pfn == NO_PFN)
+		return -ENOMEM;
+	nr = 1u << order;
+	addr = vmf->address & ~((PAGE_SIZE << order) - 1);
+	folio_zero_user(s, pfn, order, vmf->address);
+
+	ptep = &ptes[level_index(addr, MMP_PTE)];
+	spin_lock(ptl);
+	if (!pte_range_none(s, ptep, nr)) {
+		spin_unlock(ptl);
+		folio_free(s->phys, pfn);
+		count_inc(s, MMP_C_FAULT_SPURIOUS);
+		return 0;
+	}
+	folio_ref_add(pfn_to_page(s->phys, pfn), nr);
+	folio_add_rmap_ptes(pfn_to_page(s->phys, pfn), pfn_to_page(s->phys, pfn), nr);
+	rss_add(s, nr);
+	if (vmf->vma->flags & VM_WRITE)
+		f |= MMP_E_WRITE | MMP_E_DIRTY;
+	s->arch->set_ptes(s, addr, ptep, mk_entry(s, pfn, f, MMP_PTE), nr);
+	spin_unlock(ptl);
+	count_inc(s, MMP_C_FAULT_ANON);
+	return 0;
+}
+
+/*
+ * A write to a present, write-protected PTE (do_wp_page). An exclusive page is
+ * reused in place; anything else is copied into a new order-0 folio, as the
+ * kernel does even for a page of a large folio.
+ */
+static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
+{
+	struct mmp_space *s = vmf->s;
+	mmp_spinlock_t *ptl = pte_lockptr(s, ptes);
+	mmp_pte_t *ptep = &ptes[level_index(vmf->address, MMP_PTE)];
+	uint64_t addr = vmf->address & PAGE_MASK;
+	mmp_pte_t orig;
+	unsigned int f;
+	uint64_t old_pfn;
+	uint32_t new_pfn, head_pfn = NO_PFN;
+	struct mmp_page *page = NULL, *head = NULL;
+
+	spin_lock(ptl);
+	orig = s->arch->ptep_get(s, ptep);
+	f = entry_flags(s, orig, MMP_PTE);
+	if (!(f & MMP_E_PRESENT) || (f & MMP_E_WRITE)) {
+		spin_unlock(ptl);
+		count_inc(s, MMP_C_FAULT_SPURIOUS);
+		return 0;
+	}
+	old_pfn = entry_pfn(s, orig, MMP_PTE);
+	if (!(f & MMP_E_SPECIAL)) {
+		page = pfn_to_page(s->phys, old_pfn);
+		head_pfn = folio_pfn(s->phys, old_pfn);
+		head = pfn_to_page(s->phys, head_pfn);
+		if (!page_flag_test(page, PG_anon_exclusive) && head->order == 0 &&
+		    folio_ref_count(head) == 1)
+			page_flag_set(page, PG_anon_exclusive);	/* the other mapper left */
+		if (page_flag_test(page, PG_anon_exclusive)) {
+			ptep_modify(s, ptep, MMP_PTE, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED, 0);
+			count_inc(s, MMP_C_PTE_WRITE);
+			spin_unlock(ptl);
+			count_inc(s, MMP_C_FAULT_WP_REUSE);
+			return 0;
+		}
+		folio_ref_add(head, 1);	/* keep the source alive while copying unlocked */
+	}
+	spin_unlock(ptl);
+
+	new_pfn = folio_alloc_anon(s, 0);
+	if (new_pfn == NO_PFN) {
+		if (head)
+			folio_put_refs(s, head_pfn, 1);
+		return -ENOMEM;
+	}
+	if (page) {
+		s->copy->copy_page(pfn_to_virt(s->phys, new_pfn), pfn_to_virt(s->phys, old_pfn));
+		count_inc(s, MMP_C_SUBPAGE_COPY);
+	} else {
+		s->copy->clear_page(pfn_to_virt(s->phys, new_pfn));
+		count_inc(s, MMP_C_SUBPAGE_CLEAR);
+	}
+
+	spin_lock(ptl);
+	if (s->arch->ptep_get(s, ptep) != orig) {
+		spin_unlock(ptl);
+		folio_free(s->phys, new_pfn);
+		if (head)
+			folio_put_refs(s, head_pfn, 1);
+		count_inc(s, MMP_C_FAULT_SPURIOUS);
+		return 0;
+	}
+	/* ptep_clear_flush, then the new entry: no CPU may keep the old page. */
+	inc_tlb_flush_pending(s);
+	s->arch->ptep_get_and_clear(s, addr, ptep);
+	flush_tlb_page(s, addr);
+	dec_tlb_flush_pending(s);
+	folio_ref_add(pfn_to_page(s->phys, new_pfn), 1);
+	folio_add_rmap_ptes(pfn_to_page(s->phys, new_pfn), pfn_to_page(s->phys, new_pfn), 1);
+	f = (f & ~(MMP_E_SPECIAL | MMP_E_SOFT_DIRTY)) | MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED;
+	s->arch->set_ptes(s, addr, ptep, mk_entry(s, new_pfn, f, MMP_PTE), 1);
+	if (head) {
+		folio_remove_rmap_ptes(head, page, 1);
+	} else {
+		rss_add(s, 1);	/* the zero page was not counted */
+	}
+	spin_unlock(ptl);
+	if (head)
+		folio_put_refs(s, head_pfn, 2);	/* the mapping's reference and ours */
+	count_inc(s, MMP_C_FAULT_COW);
+	return 0;
+}
+
+static int handle_pte_fault(struct vm_fault *vmf)
+{
+	struct mmp_space *s = vmf->s;
+	mmp_pte_t *ptes = pte_table(s, READ_ONCE(*vmf->pmdp));
+	mmp_pte_t pte;
+	unsigned int f;
+
+	if (!ptes)
+		return 0;	/* the PMD changed under us: retry the access */
+	pte = s->arch->ptep_get(s, &ptes[level_index(vmf->address, MMP_PTE)]);
+	f = entry_flags(s, pte, MMP_PTE);
+	if (!pte)
+		return do_anonymous_page(vmf, ptes);
+	if ((f & MMP_E_PRESENT) && (vmf->flags & FAULT_FLAG_WRITE) && !(f & MMP_E_WRITE))
+		return do_wp_page(vmf, ptes);
+	/* Present and allowed: another CPU fixed it, or the TLB was stale. */
+	count_inc(s, MMP_C_FAULT_SPURIOUS);
+	return 0;
+}
+
+int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, unsigned int flags)
+{
+	struct vm_fault vmf = { .s = s, .vma = vma, .address = addr, .flags = flags };
+	unsigned int pf;
+	int ret;
+
+	vmf.pmdp = pmd_alloc(s, addr);
+	if (!vmf.pmdp)
+		return -ENOMEM;
+	vmf.orig_pmd = READ_ONCE(*vmf.pmdp);
+	if (!vmf.orig_pmd && vma_thp_allowed(s, vma, HPAGE_PMD_ORDER) &&
+	    (addr & PMD_MASK) >= vma->start && (addr & PMD_MASK) + PMD_SIZE <= vma->end) {
+		ret = do_huge_pmd_anonymous_page(&vmf);
+		if (ret != VM_FAULT_FALLBACK)
+			return ret;
+		count_inc(s, MMP_C_FAULT_FALLBACK);
+	} else if (vmf.orig_pmd) {
+		pf = entry_flags(s, vmf.orig_pmd, MMP_PMD);
+		if (pf & MMP_E_LEAF) {
+			if ((pf & MMP_E_PRESENT) && (flags & FAULT_FLAG_WRITE) &&
+			    !(pf & MMP_E_WRITE)) {
+				ret = do_huge_pmd_wp_page(&vmf);
+				if (ret != VM_FAULT_FALLBACK)
+					return ret;
+			} else {
+				count_inc(s, MMP_C_FAULT_SPURIOUS);
+				return 0;
+			}
+		}
+	}
+	if (pte_alloc(s, vmf.pmdp))
+		return -ENOMEM;
+	return handle_pte_fault(&vmf);
+}
+
+/* A user access faulted at @addr: resolve it or say why not (SIGSEGV, OOM). */
+int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
+{
+	struct mmp_vma *vma;
+	int ret;
+
+	pthread_rwlock_rdlock(&s->mmap_lock);
+	vma = find_vma(s, addr);
+	if (!vma || !(vma->flags & ((flags & FAULT_FLAG_WRITE) ? VM_WRITE : VM_READ | VM_WRITE))) {
+		pthread_rwlock_unlock(&s->mmap_lock);
+		count_inc(s, MMP_C_FAULT_SIGSEGV);
+		return -EFAULT;
+	}
+	ret = __handle_mm_fault(s, vma, addr, flags);
+	pthread_rwlock_unlock(&s->mmap_lock);
+	return ret;
+}
+
+/* ---- zap ---------------------------------------------------------------------------- */
+
+static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *ptes, uint64_t addr, uint64_t end)
+{
+	struct mmp_space *s = tlb->s;
+	mmp_spinlock_t *ptl = pte_lockptr(s, ptes);
+	mmp_pte_t *ptep = &ptes[level_index(addr, MMP_PTE)];
+
+	spin_lock(ptl);
+	for (; addr < end; addr += PAGE_SIZE, ptep++) {
+		mmp_pte_t pte = s->arch->ptep_get(s, ptep);
+		unsigned int f;
+		uint64_t pfn;
+		uint32_t head_pfn;
+
+		if (!pte)
+			continue;
+		f = entry_flags(s, pte, MMP_PTE);
+		s->arch->clear_full_ptes(s, addr, ptep, 1, tlb->fullmm);
+		tlb_remove_tlb_entries(tlb, addr, PAGE_SIZE);
+		if (f & MMP_E_SPECIAL)
+			continue;
+		pfn = entry_pfn(s, pte, MMP_PTE);
+		head_pfn = folio_pfn(s->phys, pfn);
+		folio_remove_rmap_ptes(pfn_to_page(s->phys, head_pfn), pfn_to_page(s->phys, pfn), 1);
+		rss_add(s, -1);
+		tlb_remove_folio_pages(tlb, head_pfn, 1);
+	}
+	spin_unlock(ptl);
+}
+
+static int zap_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t end, void *arg)
+{
+	struct mmp_gather *tlb = arg;
+	mmp_pte_t pmd = READ_ONCE(*pmdp);
+	unsigned int f = entry_flags(s, pmd, MMP_PMD);
+
+	if (!pmd)
+		return 0;
+	if (f & MMP_E_LEAF) {
+		if (addr == (addr & PMD_MASK) && end - addr == PMD_SIZE) {
+			if (zap_huge_pmd(tlb, pmdp, addr))
+				return 0;
+		} else {
+			split_huge_pmd(s, pmdp, addr & PMD_MASK);
+		}
+		pmd = READ_ONCE(*pmdp);
+	}
+	if (pte_table(s, pmd))
+		zap_pte_range(tlb, pte_table(s, pmd), addr, end);
+	return 0;
+}
+
+void unmap_page_range(struct mmp_gather *tlb, uint64_t start, uint64_t end)
+{
+	walk_pmd_range(tlb->s, start, end, zap_pmd, tlb);
+}
+
+/* Zap [start, end) and free the tables no VMA needs any more; the VMAs are gone already. */
+void unmap_region(struct mmp_space *s, uint64_t start, uint64_t end)
+{
+	int i = vma_index(s, start);
+	uint64_t floor = i > 0 ? s->vmas[i - 1].end : 0;
+	uint64_t ceiling = i < (int)s->nr_vmas ? s->vmas[i].start : USER_TOP;
+	struct mmp_gather tlb;
+
+	tlb_gather_mmu(&tlb, s, false);
+	unmap_page_range(&tlb, start, end);
+	free_pgtables(&tlb, start, end, floor, ceiling);
+	tlb_finish_mmu(&tlb);
+}

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Core mm functions shared across lib/: the "mm/internal.h" of libmmprim. */
+#ifndef MMP_MM_H
+#define MMP_MM_H
+
+#include "internal.h"
+
+#define USER_TOP	(1ULL << 47)	/* end of the user half: the ceiling of free_pgtables */
+
+/* ---- mmu_gather (lib/mmu_gather.c) ---- */
+
+#define MMU_GATHER_BUNDLE	8
+#define MAX_GATHER_PAGES	9690	/* 19 batch pages of 510 slots, as MAX_GATHER_BATCH_COUNT */
+#define MAX_TABLE_BATCH		509	/* one page of table pointers */
+
+struct gather_page {
+	uint32_t pfn;		/* folio head */
+	uint32_t nr;		/* references to drop */
+};
+
+struct mmp_gather {
+	struct mmp_space *s;
+	bool fullmm;
+	bool need_flush;	/* entries were cleared: the TLB must be flushed */
+	bool freed_tables;
+	unsigned int stride_shift;	/* PAGE_SHIFT, or PMD_SHIFT when only PMDs were cleared */
+	uint64_t start, end;	/* range to flush */
+
+	struct gather_page local[MMU_GATHER_BUNDLE];
+	struct gather_page *pages;
+	unsigned int nr_pages, max_pages, slots;
+
+	uint32_t tables[MAX_TABLE_BATCH];
+	unsigned int nr_tables;
+};
+
+void tlb_gather_mmu(struct mmp_gather *tlb, struct mmp_space *s, bool fullmm);
+void tlb_finish_mmu(struct mmp_gather *tlb);
+void tlb_flush_mmu(struct mmp_gather *tlb);
+/* A PTE (or PMD, @size PMD_SIZE) was cleared at @addr: flush it before freeing. */
+void tlb_remove_tlb_entries(struct mmp_gather *tlb, uint64_t addr, uint64_t size);
+/* Drop @nr references of a folio once the TLB is flushed. */
+void tlb_remove_folio_pages(struct mmp_gather *tlb, uint32_t head_pfn, unsigned int nr);
+/* Free a detached table once the TLB is flushed; [start, end) is the span it mapped. */
+void tlb_remove_table(struct mmp_gather *tlb, uint32_t pfn, uint64_t start, uint64_t end);
+
+/* ---- TLB (lib/tlb.c) ---- */
+
+void flush_tlb_range(struct mmp_space *s, uint64_t start, uint64_t end, unsigned int stride_shift);
+void flush_tlb_mm(struct mmp_space *s);
+static inline void flush_tlb_page(struct mmp_space *s, uint64_t addr)
+{
+	flush_tlb_range(s, addr, addr + PAGE_SIZE, PAGE_SHIFT);
+}
+
+static inline void inc_tlb_flush_pending(struct mmp_space *s)
+{
+	__atomic_fetch_add(&s->tlb_pending_gen, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&s->tlb_flush_pending, 1, __ATOMIC_SEQ_CST);
+}
+
+static inline void dec_tlb_flush_pending(struct mmp_space *s)
+{
+	__atomic_fetch_sub(&s->tlb_flush_pending, 1, __ATOMIC_SEQ_CST);
+}
+
+void tlb_invalidate_local(struct mmp_cpu *cpu, uint64_t start, uint64_t end, unsigned int shift);
+void tlb_invalidate_all(struct mmp_cpu *cpu);
+
+/* ---- page tables (lib/pgtable.c) ---- */
+
+uint32_t pgtable_alloc(struct mmp_space *s);
+void pgtable_free(struct mmp_space *s, uint32_t pfn);
+mmp_pte_t *pmd_alloc(struct mmp_space *s, uint64_t addr);
+mmp_pte_t *pmd_offset(struct mmp_space *s, uint64_t addr);
+int pte_alloc(struct mmp_space *s, mmp_pte_t *pmdp);
+mmp_pte_t *pte_table(struct mmp_space *s, mmp_pte_t pmd);
+mmp_pte_t ptep_modify(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level, unsigned int set,
+		      unsigned int clear);
+typedef int (*pmd_fn)(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t end,
+		      void *arg);
+int walk_pmd_range(struct mmp_space *s, uint64_t addr, uint64_t end, pmd_fn fn, void *arg);
+void free_pgtables(struct mmp_gather *tlb, uint64_t start, uint64_t end, uint64_t floor,
+		   uint64_t ceiling);
+
+/* ---- folios (lib/memory.c) ---- */
+
+uint32_t folio_alloc_anon(struct mmp_space *s, unsigned int order);
+void folio_put_refs(struct mmp_space *s, uint32_t head_pfn, unsigned int nr);
+void folio_free(struct mmp_phys *phys, uint32_t head_pfn);
+
+/* ---- faults (lib/memory.c, lib/huge_memory.c) ---- */
+
+#define FAULT_FLAG_WRITE	0x1
+
+struct vm_fault {
+	struct mmp_space *s;
+	struct mmp_vma *vma;
+	uint64_t address;
+	unsigned int flags;
+	mmp_pte_t *pmdp;
+	mmp_pte_t orig_pmd;
+};
+
+/* Returns 0 (handled, or nothing to do), -EFAULT (SIGSEGV), -ENOMEM (OOM), or VM_FAULT_FALLBACK. */
+#define VM_FAULT_FALLBACK	1
+int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags);
+int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, unsigned int flags);
+
+bool vma_thp_allowed(struct mmp_space *s, struct mmp_vma *vma, unsigned int order);
+int do_huge_pmd_anonymous_page(struct vm_fault *vmf);
+int do_huge_pmd_wp_page(struct vm_fault *vmf);
+void split_huge_pmd_locked(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t haddr);
+void split_huge_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t haddr);
+int zap_huge_pmd(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr);
+int copy_huge_pmd(struct mmp_space *dst, struct mmp_space *src, mmp_pte_t *dst_pmdp,
+		  mmp_pte_t *src_pmdp, uint64_t addr);
+uint32_t huge_zero_folio(struct mmp_phys *phys);
+void pgtable_trans_huge_deposit(struct mmp_space *s, mmp_pte_t *pmdp, uint32_t pgtable);
+uint32_t pgtable_trans_huge_withdraw(struct mmp_space *s, mmp_pte_t *pmdp);
+
+/* process_huge_page: sub-pages of a huge folio in the space's chosen order, target last. */
+typedef void (*subpage_fn)(struct mmp_space *s, unsigned int i, void *arg);
+void process_huge_page(struct mmp_space *s, uint64_t addr_hint, unsigned int nr_pages,
+		       subpage_fn fn, void *arg);
+void folio_zero_user(struct mmp_space *s, uint32_t pfn, unsigned int order, uint64_t addr_hint);
+void copy_user_large_folio(struct mmp_space *s, uint32_t dst, uint32_t src, unsigned int order,
+			   uint64_t addr_hint);
+
+/* ---- zap (lib/memory.c) ---- */
+
+void unmap_page_range(struct mmp_gather *tlb, uint64_t start, uint64_t end);
+/* munmap's unmap_region: zap, free tables between the neighbours, flush. */
+void unmap_region(struct mmp_space *s, uint64_t start, uint64_t end);
+int do_munmap(struct mmp_space *s, uint64_t start, uint64_t end);
+
+/* ---- helpers ---- */
+
+int populate_range(struct mmp_space *s, uint64_t start, uint64_t end, bool write);
+void exit_mmap(struct mmp_space *s);
+int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_space **out);
+void space_link(struct mmp_space *s);
+
+/* Folio references and mappings, kept where folio_add/remove_rmap would. */
+static inline void folio_ref_add(struct mmp_page *head, int nr)
+{
+	__atomic_fetch_add(&head->refcount, nr, __ATOMIC_RELAXED);
+}
+
+static inline int folio_ref_sub_return(struct mmp_page *head, int nr)
+{
+	return __atomic_sub_fetch(&head->refcount, nr, __ATOMIC_ACQ_REL);
+}
+
+static inline int folio_ref_count(struct mmp_page *head)
+{
+	return __atomic_load_n(&head->refcount, __ATOMIC_ACQUIRE);
+}
+
+/* Map/unmap @nr PTEs of pages [page, page + nr) of folio @head. */
+static inline void folio_add_rmap_ptes(struct mmp_page *head, struct mmp_page *page, int nr)
+{
+	for (int i = 0; i < nr; i++)
+		__atomic_fetch_add(&page[i].mapcount, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&head->folio.large_mapcount, nr, __ATOMIC_RELAXED);
+}
+
+static inline void folio_remove_rmap_ptes(struct mmp_page *head, struct mmp_page *page, int nr)
+{
+	for (int i = 0; i < nr; i++)
+		__atomic_fetch_sub(&page[i].mapcount, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&head->folio.large_mapcount, nr, __ATOMIC_RELAXED);
+}
+
+static inline void folio_add_rmap_pmd(struct mmp_page *head)
+{
+	__atomic_fetch_add(&head->folio.entire_mapcount, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&head->folio.large_mapcount, 1, __ATOMIC_RELAXED);
+}
+
+static inline void folio_remove_rmap_pmd(struct mmp_page *head)
+{
+	__atomic_fetch_sub(&head->folio.entire_mapcount, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&head->folio.large_mapcount, 1, __ATOMIC_RELAXED);
+}
+
+static inline void page_flag_set(struct mmp_page *p, uint32_t f)
+{
+	__atomic_fetch_or(&p->flags, f, __ATOMIC_RELAXED);
+}
+
+static inline void page_flag_clear(struct mmp_page *p, uint32_t f)
+{
+	__atomic_fetch_and(&p->flags, ~f, __ATOMIC_RELAXED);
+}
+
+static inline bool page_flag_test(struct mmp_page *p, uint32_t f)
+{
+	return __atomic_load_n(&p->flags, __ATOMIC_RELAXED) & f;
+}
+
+static inline void rss_add(struct mmp_space *s, int64_t nr)
+{
+	__atomic_fetch_add(&s->rss_anon, nr, __ATOMIC_RELAXED);
+}
+
+#define MMP_PROT_ALL	(MMP_PROT_READ | MMP_PROT_WRITE | MMP_PROT_EXEC)
+
+static inline unsigned long calc_vm_prot_bits(int prot)
+{
+	return (prot & MMP_PROT_READ ? VM_READ : 0) | (prot & MMP_PROT_WRITE ? VM_WRITE : 0) |
+	       (prot & MMP_PROT_EXEC ? VM_EXEC : 0);
+}
+
+/* Translate VMA flags to the neutral entry flags of a new user mapping. */
+static inline unsigned int vma_entry_flags(const struct mmp_vma *vma)
+{
+	unsigned int f = MMP_E_USER | MMP_E_ACCESSED;
+
+	if (vma->flags & (VM_READ | VM_WRITE | VM_EXEC))
+		f |= MMP_E_PRESENT;
+	else
+		f |= MMP_E_PROTNONE;
+	if (!(vma->flags & VM_EXEC))
+		f |= MMP_E_NOEXEC;
+	return f;
+}
+
+#endif /* MMP_MM_H */

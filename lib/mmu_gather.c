@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * mmu_gather: collect what an unmap frees, flush the TLB once, then free.
+ * Nothing is freed before every CPU has dropped its translation of it: first
+ * the TLB flush, then folio references, then page tables.
+ */
+#include "internal.h"
+#include "mm.h"
+
+void tlb_gather_mmu(struct mmp_gather *tlb, struct mmp_space *s, bool fullmm)
+{
+	tlb->s = s;
+	tlb->fullmm = fullmm;
+	tlb->need_flush = false;
+	tlb->freed_tables = false;
+	tlb->stride_shift = PMD_SHIFT;
+	tlb->start = UINT64_MAX;
+	tlb->end = 0;
+	tlb->pages = tlb->local;
+	tlb->nr_pages = 0;
+	tlb->max_pages = MMU_GATHER_BUNDLE;
+	tlb->slots = 0;
+	tlb->nr_tables = 0;
+	inc_tlb_flush_pending(s);
+}
+
+static void tlb_track_range(struct mmp_gather *tlb, uint64_t start, uint64_t end)
+{
+	tlb->start = MIN(tlb->start, start);
+	tlb->end = MAX(tlb->end, end);
+}
+
+void tlb_remove_tlb_entries(struct mmp_gather *tlb, uint64_t addr, uint64_t size)
+{
+	tlb->need_flush = true;
+	if (size < PMD_SIZE)
+		tlb->stride_shift = PAGE_SHIFT;
+	tlb_track_range(tlb, addr, addr + size);
+}
+
+/* The TLB part of a flush (tlb_flush_mmu_tlbonly). */
+static void tlb_flush_mmu_tlbonly(struct mmp_gather *tlb)
+{
+	struct mmp_space *s = tlb->s;
+
+	if (!tlb->need_flush && !tlb->freed_tables)
+		return;
+	if (s->opts[MMP_OPT_DEBUG_SKIP_FLUSH] > 0) {
+		s->opts[MMP_OPT_DEBUG_SKIP_FLUSH]--;
+	} else if (tlb->fullmm) {
+		flush_tlb_mm(s);
+	} else {
+		/* Freed tables also drop page-walk caches: flush at page stride then. */
+		flush_tlb_range(s, tlb->start, tlb->end,
+				tlb->freed_tables ? PAGE_SHIFT : tlb->stride_shift);
+	}
+	tlb->need_flush = false;
+	tlb->freed_tables = false;
+	tlb->stride_shift = PMD_SHIFT;
+	tlb->start = UINT64_MAX;
+	tlb->end = 0;
+}
+
+/* Drop the gathered folio references: frees folios whose last reference goes. */
+static void tlb_release_pages(struct mmp_gather *tlb)
+{
+	for (unsigned int i = 0; i < tlb->nr_pages; i++)
+		folio_put_refs(tlb->s, tlb->pages[i].pfn, tlb->pages[i].nr);
+	tlb->nr_pages = 0;
+	tlb->slots = 0;
+}
+
+static void tlb_release_tables(struct mmp_gather *tlb)
+{
+	for (unsigned int i = 0; i < tlb->nr_tables; i++)
+		pgtable_free(tlb->s, tlb->tables[i]);
+	tlb->nr_tables = 0;
+}
+
+void tlb_flush_mmu(struct mmp_gather *tlb)
+{
+	if (tlb->nr_pages || tlb->nr_tables || tlb->need_flush || tlb->freed_tables)
+		count_inc(tlb->s, MMP_C_GATHER_FLUSH);
+	tlb_flush_mmu_tlbonly(tlb);
+	tlb_release_pages(tlb);
+	tlb_release_tables(tlb);
+}
+
+void tlb_finish_mmu(struct mmp_gather *tlb)
+{
+	tlb_flush_mmu(tlb);
+	if (tlb->pages != tlb->local)
+		free(tlb->pages);
+	tlb->pages = tlb->local;
+	dec_tlb_flush_pending(tlb->s);
+}
+
+/* Room for one more entry; grows the batch like __tlb_next_batch, or flushes. */
+static void tlb_reserve_page(struct mmp_gather *tlb, unsigned int slots)
+{
+	if (tlb->slots + slots > MAX_GATHER_PAGES) {
+		tlb_flush_mmu(tlb);
+		return;
+	}
+	if (tlb->nr_pages == tlb->max_pages) {
+		unsigned int max = tlb->max_pages * 4;
+		struct gather_page *p;
+
+		if (tlb->pages == tlb->local) {
+			p = malloc(max * sizeof(*p));
+			if (p)
+				for (unsigned int i = 0; i < tlb->nr_pages; i++)
+					p[i] = tlb->local[i];
+		} else {
+			p = realloc(tlb->pages, max * sizeof(*p));
+		}
+		if (!p) {
+			/* No memory for a bigger batch: flush now, as GFP_NOWAIT failure does. */
+			tlb_flush_mmu(tlb);
+			return;
+		}
+		tlb->pages = p;
+		tlb->max_pages = max;
+	}
+}
+
+void tlb_remove_folio_pages(struct mmp_gather *tlb, uint32_t head_pfn, unsigned int nr)
+{
+	/* A multi-page entry takes two slots, as the kernel's encoded_page pairs do. */
+	unsigned int slots = nr > 1 ? 2 : 1;
+
+	tlb_reserve_page(tlb, slots);
+	tlb->pages[tlb->nr_pages++] = (struct gather_page){ .pfn = head_pfn, .nr = nr };
+	tlb->slots += slots;
+}
+
+void tlb_remove_table(struct mmp_gather *tlb, uint32_t pfn, uint64_t start, uint64_t end)
+{
+	if (tlb->nr_tables == MAX_TABLE_BATCH)
+		tlb_flush_mmu(tlb);
+	tlb->freed_tables = true;
+	tlb_track_range(tlb, start, end);
+	tlb->tables[tlb->nr_tables++] = pfn;
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * mprotect: split the VMAs at the range ends, change the flags, rewrite every
+ * entry (change_protection) and flush the range once, then merge again.
+ */
+#include "internal.h"
+#include "mm.h"
+
+struct change_prot {
+	unsigned long vm_flags;
+	unsigned long pages;	/* entries whose bits changed */
+};
+
+/* New bits for a present or PROT_NONE entry under @vm_flags (pte_modify). */
+static unsigned int modify_flags(unsigned int f, unsigned long vm_flags, bool exclusive)
+{
+	f &= ~(MMP_E_PRESENT | MMP_E_PROTNONE | MMP_E_NOEXEC);
+	f |= vm_flags & VM_ACCESS_FLAGS ? MMP_E_PRESENT : MMP_E_PROTNONE;
+	if (!(vm_flags & VM_EXEC))
+		f |= MMP_E_NOEXEC;
+	if (!(vm_flags & VM_WRITE))
+		f &= ~MMP_E_WRITE;
+	else if (exclusive)
+		f |= MMP_E_WRITE;	/* MM_CP_TRY_CHANGE_WRITABLE: an exclusive anon page */
+	return f;
+}
+
+static void change_pte_range(struct mmp_space *s, mmp_pte_t *ptes, uint64_t addr, uint64_t end,
+			     struct change_prot *cp)
+{
+	mmp_spinlock_t *ptl = pte_lockptr(s, ptes);
+	mmp_pte_t *ptep = &ptes[level_index(addr, MMP_PTE)];
+
+	spin_lock(ptl);
+	for (; addr < end; addr += PAGE_SIZE, ptep++) {
+		mmp_pte_t old = s->arch->ptep_get(s, ptep), new;
+		unsigned int f, nf;
+		bool exclusive;
+
+		if (!old)
+			continue;
+		f = entry_flags(s, old, MMP_PTE);
+		exclusive = !(f & MMP_E_SPECIAL) &&
+			    page_flag_test(pfn_to_page(s->phys, entry_pfn(s, old, MMP_PTE)),
+					   PG_anon_exclusive);
+		nf = modify_flags(f, cp->vm_flags, exclusive);
+		if (nf == f)
+			continue;
+		/* ptep_modify_prot_start/commit: clear, so no A/D update is lost. */
+		old = s->arch->ptep_get_and_clear(s, addr, ptep);
+		f = entry_flags(s, old, MMP_PTE);
+		new = mk_entry(s, entry_pfn(s, old, MMP_PTE), modify_flags(f, cp->vm_flags, exclusive),
+			       MMP_PTE);
+		s->arch->set_ptes(s, addr, ptep, new, 1);
+		cp->pages++;
+	}
+	spin_unlock(ptl);
+}
+
+static int change_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t end, void *arg)
+{
+	struct change_prot *cp = arg;
+	mmp_pte_t pmd = READ_ONCE(*pmdp);
+
+	if (!pmd)
+		return 0;
+	if (entry_flags(s, pmd, MMP_PMD) & MMP_E_LEAF) {
+		if (addr == (addr & PMD_MASK) && end - addr == PMD_SIZE) {
+			unsigned int f = entry_flags(s, pmd, MMP_PMD), nf;
+			bool exclusive = !(f & MMP_E_SPECIAL) &&
+					 page_flag_test(pfn_to_page(s->phys, entry_pfn(s, pmd, MMP_PMD)),
+							PG_anon_exclusive);
+
+			spin_lock(&s->page_table_lock);
+			nf = modify_flags(f, cp->vm_flags, exclusive);
+			if (nf != f) {
+				ptep_modify(s, pmdp, MMP_PMD, nf & ~f, f & ~nf);
+				count_inc(s, MMP_C_PMD_WRITE);
+				cp->pages += HPAGE_PMD_NR;
+			}
+			spin_unlock(&s->page_table_lock);
+			return 0;
+		}
+		split_huge_pmd(s, pmdp, addr & PMD_MASK);
+		pmd = READ_ONCE(*pmdp);
+	}
+	if (pte_table(s, pmd))
+		change_pte_range(s, pte_table(s, pmd), addr, end, cp);
+	return 0;
+}
+
+MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, int prot)
+{
+	unsigned long vm_flags = calc_vm_prot_bits(prot);
+	uint64_t end, addr;
+	int err = 0, i;
+
+	if (!s || (start & (PAGE_SIZE - 1)) || (prot & ~MMP_PROT_ALL))
+		return -EINVAL;
+	if (!len)
+		return 0;
+	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
+	end = start + len;
+	if (!len || end <= start || end > MMP_TASK_SIZE)
+		return -ENOMEM;
+
+	pthread_rwlock_wrlock(&s->mmap_lock);
+	/* The range must be mapped without holes. */
+	for (addr = start, i = vma_index(s, start); addr < end; i++) {
+		if (i >= (int)s->nr_vmas || s->vmas[i].start > addr) {
+			err = -ENOMEM;
+			goto out;
+		}
+		addr = s->vmas[i].end;
+	}
+	if (s->nr_vmas + 2 > MMP_MAX_MAP_COUNT) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = vma_split(s, start);
+	if (!err)
+		err = vma_split(s, end);
+	if (err)
+		goto out;
+	for (i = vma_index(s, start); i < (int)s->nr_vmas && s->vmas[i].start < end; i++) {
+		struct mmp_vma *vma = &s->vmas[i];
+		struct change_prot cp = { .vm_flags = (vma->flags & ~VM_ACCESS_FLAGS) | vm_flags };
+
+		vma->flags = cp.vm_flags;
+		inc_tlb_flush_pending(s);
+		walk_pmd_range(s, vma->start, vma->end, change_pmd, &cp);
+		if (cp.pages)
+			flush_tlb_range(s, vma->start, vma->end, PAGE_SHIFT);
+		dec_tlb_flush_pending(s);
+	}
+	vma_merge_range(s, start, end);
+	s->last_op = "mmp_mprotect";
+out:
+	pthread_rwlock_unlock(&s->mmap_lock);
+	return err;
+}

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Page-table pages: allocation, population of the upper levels, the walk down
+ * to a PMD, and the free_pgtables() pass after an unmap.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "mm.h"
+
+/* A zeroed table page (pte_alloc_one / pmd_alloc_one). NO_PFN when out of memory. */
+uint32_t pgtable_alloc(struct mmp_space *s)
+{
+	uint32_t pfn = phys_alloc_pages(s->phys, 0);
+	struct mmp_page *page;
+
+	if (pfn == NO_PFN)
+		return NO_PFN;
+	page = pfn_to_page(s->phys, pfn);
+	page->flags = PG_table;
+	page->refcount = 1;
+	page->pt.deposit = NO_PFN;
+	memset(pfn_to_virt(s->phys, pfn), 0, PAGE_SIZE);
+	__atomic_fetch_add(&s->nr_pgtables, 1, __ATOMIC_RELAXED);
+	count_inc(s, MMP_C_PGTABLE_ALLOC);
+	return pfn;
+}
+
+/* Free a table no walker can reach any more (after the TLB flush). */
+void pgtable_free(struct mmp_space *s, uint32_t pfn)
+{
+	MMP_BUG_ON(!(pfn_to_page(s->phys, pfn)->flags & PG_table));
+	__atomic_fetch_sub(&s->nr_pgtables, 1, __ATOMIC_RELAXED);
+	count_inc(s, MMP_C_PGTABLE_FREE);
+	phys_free_pages(s->phys, pfn, 0);
+}
+
+/*
+ * Point an empty upper entry at a new table (pmd_install): allocate outside the
+ * lock, publish under page_table_lock unless another thread won the race.
+ * Release order makes the zeroed table visible before the entry.
+ */
+static int table_install(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level)
+{
+	uint32_t pfn = pgtable_alloc(s);
+
+	if (pfn == NO_PFN)
+		return -ENOMEM;
+	spin_lock(&s->page_table_lock);
+	if (!READ_ONCE(*ep)) {
+		__atomic_store_n(ep, mk_entry(s, pfn, MMP_E_TABLE, level), __ATOMIC_RELEASE);
+		pfn = NO_PFN;
+	}
+	spin_unlock(&s->page_table_lock);
+	if (pfn != NO_PFN)
+		pgtable_free(s, pfn);
+	return 0;
+}
+
+/* The PMD entry for @addr, allocating the PUD and PMD tables on the way (pmd_alloc). */
+mmp_pte_t *pmd_alloc(struct mmp_space *s, uint64_t addr)
+{
+	mmp_pte_t *table = space_table(s, s->pgd_pfn);
+
+	for (enum mmp_level l = MMP_PGD; l > MMP_PMD; l--) {
+		mmp_pte_t *ep = &table[level_index(addr, l)];
+		mmp_pte_t e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
+
+		if (!e) {
+			if (table_install(s, ep, l))
+				return NULL;
+			e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
+		}
+		table = entry_table(s, e, l);
+	}
+	return &table[level_index(addr, MMP_PMD)];
+}
+
+/* The PMD entry for @addr if the upper tables exist, else NULL (pmd_off without allocation). */
+mmp_pte_t *pmd_offset(struct mmp_space *s, uint64_t addr)
+{
+	mmp_pte_t *table = space_table(s, s->pgd_pfn);
+
+	for (enum mmp_level l = MMP_PGD; l > MMP_PMD; l--) {
+		mmp_pte_t e = __atomic_load_n(&table[level_index(addr, l)], __ATOMIC_ACQUIRE);
+
+		if (!(entry_flags(s, e, l) & MMP_E_TABLE))
+			return NULL;
+		table = entry_table(s, e, l);
+	}
+	return &table[level_index(addr, MMP_PMD)];
+}
+
+/* Give an empty PMD entry a PTE table (pte_alloc); 0 when one is there already. */
+int pte_alloc(struct mmp_space *s, mmp_pte_t *pmdp)
+{
+	if (READ_ONCE(*pmdp))
+		return 0;
+	return table_install(s, pmdp, MMP_PMD);
+}
+
+/* The PTE table a PMD entry points to, or NULL when the entry is none or a leaf. */
+mmp_pte_t *pte_table(struct mmp_space *s, mmp_pte_t pmd)
+{
+	if (!(entry_flags(s, pmd, MMP_PMD) & MMP_E_TABLE))
+		return NULL;
+	return entry_table(s, pmd, MMP_PMD);
+}
+
+/* Rewrite one entry's flags with a compare-and-swap, keeping concurrent A/D updates. */
+mmp_pte_t ptep_modify(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level, unsigned int set,
+		      unsigned int clear)
+{
+	mmp_pte_t old = READ_ONCE(*ep), new;
+
+	do {
+		if (!old)
+			return 0;
+		new = entry_set_flags(s, old, level, set, clear);
+	} while (!__atomic_compare_exchange_n(ep, &old, new, false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	return old;
+}
+
+/*
+ * Call @fn for every PMD entry slot in [addr, end) whose upper tables exist
+ * (walk_page_range at PMD granularity). Stops at the first non-zero return.
+ */
+int walk_pmd_range(struct mmp_space *s, uint64_t addr, uint64_t end, pmd_fn fn, void *arg)
+{
+	while (addr < end) {
+		mmp_pte_t *pmdp = pmd_offset(s, addr);
+		uint64_t next;
+		int err;
+
+		if (!pmdp) {
+			/* No PMD table here: skip to the next PUD span. */
+			next = level_addr_end(addr, end, MMP_PUD);
+			addr = next;
+			continue;
+		}
+		next = level_addr_end(addr, end, MMP_PMD);
+		err = fn(s, pmdp, addr, next, arg);
+		if (err)
+			return err;
+		addr = next;
+	}
+	return 0;
+}
+
+/*
+ * Free the tables below @table whose whole span lies in [floor, ceiling): no
+ * VMA lives there, so they hold no entries (free_pgd_range). Each goes through
+ * the gather, which flushes the TLB before the table is reused.
+ */
+static void free_table_range(struct mmp_gather *tlb, mmp_pte_t *table, enum mmp_level level,
+			     uint64_t addr, uint64_t end, uint64_t floor, uint64_t ceiling)
+{
+	struct mmp_space *s = tlb->s;
+
+	while (addr < end) {
+		uint64_t base = addr & ~(level_size(level) - 1);
+		uint64_t next = level_addr_end(addr, end, level);
+		mmp_pte_t *ep = &table[level_index(addr, level)];
+		mmp_pte_t e = READ_ONCE(*ep);
+
+		if (entry_flags(s, e, level) & MMP_E_TABLE) {
+			if (level - 1 > MMP_PTE)
+				free_table_range(tlb, entry_table(s, e, level), level - 1, addr, next,
+						 floor, ceiling);
+			if (base >= floor && base + level_size(level) <= ceiling) {
+				spin_lock(&s->page_table_lock);
+				WRITE_ONCE(*ep, 0);
+				spin_unlock(&s->page_table_lock);
+				tlb_remove_table(tlb, entry_pfn(s, e, level), base,
+						 base + level_size(level));
+			}
+		}
+		addr = next;
+	}
+}
+
+void free_pgtables(struct mmp_gather *tlb, uint64_t start, uint64_t end, uint64_t floor,
+		   uint64_t ceiling)
+{
+	free_table_range(tlb, space_table(tlb->s, tlb->s->pgd_pfn), MMP_PGD, start, end, floor,
+			 ceiling);
+}

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Simulated physical memory: one host reservation of frames, a memmap of
+ * struct mmp_page descriptors, and a binary buddy allocator over them.
+ *
+ * Free blocks are kept on per-order doubly linked lists threaded through the
+ * head descriptor (page->buddy, pfn links, NO_PFN terminates). Every descriptor
+ * of a free block other than its head is zero, so an allocation hands out a
+ * clean block without touching more than the pieces it splits off.
+ */
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+#define MAX_ORDER_PAGES	(1ull << MMP_MAX_ORDER)
+/* pfns are uint32_t and UINT32_MAX is NO_PFN: the last usable frame must stay below it. */
+#define MAX_PHYS_PAGES	((1ull << 32) - MAX_ORDER_PAGES)
+
+_Noreturn void mmp_bug(const char *file, int line, const char *what)
+{
+	fprintf(stderr, "libmmprim: BUG at %s:%d: %s\n", file, line, what);
+	abort();
+}
+
+bool phys_pfn_valid(struct mmp_phys *phys, uint64_t pfn)
+{
+	return pfn < phys->nr_pages;
+}
+
+/* ---- free lists (phys->lock held) ------------------------------------------------- */
+
+static void free_list_add(struct mmp_phys *phys, uint32_t pfn, unsigned int order)
+{
+	struct mmp_page *page = pfn_to_page(phys, pfn);
+	uint32_t next = phys->free_list[order];
+
+	page->flags = PG_buddy;
+	page->order = order;
+	page->buddy.prev = NO_PFN;
+	page->buddy.next = next;
+	if (next != NO_PFN)
+		pfn_to_page(phys, next)->buddy.prev = pfn;
+	phys->free_list[order] = pfn;
+	phys->nr_free[order]++;
+	phys->free_pages += 1ull << order;
+}
+
+/* Unlink the free block at @pfn and clear its head: it becomes plain frames again. */
+static void free_list_del(struct mmp_phys *phys, uint32_t pfn, unsigned int order)
+{
+	struct mmp_page *page = pfn_to_page(phys, pfn);
+	uint32_t next = page->buddy.next, prev = page->buddy.prev;
+
+	if (prev != NO_PFN)
+		pfn_to_page(phys, prev)->buddy.next = next;
+	else
+		phys->free_list[order] = next;
+	if (next != NO_PFN)
+		pfn_to_page(phys, next)->buddy.prev = prev;
+	memset(page, 0, sizeof(*page));
+	phys->nr_free[order]--;
+	phys->free_pages -= 1ull << order;
+}
+
+/* The head of the free block containing @pfn, or NO_PFN. */
+static uint32_t __free_block_of(struct mmp_phys *phys, uint64_t pfn)
+{
+	for (unsigned int order = 0; order <= MMP_MAX_ORDER; order++) {
+		uint64_t head = pfn & ~((1ull << order) - 1);
+		struct mmp_page *page = pfn_to_page(phys, head);
+
+		if ((page->flags & PG_buddy) && pfn - head < (1ull << page->order))
+			return head;
+	}
+	return NO_PFN;
+}
+
+bool phys_pfn_is_free(struct mmp_phys *phys, uint64_t pfn)
+{
+	bool ret;
+
+	if (!phys_pfn_valid(phys, pfn))
+		return false;
+	spin_lock(&phys->lock);
+	ret = __free_block_of(phys, pfn) != NO_PFN;
+	spin_unlock(&phys->lock);
+	return ret;
+}
+
+/* ---- allocation --------------------------------------------------------------------- */
+
+static uint32_t __alloc_pages(struct mmp_phys *phys, unsigned int order)
+{
+	unsigned int o = order;
+	uint32_t pfn;
+
+	while (o <= MMP_MAX_ORDER && phys->free_list[o] == NO_PFN)
+		o++;
+	if (o > MMP_MAX_ORDER)
+		return NO_PFN;
+
+	pfn = phys->free_list[o];
+	free_list_del(phys, pfn, o);
+	/* Keep the lower half, give the upper one back, until the block fits. */
+	while (o > order) {
+		o--;
+		free_list_add(phys, pfn + (1u << o), o);
+	}
+	pfn_to_page(phys, pfn)->order = order;
+	return pfn;
+}
+
+uint32_t phys_alloc_pages(struct mmp_phys *phys, unsigned int order)
+{
+	uint32_t pfn;
+
+	if (order > MMP_MAX_ORDER)
+		return NO_PFN;
+	spin_lock(&phys->lock);
+	pfn = __alloc_pages(phys, order);
+	spin_unlock(&phys->lock);
+	return pfn;
+}
+
+/* ---- freeing -------------------------------------------------------------------------- */
+
+static void __free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order)
+{
+	uint64_t nr = 1ull << order;
+	struct mmp_page *page;
+
+	MMP_BUG_ON(order > MMP_MAX_ORDER);
+	MMP_BUG_ON(pfn >= phys->nr_pages || pfn + nr > phys->nr_pages);
+	MMP_BUG_ON(pfn & (nr - 1));
+	/* A double free: inside a larger free block, or a piece of this one is free. */
+	MMP_BUG_ON(__free_block_of(phys, pfn) != NO_PFN);
+	page = pfn_to_page(phys, pfn);
+	for (uint64_t i = 1; i < nr; i++)
+		MMP_BUG_ON(page[i].flags & PG_buddy);
+
+	/* Owners leave flags, counts and tail links behind: the next user gets zeros. */
+	memset(page, 0, nr * sizeof(*page));
+
+	while (order < MMP_MAX_ORDER) {
+		uint32_t buddy = pfn ^ (1u << order);
+		struct mmp_page *bp;
+
+		if (buddy >= phys->nr_pages)
+			break;
+		bp = pfn_to_page(phys, buddy);
+		if (!(bp->flags & PG_buddy) || bp->order != order)
+			break;
+		free_list_del(phys, buddy, order);
+		pfn &= ~(1u << order);
+		order++;
+	}
+	free_list_add(phys, pfn, order);
+}
+
+void phys_free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order)
+{
+	spin_lock(&phys->lock);
+	__free_pages(phys, pfn, order);
+	spin_unlock(&phys->lock);
+}
+
+void phys_free_pages_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uint8_t *orders,
+			  unsigned int nr)
+{
+	if (!nr)
+		return;
+	spin_lock(&phys->lock);
+	for (unsigned int i = 0; i < nr; i++)
+		__free_pages(phys, pfns[i], orders[i]);
+	spin_unlock(&phys->lock);
+}
+
+/* ---- public API -------------------------------------------------------------------------- */
+
+static void *reserve(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+MMP_EXPORT int mmp_phys_create(size_t bytes, struct mmp_phys **out)
+{
+	const uint64_t block_bytes = MAX_ORDER_PAGES << PAGE_SHIFT;
+	struct mmp_phys *phys;
+	uint64_t nr_pages;
+
+	if (!out || !bytes || bytes % block_bytes)
+		return -EINVAL;
+	nr_pages = (uint64_t)bytes >> PAGE_SHIFT;
+	if (nr_pages > MAX_PHYS_PAGES)
+		return -EINVAL;
+
+	phys = calloc(1, sizeof(*phys));
+	if (!phys)
+		return -ENOMEM;
+	phys->nr_pages = nr_pages;
+	phys->base = reserve(nr_pages << PAGE_SHIFT);
+	if (!phys->base)
+		goto err_free;
+	/* Anonymous memory starts zeroed: every descriptor is clean from the start. */
+	phys->memmap = reserve(nr_pages * sizeof(struct mmp_page));
+	if (!phys->memmap)
+		goto err_unmap;
+	if (pthread_mutex_init(&phys->spaces_lock, NULL))
+		goto err_unmap_memmap;
+
+	for (unsigned int o = 0; o <= MMP_MAX_ORDER; o++)
+		phys->free_list[o] = NO_PFN;
+	/* Push from the top so the list runs in ascending pfn order (zero page at pfn 0). */
+	for (uint64_t pfn = nr_pages; pfn; pfn -= MAX_ORDER_PAGES)
+		free_list_add(phys, pfn - MAX_ORDER_PAGES, MMP_MAX_ORDER);
+
+	phys->zero_pfn = __alloc_pages(phys, 0);
+	MMP_BUG_ON(phys->zero_pfn == NO_PFN);
+	pfn_to_page(phys, phys->zero_pfn)->flags = PG_reserved;
+	pfn_to_page(phys, phys->zero_pfn)->refcount = 1;
+	phys->huge_zero_pfn = NO_PFN;
+
+	phys->spaces = NULL;
+	phys->next_space_id = 1;
+	*out = phys;
+	return 0;
+
+err_unmap_memmap:
+	munmap(phys->memmap, nr_pages * sizeof(struct mmp_page));
+err_unmap:
+	munmap(phys->base, nr_pages << PAGE_SHIFT);
+err_free:
+	free(phys);
+	return -ENOMEM;
+}
+
+MMP_EXPORT int mmp_phys_destroy(struct mmp_phys *phys)
+{
+	bool busy;
+
+	if (!phys)
+		return -EINVAL;
+	pthread_mutex_lock(&phys->spaces_lock);
+	busy = phys->spaces != NULL;
+	pthread_mutex_unlock(&phys->spaces_lock);
+	if (busy)
+		return -EBUSY;
+
+	pthread_mutex_destroy(&phys->spaces_lock);
+	munmap(phys->memmap, phys->nr_pages * sizeof(struct mmp_page));
+	munmap(phys->base, phys->nr_pages << PAGE_SHIFT);
+	free(phys);
+	return 0;
+}
+
+MMP_EXPORT int mmp_phys_stat(struct mmp_phys *phys, struct mmp_phys_stat *st)
+{
+	if (!phys || !st)
+		return -EINVAL;
+	spin_lock(&phys->lock);
+	st->total_pages = phys->nr_pages;
+	st->free_pages = phys->free_pages;
+	for (unsigned int o = 0; o <= MMP_MAX_ORDER; o++)
+		st->free_blocks[o] = phys->nr_free[o];
+	spin_unlock(&phys->lock);
+	return 0;
+}

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Address spaces: creation, teardown (exit_mmap), switches, counters. */
+#include <string.h>
+
+#include "internal.h"
+#include "mm.h"
+
+#define MMAP_BASE	0x7f0000000000ULL	/* below the stack gap of a 47-bit user space */
+
+/* A space with an empty PGD and no VMAs; not yet visible on the phys. */
+int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_space **out)
+{
+	struct mmp_space *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	if (posix_memalign((void **)&s->counters, 64,
+			   sizeof(*s->counters) * MMP_COUNTER_SHARDS)) {
+		free(s);
+		return -ENOMEM;
+	}
+	memset(s->counters, 0, sizeof(*s->counters) * MMP_COUNTER_SHARDS);
+	s->phys = phys;
+	s->arch = arch;
+	s->copy = arch->copy_ops[0];
+	s->mmap_base = MMAP_BASE;
+	s->tlb_entries = 1536;
+	s->tlb_ways = 12;
+	s->thp_mode[HPAGE_PMD_ORDER] = MMP_THP_MADVISE;
+	pthread_rwlock_init(&s->mmap_lock, NULL);
+	/* The PGD belongs to the mm itself (pgd_alloc): not counted in VmPTE. */
+	s->pgd_pfn = phys_alloc_pages(phys, 0);
+	if (s->pgd_pfn == NO_PFN) {
+		free(s->counters);
+		free(s);
+		return -ENOMEM;
+	}
+	pfn_to_page(phys, s->pgd_pfn)->flags = PG_table;
+	pfn_to_page(phys, s->pgd_pfn)->refcount = 1;
+	memset(pfn_to_virt(phys, s->pgd_pfn), 0, PAGE_SIZE);
+	*out = s;
+	return 0;
+}
+
+void space_link(struct mmp_space *s)
+{
+	struct mmp_phys *phys = s->phys;
+
+	pthread_mutex_lock(&phys->spaces_lock);
+	s->id = phys->next_space_id++;
+	s->phys_next = phys->spaces;
+	phys->spaces = s;
+	pthread_mutex_unlock(&phys->spaces_lock);
+}
+
+static void space_unlink(struct mmp_space *s)
+{
+	struct mmp_phys *phys = s->phys;
+
+	pthread_mutex_lock(&phys->spaces_lock);
+	for (struct mmp_space **pp = &phys->spaces; *pp; pp = &(*pp)->phys_next) {
+		if (*pp == s) {
+			*pp = s->phys_next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&phys->spaces_lock);
+}
+
+static const struct mmp_copy_ops *pick_copy_ops(const struct mmp_arch *arch)
+{
+	for (const struct mmp_copy_ops *const *op = arch->copy_ops; *op; op++)
+		if (!(*op)->usable || (*op)->usable())
+			return *op;
+	return arch->copy_ops[0];
+}
+
+MMP_EXPORT int mmp_space_create(struct mmp_phys *phys, const struct mmp_space_config *cfg,
+				struct mmp_space **out)
+{
+	const struct mmp_arch *arch;
+	unsigned int entries = 1536, ways = 12;
+	struct mmp_space *s;
+	int err;
+
+	if (!phys || !out)
+		return -EINVAL;
+	arch = mmp_arch_find(cfg && cfg->arch ? cfg->arch : "x86_64");
+	if (!arch)
+		return -ENOENT;
+	if (cfg && cfg->tlb_entries)
+		entries = cfg->tlb_entries;
+	if (cfg && cfg->tlb_ways)
+		ways = cfg->tlb_ways;
+	if (ways > entries || entries % ways || entries > (1u << 20) ||
+	    ((entries / ways) & (entries / ways - 1)))
+		return -EINVAL;
+	err = space_alloc(phys, arch, &s);
+	if (err)
+		return err;
+	s->copy = pick_copy_ops(arch);
+	s->tlb_entries = entries;
+	s->tlb_ways = ways;
+	s->opts[MMP_OPT_TLB_SANITIZER] = cfg && cfg->tlb_sanitizer;
+	space_link(s);
+	*out = s;
+	return 0;
+}
+
+/* Tear down every mapping and table (exit_mmap); no CPU runs the space any more. */
+void exit_mmap(struct mmp_space *s)
+{
+	struct mmp_gather tlb;
+
+	tlb_gather_mmu(&tlb, s, true);
+	for (unsigned int i = 0; i < s->nr_vmas; i++)
+		unmap_page_range(&tlb, s->vmas[i].start, s->vmas[i].end);
+	free_pgtables(&tlb, 0, USER_TOP, 0, USER_TOP);
+	tlb_finish_mmu(&tlb);
+	s->nr_vmas = 0;
+}
+
+MMP_EXPORT int mmp_space_destroy(struct mmp_space *s)
+{
+	if (!s)
+		return -EINVAL;
+	if (__atomic_load_n(&s->cpu_mask, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	pthread_rwlock_wrlock(&s->mmap_lock);
+	exit_mmap(s);
+	pthread_rwlock_unlock(&s->mmap_lock);
+	space_unlink(s);
+	phys_free_pages(s->phys, s->pgd_pfn, 0);
+	pthread_rwlock_destroy(&s->mmap_lock);
+	free(s->vmas);
+	free(s->counters);
+	free(s);
+	return 0;
+}
+
+MMP_EXPORT const char *mmp_space_arch(const struct mmp_space *s)
+{
+	return s ? s->arch->name : NULL;
+}
+
+MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long value)
+{
+	if (!s || (unsigned int)opt >= MMP_NR_OPTS)
+		return -EINVAL;
+	switch (opt) {
+	case MMP_OPT_TLB_SANITIZER:
+		if (value != 0 && value != 1)
+			return -EINVAL;
+		break;
+	case MMP_OPT_DEBUG_SKIP_FLUSH:
+		if (value < 0)
+			return -EINVAL;
+		break;
+	case MMP_OPT_HUGE_ORDER:
+		if (value < 0 || value >= MMP_NR_HUGE_ORDERS)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	WRITE_ONCE(s->opts[opt], value);
+	return 0;
+}
+
+MMP_EXPORT int mmp_space_get_opt(struct mmp_space *s, enum mmp_opt opt, long *value)
+{
+	if (!s || !value || (unsigned int)opt >= MMP_NR_OPTS)
+		return -EINVAL;
+	*value = READ_ONCE(s->opts[opt]);
+	return 0;
+}
+
+MMP_EXPORT int mmp_space_set_thp(struct mmp_space *s, unsigned int order, enum mmp_thp_mode mode)
+{
+	if (!s || order < 2 || order > HPAGE_PMD_ORDER || (unsigned int)mode > MMP_THP_ALWAYS)
+		return -EINVAL;
+	WRITE_ONCE(s->thp_mode[order], mode);
+	return 0;
+}
+
+MMP_EXPORT int mmp_space_counters(struct mmp_space *s, struct mmp_counters *out)
+{
+	if (!s || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	for (int sh = 0; sh < MMP_COUNTER_SHARDS; sh++)
+		for (int c = 0; c < MMP_NR_COUNTERS; c++)
+			out->v[c] += __atomic_load_n(&s->counters[sh].v[c], __ATOMIC_RELAXED);
+	return 0;
+}
+
+MMP_EXPORT void mmp_space_reset_counters(struct mmp_space *s)
+{
+	if (!s)
+		return;
+	for (int sh = 0; sh < MMP_COUNTER_SHARDS; sh++)
+		for (int c = 0; c < MMP_NR_COUNTERS; c++)
+			__atomic_store_n(&s->counters[sh].v[c], 0, __ATOMIC_RELAXED);
+}
+
+MMP_EXPORT int mmp_space_stat(struct mmp_space *s, struct mmp_space_stat *st)
+{
+	if (!s || !st)
+		return -EINVAL;
+	pthread_rwlock_rdlock(&s->mmap_lock);
+	st->nr_vmas = s->nr_vmas;
+	st->rss_anon_pages = __atomic_load_n(&s->rss_anon, __ATOMIC_RELAXED);
+	st->pgtable_bytes = __atomic_load_n(&s->nr_pgtables, __ATOMIC_RELAXED) * PAGE_SIZE;
+	pthread_rwlock_unlock(&s->mmap_lock);
+	return 0;
+}

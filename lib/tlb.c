@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * TLB invalidation across the simulated CPUs of a space. A CPU holds its lock
+ * for one access; a remote invalidation takes that lock, so it waits for an
+ * access in flight the way a shootdown IPI waits for the target's ack. On x86
+ * each remote CPU costs an IPI; arm64 broadcasts TLBIs in hardware instead.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "mm.h"
+
+static const unsigned int tlb_shifts[] = { PAGE_SHIFT, PMD_SHIFT };
+
+void tlb_invalidate_all(struct mmp_cpu *cpu)
+{
+	memset(cpu->tlb, 0, sizeof(*cpu->tlb) * cpu->tlb_sets * cpu->tlb_ways);
+}
+
+/* Drop this CPU's translations of [start, end), probing every page size. */
+void tlb_invalidate_local(struct mmp_cpu *cpu, uint64_t start, uint64_t end, unsigned int shift)
+{
+	for (uint64_t va = start; va < end; va += 1ULL << shift) {
+		for (size_t k = 0; k < ARRAY_SIZE(tlb_shifts); k++) {
+			unsigned int sh = tlb_shifts[k];
+			uint64_t key = (va & ~((1ULL << sh) - 1)) | sh << 1 | 1;
+			struct mmp_tlb_entry *set =
+				&cpu->tlb[((va >> sh) & (cpu->tlb_sets - 1)) * cpu->tlb_ways];
+
+			for (unsigned int w = 0; w < cpu->tlb_ways; w++)
+				if (set[w].key == key)
+					set[w].key = 0;
+		}
+	}
+}
+
+static void flush_cpus(struct mmp_space *s, uint64_t start, uint64_t end, unsigned int stride_shift,
+		       bool all)
+{
+	pthread_t self = pthread_self();
+
+	spin_lock(&s->cpus_lock);
+	for (int i = 0; i < MMP_MAX_CPUS; i++) {
+		struct mmp_cpu *cpu = s->cpus[i];
+
+		if (!cpu)
+			continue;
+		if (!pthread_equal(cpu->thread, self) && !s->arch->tlbi_broadcast)
+			count_inc(s, MMP_C_TLB_IPI);
+		spin_lock(&cpu->lock);
+		if (all)
+			tlb_invalidate_all(cpu);
+		else
+			tlb_invalidate_local(cpu, start, end, stride_shift);
+		spin_unlock(&cpu->lock);
+	}
+	spin_unlock(&s->cpus_lock);
+}
+
+/*
+ * flush_tlb_range(): invalidate [start, end) on every CPU that runs the space.
+ * Past the architecture's ceiling the whole mm is flushed instead, as x86's
+ * tlb_single_page_flush_ceiling and arm64's MAX_DVM_OPS do.
+ */
+void flush_tlb_range(struct mmp_space *s, uint64_t start, uint64_t end, unsigned int stride_shift)
+{
+	uint64_t nr = (end - start) >> stride_shift;
+	bool all = nr > s->arch->tlb_flush_ceiling;
+
+	if (all) {
+		count_inc(s, MMP_C_TLB_FLUSH_ALL);
+	} else {
+		count_inc(s, MMP_C_TLB_FLUSH_RANGE);
+		count_add(s, MMP_C_TLB_FLUSH_PAGE, nr);
+	}
+	flush_cpus(s, start, end, stride_shift, all);
+}
+
+void flush_tlb_mm(struct mmp_space *s)
+{
+	count_inc(s, MMP_C_TLB_FLUSH_ALL);
+	flush_cpus(s, 0, 0, PAGE_SHIFT, true);
+}

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * VMAs: a sorted array of disjoint [start, end) ranges, searched by bisection.
+ * Writers hold the mmap lock for writing; faults read it under the read lock.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/* Index of the first VMA whose end is above @addr (nr_vmas if none). */
+int vma_index(struct mmp_space *s, uint64_t addr)
+{
+	int lo = 0, hi = s->nr_vmas;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (s->vmas[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The VMA containing @addr, or NULL (unlike the kernel's find_vma, not the next one). */
+struct mmp_vma *find_vma(struct mmp_space *s, uint64_t addr)
+{
+	int i = vma_index(s, addr);
+
+	if (i < (int)s->nr_vmas && s->vmas[i].start <= addr)
+		return &s->vmas[i];
+	return NULL;
+}
+
+struct mmp_vma *find_vma_intersection(struct mmp_space *s, uint64_t start, uint64_t end)
+{
+	int i = vma_index(s, start);
+
+	if (i < (int)s->nr_vmas && s->vmas[i].start < end)
+		return &s->vmas[i];
+	return NULL;
+}
+
+static int vma_reserve(struct mmp_space *s, unsigned int more)
+{
+	if (s->nr_vmas + more > MMP_MAX_MAP_COUNT)
+		return -ENOMEM;
+	if (s->nr_vmas + more > s->vma_cap) {
+		unsigned int cap = MAX(16u, s->vma_cap * 2);
+		struct mmp_vma *v;
+
+		while (cap < s->nr_vmas + more)
+			cap *= 2;
+		v = realloc(s->vmas, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->vmas = v;
+		s->vma_cap = cap;
+	}
+	return 0;
+}
+
+/* Insert a VMA into a hole; the caller made sure the range is free. */
+int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long flags)
+{
+	int i, err = vma_reserve(s, 1);
+
+	if (err)
+		return err;
+	i = vma_index(s, start);
+	memmove(&s->vmas[i + 1], &s->vmas[i], (s->nr_vmas - i) * sizeof(*s->vmas));
+	s->vmas[i] = (struct mmp_vma){ .start = start, .end = end, .flags = flags };
+	s->nr_vmas++;
+	return 0;
+}
+
+/* Make @addr a VMA boundary (split_vma) if a VMA straddles it. */
+int vma_split(struct mmp_space *s, uint64_t addr)
+{
+	int i = vma_index(s, addr), err;
+
+	if (i >= (int)s->nr_vmas || s->vmas[i].start >= addr)
+		return 0;
+	err = vma_reserve(s, 1);
+	if (err)
+		return err;
+	memmove(&s->vmas[i + 1], &s->vmas[i], (s->nr_vmas - i) * sizeof(*s->vmas));
+	s->vmas[i].end = addr;
+	s->vmas[i + 1].start = addr;
+	s->nr_vmas++;
+	return 0;
+}
+
+/* Drop every VMA inside [start, end); both ends are already boundaries. */
+void vma_remove_range(struct mmp_space *s, uint64_t start, uint64_t end)
+{
+	int i = vma_index(s, start), j = i;
+
+	while (j < (int)s->nr_vmas && s->vmas[j].end <= end)
+		j++;
+	memmove(&s->vmas[i], &s->vmas[j], (s->nr_vmas - j) * sizeof(*s->vmas));
+	s->nr_vmas -= j - i;
+}
+
+/* Merge neighbours with equal flags around [start, end) (vma_merge). */
+void vma_merge_range(struct mmp_space *s, uint64_t start, uint64_t end)
+{
+	int i = vma_index(s, start);
+
+	if (i > 0)
+		i--;
+	while (i + 1 < (int)s->nr_vmas && s->vmas[i].start <= end) {
+		struct mmp_vma *a = &s->vmas[i], *b = &s->vmas[i + 1];
+
+		if (a->end == b->start && a->flags == b->flags) {
+			a->end = b->end;
+			memmove(b, b + 1, (s->nr_vmas - i - 2) * sizeof(*b));
+			s->nr_vmas--;
+		} else {
+			i++;
+		}
+	}
+}
+
+/*
+ * Top-down search below mmap_base for @len bytes, honouring a free hint first,
+ * as arch_get_unmapped_area_topdown() does; @align (a power of two) lets large
+ * anonymous mappings start on a PMD boundary (thp_get_unmapped_area). Returns 0
+ * when nothing fits.
+ */
+uint64_t get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64_t len, uint64_t align)
+{
+	uint64_t top = s->mmap_base;
+
+	if (len > MMP_TASK_SIZE - MMP_MMAP_MIN_ADDR)
+		return 0;
+	if (hint) {
+		hint &= PAGE_MASK;
+		if (hint >= MMP_MMAP_MIN_ADDR && hint <= MMP_TASK_SIZE - len &&
+		    !find_vma_intersection(s, hint, hint + len))
+			return hint;
+	}
+	for (int i = vma_index(s, top); ; i--) {
+		uint64_t gap_end = i < (int)s->nr_vmas ? MIN(top, s->vmas[i].start) : top;
+		uint64_t gap_start = i > 0 ? s->vmas[i - 1].end : MMP_MMAP_MIN_ADDR;
+
+		if (gap_end >= gap_start + len) {
+			uint64_t addr = (gap_end - len) & ~(align - 1);
+
+			if (addr >= gap_start && addr >= MMP_MMAP_MIN_ADDR)
+				return addr;
+		}
+		if (i <= 0)
+			break;
+	}
+	return 0;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A tiny TAP producer for meson's 'tap' protocol. Each check prints "ok N" or
+ * "not ok N"; tap_done() prints the plan and returns the exit status.
+ */
+#ifndef MMP_TAP_H
+#define MMP_TAP_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tap_n, tap_failed;
+
+__attribute__((format(printf, 2, 3), unused))
+static int tap_ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %d - ", cond ? "ok" : "not ok", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!cond)
+		tap_failed++;
+	return cond;
+}
+
+/* Compare two integers; on failure print both values. */
+#define tap_eq(got, want, ...)							\
+	({									\
+		long long __g = (long long)(got), __w = (long long)(want);	\
+		int __r = tap_ok(__g == __w, __VA_ARGS__);			\
+		if (!__r)							\
+			printf("#   got %lld, want %lld (%s)\n", __g, __w, #got);	\
+		__r;								\
+	})
+
+/* A precondition of the remaining checks: bail out of the whole test when false. */
+#define tap_require(cond, ...)							\
+	do {									\
+		if (!tap_ok((cond), __VA_ARGS__)) {				\
+			printf("Bail out! %s\n", #cond);			\
+			exit(1);						\
+		}								\
+	} while (0)
+
+__attribute__((unused))
+static int tap_done(void)
+{
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
+
+#endif /* MMP_TAP_H */
