@@ -208,7 +208,7 @@ static void *translate(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
 	struct mmp_tlb_entry *te = tlb_lookup(cpu, va);
 
 	if (likely(te)) {
-		if (access == MMP_ACCESS_READ || te->dirty) {
+		if (access == MMP_ACCESS_READ || (te->write && te->dirty)) {
 			count_inc(s, MMP_C_TLB_HIT);
 			if (unlikely(s->opts[MMP_OPT_TLB_SANITIZER]))
 				tlb_sanitize(cpu, va, te);

@@ -123,6 +123,7 @@ static inline bool spin_is_locked(mmp_spinlock_t *l)
 #define PG_dirty		(1u << 6)
 #define PG_swapbacked		(1u << 7)
 #define PG_reserved		(1u << 8)  /* zero pages: never freed, never counted */
+#define PG_pcp			(1u << 9)  /* free, on a per-CPU list */
 
 #define NO_PFN			UINT32_MAX
 
@@ -155,6 +156,20 @@ _Static_assert(sizeof(struct mmp_page) == 24, "keep the memmap small");
 
 struct mmp_space;
 
+/*
+ * Per-CPU page lists (struct per_cpu_pages): order-0 frames freed and
+ * allocated without the buddy lock or merging, hottest first. One list per
+ * counter shard, so each host thread mostly has its own.
+ */
+#define PCP_BATCH	63
+#define PCP_HIGH	(4 * PCP_BATCH)
+
+struct mmp_pcp {
+	mmp_spinlock_t lock;
+	uint32_t count;
+	uint32_t pfns[PCP_HIGH];
+};
+
 struct mmp_phys {
 	uint8_t *base;		/* the host reservation; frame pfn is at base + pfn * 4096 */
 	uint64_t nr_pages;
@@ -164,6 +179,9 @@ struct mmp_phys {
 	uint32_t free_list[MMP_MAX_ORDER + 1];
 	uint64_t nr_free[MMP_MAX_ORDER + 1];
 	uint64_t free_pages;
+
+	struct mmp_pcp *pcp;	/* MMP_COUNTER_SHARDS lists */
+	bool debug_vm;		/* MMPRIM_DEBUG_VM set: expensive sanity checks */
 
 	uint32_t zero_pfn;	 /* the shared zero page */
 	uint32_t huge_zero_pfn;	 /* the huge zero folio, allocated on first use */
@@ -195,6 +213,8 @@ void phys_free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order);
 void phys_free_pages_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uint8_t *orders,
 			  unsigned int nr);
 bool phys_pfn_valid(struct mmp_phys *phys, uint64_t pfn);
+/* Give every per-CPU list back to the buddy allocator (drain_all_pages). */
+void phys_drain_pcp(struct mmp_phys *phys);
 /* Is @pfn inside a free buddy block? (verify) */
 bool phys_pfn_is_free(struct mmp_phys *phys, uint64_t pfn);
 

@@ -375,6 +375,7 @@ static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *ptes, uint64_t addr
 	struct mmp_space *s = tlb->s;
 	mmp_spinlock_t *ptl = pte_lockptr(s, ptes);
 	mmp_pte_t *ptep = &ptes[level_index(addr, MMP_PTE)];
+	int64_t rss = 0;
 
 	spin_lock(ptl);
 	for (; addr < end; addr += PAGE_SIZE, ptep++) {
@@ -393,9 +394,11 @@ static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *ptes, uint64_t addr
 		pfn = entry_pfn(s, pte, MMP_PTE);
 		head_pfn = folio_pfn(s->phys, pfn);
 		folio_remove_rmap_ptes(pfn_to_page(s->phys, head_pfn), pfn_to_page(s->phys, pfn), 1);
-		rss_add(s, -1);
+		rss--;
 		tlb_remove_folio_pages(tlb, head_pfn, 1);
 	}
+	/* Like add_mm_rss_vec: one update per table, not per entry. */
+	rss_add(s, rss);
 	spin_unlock(ptl);
 }
 

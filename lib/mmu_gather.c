@@ -61,11 +61,35 @@ static void tlb_flush_mmu_tlbonly(struct mmp_gather *tlb)
 	tlb->end = 0;
 }
 
-/* Drop the gathered folio references: frees folios whose last reference goes. */
+/*
+ * Drop the gathered folio references; folios whose last reference goes are
+ * freed in bulk (folios_put_refs), one allocator lock per batch.
+ */
 static void tlb_release_pages(struct mmp_gather *tlb)
 {
-	for (unsigned int i = 0; i < tlb->nr_pages; i++)
-		folio_put_refs(tlb->s, tlb->pages[i].pfn, tlb->pages[i].nr);
+	struct mmp_phys *phys = tlb->s->phys;
+	uint32_t pfns[64];
+	uint8_t orders[64];
+	unsigned int nr = 0, freed = 0;
+
+	for (unsigned int i = 0; i < tlb->nr_pages; i++) {
+		struct mmp_page *head = pfn_to_page(phys, tlb->pages[i].pfn);
+		int left = folio_ref_sub_return(head, tlb->pages[i].nr);
+
+		MMP_BUG_ON(left < 0);
+		if (left)
+			continue;
+		MMP_BUG_ON(head->folio.large_mapcount != 0);
+		pfns[nr] = tlb->pages[i].pfn;
+		orders[nr++] = head->order;
+		if (nr == ARRAY_SIZE(pfns)) {
+			phys_free_pages_bulk(phys, pfns, orders, nr);
+			freed += nr;
+			nr = 0;
+		}
+	}
+	phys_free_pages_bulk(phys, pfns, orders, nr);
+	count_add(tlb->s, MMP_C_FOLIO_FREE, freed + nr);
 	tlb->nr_pages = 0;
 	tlb->slots = 0;
 }

@@ -83,7 +83,8 @@ bool phys_pfn_is_free(struct mmp_phys *phys, uint64_t pfn)
 	if (!phys_pfn_valid(phys, pfn))
 		return false;
 	spin_lock(&phys->lock);
-	ret = __free_block_of(phys, pfn) != NO_PFN;
+	ret = __free_block_of(phys, pfn) != NO_PFN ||
+	      (__atomic_load_n(&pfn_to_page(phys, pfn)->flags, __ATOMIC_RELAXED) & PG_pcp);
 	spin_unlock(&phys->lock);
 	return ret;
 }
@@ -111,12 +112,103 @@ static uint32_t __alloc_pages(struct mmp_phys *phys, unsigned int order)
 	return pfn;
 }
 
+/* ---- per-CPU lists -------------------------------------------------------------------- */
+
+static struct mmp_pcp *this_pcp(struct mmp_phys *phys)
+{
+	return &phys->pcp[counter_shard()];
+}
+
+static void __free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order);
+
+/* Move the @nr coldest frames of @pcp to the buddy allocator. pcp->lock held. */
+static void pcp_drain(struct mmp_phys *phys, struct mmp_pcp *pcp, unsigned int nr)
+{
+	nr = MIN(nr, pcp->count);
+	spin_lock(&phys->lock);
+	for (unsigned int i = 0; i < nr; i++) {
+		pfn_to_page(phys, pcp->pfns[i])->flags = 0;
+		__free_pages(phys, pcp->pfns[i], 0);
+	}
+	spin_unlock(&phys->lock);
+	pcp->count -= nr;
+	memmove(pcp->pfns, pcp->pfns + nr, pcp->count * sizeof(pcp->pfns[0]));
+}
+
+void phys_drain_pcp(struct mmp_phys *phys)
+{
+	for (int i = 0; i < MMP_COUNTER_SHARDS; i++) {
+		spin_lock(&phys->pcp[i].lock);
+		pcp_drain(phys, &phys->pcp[i], PCP_HIGH);
+		spin_unlock(&phys->pcp[i].lock);
+	}
+}
+
+/* rmqueue_pcplist: the hottest frame of this CPU's list, refilled a batch at a time. */
+static uint32_t pcp_alloc(struct mmp_phys *phys)
+{
+	struct mmp_pcp *pcp = this_pcp(phys);
+	uint32_t pfn = NO_PFN;
+
+	spin_lock(&pcp->lock);
+	if (!pcp->count) {
+		spin_lock(&phys->lock);
+		while (pcp->count < PCP_BATCH) {
+			uint32_t p = __alloc_pages(phys, 0);
+
+			if (p == NO_PFN)
+				break;
+			pfn_to_page(phys, p)->flags = PG_pcp;
+			pcp->pfns[pcp->count++] = p;
+		}
+		spin_unlock(&phys->lock);
+	}
+	if (pcp->count) {
+		pfn = pcp->pfns[--pcp->count];
+		pfn_to_page(phys, pfn)->flags = 0;
+	}
+	spin_unlock(&pcp->lock);
+	return pfn;
+}
+
+static void pcp_free(struct mmp_phys *phys, struct mmp_pcp *pcp, uint32_t pfn)
+{
+	struct mmp_page *page = pfn_to_page(phys, pfn);
+
+	MMP_BUG_ON(pfn >= phys->nr_pages);
+	MMP_BUG_ON(page->flags & (PG_buddy | PG_pcp));
+	if (phys->debug_vm) {
+		/* A double free of a frame inside a free buddy block (CONFIG_DEBUG_VM). */
+		spin_lock(&phys->lock);
+		MMP_BUG_ON(__free_block_of(phys, pfn) != NO_PFN);
+		spin_unlock(&phys->lock);
+	}
+	memset(page, 0, sizeof(*page));
+	page->flags = PG_pcp;
+	if (pcp->count == PCP_HIGH)
+		pcp_drain(phys, pcp, PCP_BATCH);
+	pcp->pfns[pcp->count++] = pfn;
+}
+
 uint32_t phys_alloc_pages(struct mmp_phys *phys, unsigned int order)
 {
 	uint32_t pfn;
 
 	if (order > MMP_MAX_ORDER)
 		return NO_PFN;
+	if (order == 0) {
+		pfn = pcp_alloc(phys);
+		if (pfn != NO_PFN)
+			return pfn;
+	} else {
+		spin_lock(&phys->lock);
+		pfn = __alloc_pages(phys, order);
+		spin_unlock(&phys->lock);
+		if (pfn != NO_PFN)
+			return pfn;
+	}
+	/* Out of memory: free frames may sit on other CPUs' lists. */
+	phys_drain_pcp(phys);
 	spin_lock(&phys->lock);
 	pfn = __alloc_pages(phys, order);
 	spin_unlock(&phys->lock);
@@ -136,8 +228,8 @@ static void __free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order
 	/* A double free: inside a larger free block, or a piece of this one is free. */
 	MMP_BUG_ON(__free_block_of(phys, pfn) != NO_PFN);
 	page = pfn_to_page(phys, pfn);
-	for (uint64_t i = 1; i < nr; i++)
-		MMP_BUG_ON(page[i].flags & PG_buddy);
+	for (uint64_t i = 0; i < nr; i++)
+		MMP_BUG_ON(page[i].flags & (i ? PG_buddy | PG_pcp : PG_pcp));
 
 	/* Owners leave flags, counts and tail links behind: the next user gets zeros. */
 	memset(page, 0, nr * sizeof(*page));
@@ -160,19 +252,30 @@ static void __free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order
 
 void phys_free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order)
 {
-	spin_lock(&phys->lock);
-	__free_pages(phys, pfn, order);
-	spin_unlock(&phys->lock);
+	phys_free_pages_bulk(phys, &pfn, (uint8_t[]){ order }, 1);
 }
 
+/* Order-0 frames go to this CPU's list, larger blocks to the buddy lists. */
 void phys_free_pages_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uint8_t *orders,
 			  unsigned int nr)
 {
-	if (!nr)
+	struct mmp_pcp *pcp = this_pcp(phys);
+	bool large = false;
+
+	spin_lock(&pcp->lock);
+	for (unsigned int i = 0; i < nr; i++) {
+		if (orders[i] == 0)
+			pcp_free(phys, pcp, pfns[i]);
+		else
+			large = true;
+	}
+	spin_unlock(&pcp->lock);
+	if (!large)
 		return;
 	spin_lock(&phys->lock);
 	for (unsigned int i = 0; i < nr; i++)
-		__free_pages(phys, pfns[i], orders[i]);
+		if (orders[i])
+			__free_pages(phys, pfns[i], orders[i]);
 	spin_unlock(&phys->lock);
 }
 
@@ -202,6 +305,7 @@ MMP_EXPORT int mmp_phys_create(size_t bytes, struct mmp_phys **out)
 	if (!phys)
 		return -ENOMEM;
 	phys->nr_pages = nr_pages;
+	phys->debug_vm = getenv("MMPRIM_DEBUG_VM") && strcmp(getenv("MMPRIM_DEBUG_VM"), "0");
 	phys->base = reserve(nr_pages << PAGE_SHIFT);
 	if (!phys->base)
 		goto err_free;
@@ -209,6 +313,9 @@ MMP_EXPORT int mmp_phys_create(size_t bytes, struct mmp_phys **out)
 	phys->memmap = reserve(nr_pages * sizeof(struct mmp_page));
 	if (!phys->memmap)
 		goto err_unmap;
+	phys->pcp = calloc(MMP_COUNTER_SHARDS, sizeof(*phys->pcp));
+	if (!phys->pcp)
+		goto err_unmap_memmap;
 	if (pthread_mutex_init(&phys->spaces_lock, NULL))
 		goto err_unmap_memmap;
 
@@ -230,6 +337,7 @@ MMP_EXPORT int mmp_phys_create(size_t bytes, struct mmp_phys **out)
 	return 0;
 
 err_unmap_memmap:
+	free(phys->pcp);
 	munmap(phys->memmap, nr_pages * sizeof(struct mmp_page));
 err_unmap:
 	munmap(phys->base, nr_pages << PAGE_SHIFT);
@@ -251,6 +359,7 @@ MMP_EXPORT int mmp_phys_destroy(struct mmp_phys *phys)
 		return -EBUSY;
 
 	pthread_mutex_destroy(&phys->spaces_lock);
+	free(phys->pcp);
 	munmap(phys->memmap, phys->nr_pages * sizeof(struct mmp_page));
 	munmap(phys->base, phys->nr_pages << PAGE_SHIFT);
 	free(phys);
@@ -261,6 +370,8 @@ MMP_EXPORT int mmp_phys_stat(struct mmp_phys *phys, struct mmp_phys_stat *st)
 {
 	if (!phys || !st)
 		return -EINVAL;
+	/* Report the buddy state with every per-CPU list given back. */
+	phys_drain_pcp(phys);
 	spin_lock(&phys->lock);
 	st->total_pages = phys->nr_pages;
 	st->free_pages = phys->free_pages;

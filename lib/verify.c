@@ -249,6 +249,12 @@ static void mark_free(struct verify *v)
 		     pfn = pfn_to_page(phys, pfn)->buddy.next)
 			memset(v->free + pfn, 1, 1u << o);
 	spin_unlock(&phys->lock);
+	for (int i = 0; i < MMP_COUNTER_SHARDS; i++) {
+		spin_lock(&phys->pcp[i].lock);
+		for (unsigned int j = 0; j < phys->pcp[i].count; j++)
+			v->free[phys->pcp[i].pfns[j]] = 1;
+		spin_unlock(&phys->pcp[i].lock);
+	}
 }
 
 /* Every allocated frame is a table, a mapped folio or a zero page; counts add up. */

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The conformance suite: the same checks over every registered back end. A
+ * port passes when every check here passes for it. Run with a back end name
+ * to check only that one; MMP_CONFORMANCE_VERBOSE=1 names each check.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "mm.h"
+#include "util.h"
+
+static struct mmp_phys *phys;
+
+/* ---- format ------------------------------------------------------------------- */
+
+static void check_format(const char *name)
+{
+	struct mmp_space *s = new_space(phys, name);
+	const struct mmp_arch *a = s->arch;
+	static const unsigned int leaf_bits[] = {
+		MMP_E_WRITE, MMP_E_USER, MMP_E_ACCESSED, MMP_E_DIRTY, MMP_E_SOFT_DIRTY,
+		MMP_E_SPECIAL, MMP_E_NOEXEC,
+	};
+	bool ok = true;
+
+	for (enum mmp_level l = MMP_PTE; l <= MMP_PMD; l++) {
+		for (unsigned int m = 0; m < 1u << ARRAY_SIZE(leaf_bits); m++) {
+			for (int valid = 0; valid < 2; valid++) {
+				unsigned int f = valid ? MMP_E_PRESENT : MMP_E_PROTNONE;
+				uint64_t pfn = (0x12345ULL * (m + 1)) & 0xfffffff;
+				mmp_pte_t e;
+
+				if (l == MMP_PMD) {
+					f |= MMP_E_LEAF;
+					pfn &= ~511ULL;
+				}
+				for (size_t b = 0; b < ARRAY_SIZE(leaf_bits); b++)
+					if (m & (1u << b))
+						f |= leaf_bits[b];
+				e = a->mk_entry(pfn, f, l);
+				if (!e || a->entry_flags(e, l) != f || a->entry_pfn(e, l) != pfn) {
+					if (ok)
+						printf("# %s level %d: flags %#x pfn %#llx -> %#llx -> %#x\n",
+						       name, l, f, (unsigned long long)pfn,
+						       (unsigned long long)e, a->entry_flags(e, l));
+					ok = false;
+				}
+			}
+		}
+	}
+	tap_ok(ok, "%s: every leaf flag combination encodes and decodes back", name);
+
+	ok = true;
+	for (enum mmp_level l = MMP_PMD; l <= MMP_PGD; l++) {
+		mmp_pte_t e = a->mk_entry(777, MMP_E_TABLE, l);
+
+		ok &= a->entry_flags(e, l) == (MMP_E_TABLE | MMP_E_PRESENT) && a->entry_pfn(e, l) == 777;
+	}
+	tap_ok(ok, "%s: table entries decode as present tables at PMD, PUD, PGD", name);
+	mmp_space_destroy(s);
+}
+
+/* ---- batched entry hooks against one-at-a-time ------------------------------------ */
+
+static void check_entry_hooks(const char *name)
+{
+	struct mmp_space *s = new_space(phys, name);
+	const struct mmp_arch *a = s->arch;
+	uint32_t tpfn = pgtable_alloc(s);
+	mmp_pte_t *t = space_table(s, tpfn), first, e;
+	unsigned int base = MMP_E_PRESENT | MMP_E_USER | MMP_E_WRITE;
+	uint64_t addr = 0x40000000, pfn = 0x1000;
+	bool ok = true;
+
+	a->set_ptes(s, addr, t, mk_entry(s, pfn, base, MMP_PTE), 16);
+	for (int i = 0; i < 16; i++) {
+		e = a->ptep_get(s, &t[i]);
+		ok &= entry_pfn(s, e, MMP_PTE) == pfn + i &&
+		      (entry_flags(s, e, MMP_PTE) & ~(MMP_E_ACCESSED | MMP_E_DIRTY)) == base;
+	}
+	tap_ok(ok, "%s: set_ptes maps consecutive pfns with the same bits", name);
+
+	/* A/D left on any entry of the range comes back on the first. */
+	ptep_modify(s, &t[5], MMP_PTE, MMP_E_DIRTY, 0);
+	ptep_modify(s, &t[11], MMP_PTE, MMP_E_ACCESSED, 0);
+	first = a->get_and_clear_full_ptes(s, addr, t, 16, 0);
+	tap_ok(entry_pfn(s, first, MMP_PTE) == pfn &&
+	       (entry_flags(s, first, MMP_PTE) & (MMP_E_ACCESSED | MMP_E_DIRTY)) ==
+		       (MMP_E_ACCESSED | MMP_E_DIRTY),
+	       "%s: get_and_clear_full_ptes returns the first entry with A/D of all", name);
+	ok = true;
+	for (int i = 0; i < 16; i++)
+		ok &= a->ptep_get(s, &t[i]) == 0;
+	tap_ok(ok, "%s: ... and clears every entry", name);
+
+	a->set_ptes(s, addr, t, mk_entry(s, pfn, base | MMP_E_DIRTY, MMP_PTE), 16);
+	a->wrprotect_ptes(s, addr, t, 16);
+	ok = true;
+	for (int i = 0; i < 16; i++) {
+		unsigned int f = entry_flags(s, a->ptep_get(s, &t[i]), MMP_PTE);
+
+		ok &= !(f & MMP_E_WRITE) && (f & MMP_E_DIRTY) && (f & MMP_E_PRESENT);
+	}
+	tap_ok(ok, "%s: wrprotect_ptes removes write and keeps dirty", name);
+
+	ptep_modify(s, &t[3], MMP_PTE, MMP_E_ACCESSED, 0);
+	tap_ok(a->ptep_test_and_clear_young(s, addr + 3 * PAGE_SIZE, &t[3]) == 1 &&
+	       a->ptep_test_and_clear_young(s, addr + 3 * PAGE_SIZE, &t[3]) == 0,
+	       "%s: ptep_test_and_clear_young reports and clears accessed", name);
+	a->clear_full_ptes(s, addr, t, 16, 1);
+	ok = true;
+	for (int i = 0; i < 16; i++)
+		ok &= t[i] == 0;
+	tap_ok(ok, "%s: clear_full_ptes clears", name);
+	tap_ok(a->pte_batch_hint(t, mk_entry(s, pfn, base, MMP_PTE)) >= 1,
+	       "%s: pte_batch_hint is at least 1", name);
+	pgtable_free(s, tpfn);
+	mmp_space_destroy(s);
+}
+
+/* ---- the hardware model -------------------------------------------------------------- */
+
+static mmp_pte_t leaf_of(struct mmp_space *s, uint64_t addr, enum mmp_level *level)
+{
+	mmp_pte_t *pmdp = pmd_offset(s, addr), pmd;
+
+	*level = MMP_PTE;
+	if (!pmdp)
+		return 0;
+	pmd = *pmdp;
+	*level = MMP_PMD;
+	if (entry_flags(s, pmd, MMP_PMD) & MMP_E_LEAF)
+		return pmd;
+	*level = MMP_PTE;
+	return pte_table(s, pmd) ? pte_table(s, pmd)[level_index(addr, MMP_PTE)] : 0;
+}
+
+static void check_hardware(const char *name)
+{
+	struct mmp_space *s = new_space(phys, name);
+	struct mmp_cpu *cpu;
+	enum mmp_level l = MMP_PTE;
+	uint64_t a = map(s, 64 * KiB, MMP_PROT_READ | MMP_PROT_WRITE);
+	mmp_pte_t *ptep;
+	char buf[8] = "abcdefg", out[8];
+	unsigned int f;
+
+	mmp_cpu_attach(s, &cpu);
+	tap_eq(mmp_write(cpu, a, buf, 8), 0, "%s: write faults a page in", name);
+	f = entry_flags(s, leaf_of(s, a, &l), l);
+	tap_ok((f & (MMP_E_PRESENT | MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED | MMP_E_USER)) ==
+		       (MMP_E_PRESENT | MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED | MMP_E_USER) &&
+		       l == MMP_PTE,
+	       "%s: the new PTE is present, user, writable, young and dirty", name);
+
+	/* Clean and age the entry behind the TLB's back, flush, and let the MMU set them again. */
+	ptep = &pte_table(s, *pmd_offset(s, a))[level_index(a, MMP_PTE)];
+	ptep_modify(s, ptep, MMP_PTE, 0, MMP_E_ACCESSED | MMP_E_DIRTY);
+	flush_tlb_page(s, a);
+	tap_eq(mmp_read(cpu, a, out, 8), 0, "%s: read back", name);
+	f = entry_flags(s, *ptep, MMP_PTE);
+	tap_ok((f & MMP_E_ACCESSED) && !(f & MMP_E_DIRTY), "%s: a read sets accessed only", name);
+	tap_eq(mmp_write(cpu, a + 1, "X", 1), 0, "%s: write through the clean TLB entry", name);
+	f = entry_flags(s, *ptep, MMP_PTE);
+	tap_ok(f & MMP_E_DIRTY, "%s: a write through a clean TLB entry walks and sets dirty", name);
+	tap_ok(counter(s, MMP_C_HW_AD_UPDATE) == 2, "%s: two hardware A/D updates (got %llu)", name,
+	       (unsigned long long)counter(s, MMP_C_HW_AD_UPDATE));
+	tap_ok(!memcmp(out, buf, 8), "%s: data round-trips", name);
+
+	/* Zero page on read, COW on the first write. */
+	tap_eq(mmp_read(cpu, a + 8 * PAGE_SIZE, out, 8), 0, "%s: read of an untouched page", name);
+	f = entry_flags(s, leaf_of(s, a + 8 * PAGE_SIZE, &l), l);
+	tap_ok((f & MMP_E_SPECIAL) && !(f & MMP_E_WRITE) && !out[0],
+	       "%s: a read fault maps the zero page read-only", name);
+	tap_eq(counter(s, MMP_C_FAULT_ZERO), 1, "%s: one zero-page fault", name);
+	tap_eq(mmp_write(cpu, a + 8 * PAGE_SIZE, "z", 1), 0, "%s: write the zero-page mapping", name);
+	tap_eq(counter(s, MMP_C_FAULT_COW), 1, "%s: ... which copies (COW from the zero page)", name);
+	tap_eq(rss(s), 2, "%s: RSS counts the two real pages", name);
+	mmp_cpu_detach(cpu);
+	tap_eq(mmp_space_verify(s), 0, "%s: verify", name);
+	mmp_space_destroy(s);
+}
+
+/* ---- faults, fork, protection --------------------------------------------------------- */
+
+static void check_fork_cow(const char *name)
+{
+	struct mmp_space *s = new_space(phys, name), *c;
+	struct mmp_cpu *pc, *cc;
+	uint64_t a = map(s, 256 * KiB, MMP_PROT_READ | MMP_PROT_WRITE);
+	char out[4];
+
+	mmp_cpu_attach(s, &pc);
+	for (int i = 0; i < 64; i++)
+		mmp_write(pc, a + i * PAGE_SIZE, "par", 4);
+	tap_eq(mmp_fork(s, &c), 0, "%s: fork", name);
+	tap_eq(rss(c), 64, "%s: the child maps all 64 pages", name);
+	tap_eq(mmp_space_verify(s), 0, "%s: verify after fork (parent and child)", name);
+	mmp_cpu_attach(c, &cc);
+	tap_eq(mmp_write(cc, a, "chi", 4), 0, "%s: child writes", name);
+	mmp_read(pc, a, out, 4);
+	tap_ok(!strcmp(out, "par"), "%s: the parent keeps its data", name);
+	mmp_read(cc, a, out, 4);
+	tap_ok(!strcmp(out, "chi"), "%s: the child sees its write", name);
+	tap_eq(counter(c, MMP_C_FAULT_COW), 1, "%s: the child copied one page", name);
+	mmp_write(pc, a + PAGE_SIZE, "PAR", 4);
+	tap_eq(counter(s, MMP_C_FAULT_COW), 1, "%s: the parent copies a shared page too", name);
+	mmp_write(pc, a, "PAR", 4);
+	tap_eq(counter(s, MMP_C_FAULT_WP_REUSE), 1,
+	       "%s: a page the child left is reused, not copied", name);
+	mmp_cpu_detach(cc);
+	tap_eq(mmp_space_destroy(c), 0, "%s: destroy the child", name);
+	mmp_write(pc, a + 2 * PAGE_SIZE, "PAR", 4);
+	tap_eq(counter(s, MMP_C_FAULT_WP_REUSE), 2, "%s: once the child is gone, pages are reused",
+	       name);
+	tap_eq(mmp_space_verify(s), 0, "%s: verify", name);
+	mmp_cpu_detach(pc);
+	mmp_space_destroy(s);
+}
+
+static void check_protection(const char *name)
+{
+	struct mmp_space *s = new_space(phys, name);
+	struct mmp_cpu *cpu;
+	uint64_t a = map(s, 64 * KiB, MMP_PROT_READ | MMP_PROT_WRITE);
+	char out[4];
+
+	mmp_cpu_attach(s, &cpu);
+	mmp_write(cpu, a, "abc", 4);
+	tap_eq(mmp_mprotect(s, a, 64 * KiB, MMP_PROT_READ), 0, "%s: mprotect read-only", name);
+	tap_eq(mmp_write(cpu, a, "x", 1), -EFAULT, "%s: a write is refused (SIGSEGV)", name);
+	tap_eq(mmp_read(cpu, a, out, 4), 0, "%s: a read works", name);
+	tap_eq(mmp_mprotect(s, a, 64 * KiB, MMP_PROT_NONE), 0, "%s: mprotect PROT_NONE", name);
+	tap_eq(mmp_read(cpu, a, out, 4), -EFAULT, "%s: a read is refused", name);
+	tap_eq(mmp_space_verify(s), 0, "%s: PROT_NONE entries verify", name);
+	tap_eq(mmp_mprotect(s, a, 64 * KiB, MMP_PROT_READ | MMP_PROT_WRITE), 0,
+	       "%s: mprotect back to read-write", name);
+	tap_eq(mmp_read(cpu, a, out, 4), 0, "%s: read again", name);
+	tap_ok(!strcmp(out, "abc"), "%s: data survived PROT_NONE", name);
+	tap_eq(mmp_write(cpu, a, "d", 1), 0, "%s: write again", name);
+	tap_eq(counter(s, MMP_C_FAULT_WP_REUSE) + counter(s, MMP_C_FAULT_COW), 0,
+	       "%s: an exclusive page is made writable by mprotect itself", name);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+}
+
+/* ---- THP and mTHP --------------------------------------------------------------------- */
+
+static void check_thp(const char *name)
+{
+	struct mmp_space *s = new_space(phys, name), *c;
+	struct mmp_cpu *cpu, *cc;
+	uint64_t a = map(s, 4 * MiB, MMP_PROT_READ | MMP_PROT_WRITE);
+	enum mmp_level l = MMP_PTE;
+	char out[4];
+
+	tap_eq(a % MMP_PMD_SIZE, 0, "%s: a 4 MiB mapping is PMD aligned", name);
+	mmp_madvise(s, a, 4 * MiB, MMP_MADV_HUGEPAGE);
+	mmp_cpu_attach(s, &cpu);
+	mmp_write(cpu, a + 12345, "thp", 4);
+	leaf_of(s, a, &l);
+	tap_ok(l == MMP_PMD && counter(s, MMP_C_FAULT_HUGE_ANON) == 1,
+	       "%s: a write maps a PMD THP", name);
+	tap_eq(counter(s, MMP_C_SUBPAGE_CLEAR), 512, "%s: 512 sub-pages cleared", name);
+	tap_eq(rss(s), 512, "%s: RSS 512 pages", name);
+	mmp_read(cpu, a + MMP_PMD_SIZE, out, 4);
+	tap_eq(counter(s, MMP_C_FAULT_HUGE_ZERO), 1, "%s: a read maps the huge zero page", name);
+	mmp_write(cpu, a + MMP_PMD_SIZE + 5, "w", 1);
+	tap_eq(counter(s, MMP_C_FAULT_HUGE_ANON), 2, "%s: writing it allocates a THP", name);
+
+	tap_eq(mmp_fork(s, &c), 0, "%s: fork with THPs", name);
+	mmp_cpu_attach(c, &cc);
+	mmp_write(cc, a, "kid", 4);
+	tap_eq(counter(c, MMP_C_FAULT_HUGE_COW), 1, "%s: the child's write copies the THP", name);
+	tap_eq(counter(c, MMP_C_SUBPAGE_COPY), 512, "%s: 512 sub-pages copied", name);
+	mmp_read(cc, a + 12345, out, 4);
+	tap_ok(!strcmp(out, "thp"), "%s: the copy holds the parent's data", name);
+	mmp_read(cpu, a, out, 1);
+	tap_eq(out[0], 0, "%s: the parent is unchanged", name);
+	mmp_cpu_detach(cc);
+	mmp_space_destroy(c);
+
+	/* Partial munmap splits the PMD; the rest stays mapped with its data. */
+	tap_eq(mmp_munmap(s, a, 8 * KiB), 0, "%s: unmap 8 KiB of a THP", name);
+	tap_eq(counter(s, MMP_C_PMD_SPLIT), 1, "%s: the PMD was split", name);
+	tap_eq(rss(s), 1024 - 2, "%s: RSS lost two pages", name);
+	mmp_read(cpu, a + 12345, out, 4);
+	tap_ok(!strcmp(out, "thp"), "%s: data after the split", name);
+	tap_eq(mmp_space_verify(s), 0, "%s: verify after split", name);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+}
+
+static void check_mthp(const char *name)
+{
+	struct mmp_space *s = new_space(phys, name);
+	struct mmp_cpu *cpu;
+	uint64_t a = map(s, 1 * MiB, MMP_PROT_READ | MMP_PROT_WRITE);
+	mmp_pte_t *ptes;
+	bool ok = true;
+
+	mmp_space_set_thp(s, 4, MMP_THP_ALWAYS);
+	mmp_cpu_attach(s, &cpu);
+	for (uint64_t off = 0; off < MiB; off += PAGE_SIZE)
+		mmp_write(cpu, a + off, &off, sizeof(off));
+	tap_eq(counter(s, MMP_C_FOLIO_ALLOC_O4), 16, "%s: 1 MiB faults in as 16 64 KiB folios", name);
+	tap_eq(counter(s, MMP_C_FAULT_ANON), 16, "%s: 16 faults", name);
+	ptes = pte_table(s, *pmd_offset(s, a));
+	for (int i = 0; i < 256; i++) {
+		uint64_t pfn = entry_pfn(s, ptes[level_index(a, MMP_PTE) + i], MMP_PTE);
+		uint64_t head = folio_pfn(s->phys, pfn);
+
+		ok &= pfn - head == (unsigned int)(i % 16) && pfn_to_page(s->phys, head)->order == 4;
+	}
+	tap_ok(ok, "%s: each folio maps 16 consecutive pfns in order", name);
+	tap_eq(mmp_munmap(s, a + 8 * PAGE_SIZE, PAGE_SIZE), 0, "%s: unmap one page of a folio", name);
+	tap_eq(mmp_space_verify(s), 0, "%s: a partly mapped folio verifies", name);
+	tap_eq(mmp_munmap(s, a, MiB), 0, "%s: unmap the rest", name);
+	tap_eq(counter(s, MMP_C_FOLIO_FREE), 16, "%s: all 16 folios freed", name);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+}
+
+/* ---- TLB flushing and the sanitizer ---------------------------------------------------- */
+
+struct remote {
+	struct mmp_space *s;
+	uint64_t addr;
+	pthread_barrier_t *bar;
+};
+
+static void *remote_cpu(void *arg)
+{
+	struct remote *r = arg;
+	struct mmp_cpu *cpu;
+	char c;
+
+	mmp_cpu_attach(r->s, &cpu);
+	mmp_read(cpu, r->addr, &c, 1);
+	pthread_barrier_wait(r->bar);	/* translation cached */
+	pthread_barrier_wait(r->bar);	/* the main thread unmapped */
+	mmp_cpu_detach(cpu);
+	return NULL;
+}
+
+static void check_tlb(const char *name)
+{
+	struct mmp_space *s = new_space(phys, name);
+	struct mmp_cpu *cpu;
+	uint64_t a = map(s, 64 * KiB, MMP_PROT_READ | MMP_PROT_WRITE);
+	pthread_barrier_t bar;
+	pthread_t t;
+	struct remote r = { .s = s, .addr = a, .bar = &bar };
+	char out;
+
+	mmp_cpu_attach(s, &cpu);
+	mmp_write(cpu, a, "1", 1);
+	pthread_barrier_init(&bar, NULL, 2);
+	pthread_create(&t, NULL, remote_cpu, &r);
+	pthread_barrier_wait(&bar);
+	mmp_space_reset_counters(s);
+	tap_eq(mmp_munmap(s, a, PAGE_SIZE), 0, "%s: unmap a page two CPUs use", name);
+	tap_eq(counter(s, MMP_C_TLB_FLUSH_RANGE), 1, "%s: one ranged flush", name);
+	tap_eq(counter(s, MMP_C_TLB_FLUSH_PAGE), 1, "%s: of one page", name);
+	tap_eq(counter(s, MMP_C_TLB_IPI), s->arch->tlbi_broadcast ? 0 : 1,
+	       "%s: one IPI to the other CPU (none with broadcast TLBI)", name);
+	pthread_barrier_wait(&bar);
+	pthread_join(t, NULL);
+	pthread_barrier_destroy(&bar);
+
+	/* Drop a flush on purpose: the sanitizer must catch the stale translation. */
+	mmp_write(cpu, a + PAGE_SIZE, "2", 1);
+	mmp_space_set_opt(s, MMP_OPT_DEBUG_SKIP_FLUSH, 1);
+	mmp_munmap(s, a + PAGE_SIZE, PAGE_SIZE);
+	printf("# the next sanitizer report is expected\n");
+	fflush(stdout);
+	mmp_read(cpu, a + PAGE_SIZE, &out, 1);
+	tap_eq(counter(s, MMP_C_TLB_SANITIZER), 1, "%s: the sanitizer reports the missing flush",
+	       name);
+	tap_eq(mmp_space_verify(s), -EUCLEAN, "%s: verify reports it too", name);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+}
+
+int main(int argc, char **argv)
+{
+	const char *name;
+
+	tap_require(mmp_phys_create(256 * MiB, &phys) == 0, "phys");
+	for_each_arch(i, name) {
+		if (argc > 1 && strcmp(argv[1], name))
+			continue;
+		check_format(name);
+		check_entry_hooks(name);
+		check_hardware(name);
+		check_fork_cow(name);
+		check_protection(name);
+		check_thp(name);
+		check_mthp(name);
+		check_tlb(name);
+	}
+	tap_eq(mmp_phys_destroy(phys), 0, "phys destroyed");
+	return tap_done();
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Shared set-up for the tests: a phys, a space per back end, counters. */
+#ifndef MMP_TEST_UTIL_H
+#define MMP_TEST_UTIL_H
+
+#include <mmprim/mmprim.h>
+
+#include "tap.h"
+
+#define MiB (1ULL << 20)
+#define KiB (1ULL << 10)
+
+static inline struct mmp_space *new_space(struct mmp_phys *phys, const char *arch)
+{
+	struct mmp_space_config cfg = { .arch = arch, .tlb_sanitizer = true };
+	struct mmp_space *s = NULL;
+
+	tap_require(mmp_space_create(phys, &cfg, &s) == 0, "create a %s space", arch);
+	return s;
+}
+
+static inline uint64_t counter(struct mmp_space *s, enum mmp_counter c)
+{
+	struct mmp_counters cs;
+
+	mmp_space_counters(s, &cs);
+	return cs.v[c];
+}
+
+static inline uint64_t map(struct mmp_space *s, uint64_t len, int prot)
+{
+	uint64_t addr = 0;
+
+	tap_require(mmp_mmap(s, 0, len, prot, 0, &addr) == 0, "mmap %llu bytes",
+		    (unsigned long long)len);
+	return addr;
+}
+
+static inline uint64_t rss(struct mmp_space *s)
+{
+	struct mmp_space_stat st;
+
+	mmp_space_stat(s, &st);
+	return st.rss_anon_pages;
+}
+
+#define for_each_arch(i, name)							\
+	for (int i = 0; i < mmp_arch_count() && ((name) = mmp_arch_name(i)); i++)
+
+#endif /* MMP_TEST_UTIL_H */
