@@ -8,9 +8,11 @@
 #include "internal.h"
 
 extern const struct mmp_arch mmp_arch_x86_64;
+extern const struct mmp_arch mmp_arch_arm64;
 
 static const struct mmp_arch *const registered[] = {
 	&mmp_arch_x86_64,
+	&mmp_arch_arm64,
 	&mmp_arch_generic,
 };
 

@@ -49,6 +49,23 @@ struct mmp_copy_ops {
 	void (*clear_page)(void *dst);
 };
 
+/*
+ * Modeled hardware cost, in cycles, of the events the counters count. A
+ * simulator does not pay for TLB invalidations, barriers or IPIs; a modeled time
+ * computed from exact counts shows what hardware would.
+ */
+struct mmp_cost_model {
+	double ghz;
+	double entry_read;	/* one page-table entry load */
+	double entry_write;	/* one entry store or atomic update */
+	double tlbi_page;	/* invalidating one page (invlpg, TLBI VALE1IS) */
+	double flush_op;	/* per flush operation: the DSB ISH, or the flush call */
+	double flush_all;	/* a whole-mm flush (CR3 reload / TLBI ASIDE1IS + DSB) */
+	double ipi;		/* one shootdown IPI, sender side, until acked */
+	double page_walk;	/* a hardware walk on a TLB miss */
+	const char *source;	/* where the figures come from */
+};
+
 struct mmp_arch {
 	const char *name;
 	const char *description;
@@ -77,6 +94,9 @@ struct mmp_arch {
 	void (*wrprotect_ptes)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 			       unsigned int nr);
 	int (*ptep_test_and_clear_young)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep);
+	/* A fault made a present entry more permissive: set @eflags (write, dirty, young). */
+	void (*ptep_set_access_flags)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+				      unsigned int eflags);
 	/* How many entries from @ptep share a mapping granule (arm64 contpte: to block end). */
 	unsigned int (*pte_batch_hint)(mmp_pte_t *ptep, mmp_pte_t pte);
 
@@ -92,6 +112,13 @@ struct mmp_arch {
 	bool tlbi_broadcast;
 	/* A range flush longer than this many pages flushes the whole mm. */
 	unsigned int tlb_flush_ceiling;
+	/* Size of a contiguous-PTE TLB entry (arm64 contpte: 16), 0 when none. */
+	unsigned int cont_shift;
+	/* MMP_E_* bits the format cannot hold (arm64 has no soft-dirty bit). */
+	unsigned int eflags_unsupported;
+
+	/* What the hardware would pay per counted event (lib/cost.c). */
+	const struct mmp_cost_model *cost;
 
 	/* ---- host data movement: NULL-terminated list, first usable one is the default ---- */
 	const struct mmp_copy_ops *const *copy_ops;

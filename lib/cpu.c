@@ -30,6 +30,10 @@ MMP_EXPORT int mmp_cpu_attach(struct mmp_space *s, struct mmp_cpu **out)
 	}
 	cpu->space = s;
 	cpu->thread = pthread_self();
+	cpu->shifts[cpu->nr_shifts++] = PAGE_SHIFT;
+	if (s->arch->cont_shift)
+		cpu->shifts[cpu->nr_shifts++] = s->arch->cont_shift;
+	cpu->shifts[cpu->nr_shifts++] = PMD_SHIFT;
 
 	spin_lock(&s->cpus_lock);
 	for (int i = 0; i < MMP_MAX_CPUS; i++) {
@@ -91,11 +95,9 @@ static inline uint64_t tlb_key(uint64_t va, unsigned int shift)
 
 static struct mmp_tlb_entry *tlb_lookup(struct mmp_cpu *cpu, uint64_t va)
 {
-	static const unsigned int shifts[] = { PAGE_SHIFT, PMD_SHIFT };
-
-	for (size_t k = 0; k < ARRAY_SIZE(shifts); k++) {
-		struct mmp_tlb_entry *set = tlb_set(cpu, va, shifts[k]);
-		uint64_t key = tlb_key(va, shifts[k]);
+	for (unsigned int k = 0; k < cpu->nr_shifts; k++) {
+		struct mmp_tlb_entry *set = tlb_set(cpu, va, cpu->shifts[k]);
+		uint64_t key = tlb_key(va, cpu->shifts[k]);
 
 		for (unsigned int w = 0; w < cpu->tlb_ways; w++)
 			if (set[w].key == key)
@@ -133,6 +135,7 @@ static void *page_walk(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
 {
 	struct mmp_space *s = cpu->space;
 	mmp_pte_t *table = space_table(s, s->pgd_pfn);
+	uint64_t pfn;
 
 	count_inc(s, MMP_C_PAGE_WALK);
 	for (enum mmp_level l = MMP_PGD;; l--) {
@@ -152,9 +155,17 @@ static void *page_walk(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
 		if (!e)
 			return NULL;
 		f = entry_flags(s, e, l);
-		tlb_insert(cpu, va, level_shift(l), entry_pfn(s, e, l), f);
-		return (uint8_t *)pfn_to_virt(s->phys, entry_pfn(s, e, l)) +
-		       (va & (level_size(l) - 1));
+		pfn = entry_pfn(s, e, l);
+		if (l == MMP_PTE && (f & MMP_E_CONT)) {
+			/* A contiguous entry may be cached as one translation of its block. */
+			unsigned int in_block = (va >> PAGE_SHIFT) & ((1u << (s->arch->cont_shift -
+									       PAGE_SHIFT)) - 1);
+
+			tlb_insert(cpu, va, s->arch->cont_shift, pfn - in_block, f);
+		} else {
+			tlb_insert(cpu, va, level_shift(l), pfn, f);
+		}
+		return (uint8_t *)pfn_to_virt(s->phys, pfn) + (va & (level_size(l) - 1));
 	}
 }
 
@@ -183,8 +194,9 @@ static void tlb_sanitize(struct mmp_cpu *cpu, uint64_t va, struct mmp_tlb_entry 
 	}
 	if (!(f & MMP_E_PRESENT))
 		why = "entry no longer present";
-	else if (level_shift(l) != te->shift || entry_pfn(s, e, l) != te->pfn)
-		why = "entry maps another frame or size";
+	else if (entry_pfn(s, e, l) + ((va & (level_size(l) - 1)) >> PAGE_SHIFT) !=
+		 te->pfn + ((va & ((1ULL << te->shift) - 1)) >> PAGE_SHIFT))
+		why = "entry maps another frame";
 	else if (te->write && !(f & MMP_E_WRITE))
 		why = "entry was write-protected";
 	else if (te->dirty && !(f & MMP_E_DIRTY))

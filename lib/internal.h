@@ -280,6 +280,8 @@ struct mmp_cpu {
 	mmp_spinlock_t lock;
 	unsigned int tlb_sets, tlb_ways;
 	unsigned int victim;
+	unsigned int nr_shifts;
+	unsigned int shifts[3];	/* translation sizes this MMU caches: 4K, contpte, PMD */
 	struct mmp_tlb_entry *tlb;
 };
 

@@ -45,7 +45,7 @@ void folio_put_refs(struct mmp_space *s, uint32_t head_pfn, unsigned int nr)
 
 	MMP_BUG_ON(left < 0);
 	if (left == 0) {
-		MMP_BUG_ON(head->folio.large_mapcount != 0);
+		MMP_BUG_ON(folio_mapcount(head) != 0);
 		count_inc(s, MMP_C_FOLIO_FREE);
 		folio_free(s->phys, head_pfn);
 	}
@@ -196,8 +196,7 @@ static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		count_inc(s, MMP_C_FAULT_SPURIOUS);
 		return 0;
 	}
-	folio_ref_add(pfn_to_page(s->phys, pfn), nr);
-	folio_add_rmap_ptes(pfn_to_page(s->phys, pfn), pfn_to_page(s->phys, pfn), nr);
+	folio_add_new_anon_rmap(pfn_to_page(s->phys, pfn), nr, false);
 	rss_add(s, nr);
 	if (vmf->vma->flags & VM_WRITE)
 		f |= MMP_E_WRITE | MMP_E_DIRTY;
@@ -241,8 +240,8 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		    folio_ref_count(head) == 1)
 			page_flag_set(page, PG_anon_exclusive);	/* the other mapper left */
 		if (page_flag_test(page, PG_anon_exclusive)) {
-			ptep_modify(s, ptep, MMP_PTE, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED, 0);
-			count_inc(s, MMP_C_PTE_WRITE);
+			s->arch->ptep_set_access_flags(s, addr, ptep,
+						       MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED);
 			spin_unlock(ptl);
 			count_inc(s, MMP_C_FAULT_WP_REUSE);
 			return 0;
@@ -279,8 +278,7 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	s->arch->ptep_get_and_clear(s, addr, ptep);
 	flush_tlb_page(s, addr);
 	dec_tlb_flush_pending(s);
-	folio_ref_add(pfn_to_page(s->phys, new_pfn), 1);
-	folio_add_rmap_ptes(pfn_to_page(s->phys, new_pfn), pfn_to_page(s->phys, new_pfn), 1);
+	folio_add_new_anon_rmap(pfn_to_page(s->phys, new_pfn), 1, false);
 	f = (f & ~(MMP_E_SPECIAL | MMP_E_SOFT_DIRTY)) | MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED;
 	s->arch->set_ptes(s, addr, ptep, mk_entry(s, new_pfn, f, MMP_PTE), 1);
 	if (head) {

@@ -157,19 +157,51 @@ static inline int folio_ref_count(struct mmp_page *head)
 	return __atomic_load_n(&head->refcount, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * Mapcounts as the kernel keeps them: a small folio has only its page's
+ * _mapcount; a large one also has _large_mapcount (every PTE and PMD mapping)
+ * and _entire_mapcount (PMD mappings).
+ */
+static inline int folio_mapcount(struct mmp_page *head)
+{
+	return head->order ? __atomic_load_n(&head->folio.large_mapcount, __ATOMIC_RELAXED)
+			   : __atomic_load_n(&head->mapcount, __ATOMIC_RELAXED);
+}
+
+/*
+ * A new folio's first mapping (folio_add_new_anon_rmap): nobody else can see it
+ * yet, so plain stores do. @nr PTEs map pages [0, nr), or one PMD maps it all.
+ */
+static inline void folio_add_new_anon_rmap(struct mmp_page *head, int nr, bool pmd)
+{
+	if (pmd) {
+		head->folio.entire_mapcount = 1;
+		head->folio.large_mapcount = 1;
+		head->refcount = 1;
+		return;
+	}
+	for (int i = 0; i < nr; i++)
+		head[i].mapcount = 1;
+	if (head->order)
+		head->folio.large_mapcount = nr;
+	head->refcount = nr;
+}
+
 /* Map/unmap @nr PTEs of pages [page, page + nr) of folio @head. */
 static inline void folio_add_rmap_ptes(struct mmp_page *head, struct mmp_page *page, int nr)
 {
 	for (int i = 0; i < nr; i++)
 		__atomic_fetch_add(&page[i].mapcount, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&head->folio.large_mapcount, nr, __ATOMIC_RELAXED);
+	if (head->order)
+		__atomic_fetch_add(&head->folio.large_mapcount, nr, __ATOMIC_RELAXED);
 }
 
 static inline void folio_remove_rmap_ptes(struct mmp_page *head, struct mmp_page *page, int nr)
 {
 	for (int i = 0; i < nr; i++)
 		__atomic_fetch_sub(&page[i].mapcount, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_sub(&head->folio.large_mapcount, nr, __ATOMIC_RELAXED);
+	if (head->order)
+		__atomic_fetch_sub(&head->folio.large_mapcount, nr, __ATOMIC_RELAXED);
 }
 
 static inline void folio_add_rmap_pmd(struct mmp_page *head)

@@ -79,7 +79,7 @@ static void tlb_release_pages(struct mmp_gather *tlb)
 		MMP_BUG_ON(left < 0);
 		if (left)
 			continue;
-		MMP_BUG_ON(head->folio.large_mapcount != 0);
+		MMP_BUG_ON(folio_mapcount(head) != 0);
 		pfns[nr] = tlb->pages[i].pfn;
 		orders[nr++] = head->order;
 		if (nr == ARRAY_SIZE(pfns)) {

@@ -226,7 +226,7 @@ static void __free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order
 	MMP_BUG_ON(pfn >= phys->nr_pages || pfn + nr > phys->nr_pages);
 	MMP_BUG_ON(pfn & (nr - 1));
 	/* A double free: inside a larger free block, or a piece of this one is free. */
-	MMP_BUG_ON(__free_block_of(phys, pfn) != NO_PFN);
+	MMP_BUG_ON(phys->debug_vm && __free_block_of(phys, pfn) != NO_PFN);
 	page = pfn_to_page(phys, pfn);
 	for (uint64_t i = 0; i < nr; i++)
 		MMP_BUG_ON(page[i].flags & (i ? PG_buddy | PG_pcp : PG_pcp));

@@ -27,6 +27,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->tlb_entries = 1536;
 	s->tlb_ways = 12;
 	s->thp_mode[HPAGE_PMD_ORDER] = MMP_THP_MADVISE;
+	s->opts[MMP_OPT_PTE_BATCH] = 1;
 	pthread_rwlock_init(&s->mmap_lock, NULL);
 	/* The PGD belongs to the mm itself (pgd_alloc): not counted in VmPTE. */
 	s->pgd_pfn = phys_alloc_pages(phys, 0);
@@ -149,6 +150,11 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 		return -EINVAL;
 	switch (opt) {
 	case MMP_OPT_TLB_SANITIZER:
+		if (value != 0 && value != 1)
+			return -EINVAL;
+		break;
+	case MMP_OPT_PTE_BATCH:
+	case MMP_OPT_BBML2_NOABORT:
 		if (value != 0 && value != 1)
 			return -EINVAL;
 		break;

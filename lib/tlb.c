@@ -10,8 +10,6 @@
 #include "internal.h"
 #include "mm.h"
 
-static const unsigned int tlb_shifts[] = { PAGE_SHIFT, PMD_SHIFT };
-
 void tlb_invalidate_all(struct mmp_cpu *cpu)
 {
 	memset(cpu->tlb, 0, sizeof(*cpu->tlb) * cpu->tlb_sets * cpu->tlb_ways);
@@ -21,8 +19,8 @@ void tlb_invalidate_all(struct mmp_cpu *cpu)
 void tlb_invalidate_local(struct mmp_cpu *cpu, uint64_t start, uint64_t end, unsigned int shift)
 {
 	for (uint64_t va = start; va < end; va += 1ULL << shift) {
-		for (size_t k = 0; k < ARRAY_SIZE(tlb_shifts); k++) {
-			unsigned int sh = tlb_shifts[k];
+		for (unsigned int k = 0; k < cpu->nr_shifts; k++) {
+			unsigned int sh = cpu->shifts[k];
 			uint64_t key = (va & ~((1ULL << sh) - 1)) | sh << 1 | 1;
 			struct mmp_tlb_entry *set =
 				&cpu->tlb[((va >> sh) & (cpu->tlb_sets - 1)) * cpu->tlb_ways];

@@ -190,26 +190,34 @@ static void check_tlbs(struct verify *v)
 		for (unsigned int i = 0; i < cpu->tlb_sets * cpu->tlb_ways; i++) {
 			struct mmp_tlb_entry *te = &cpu->tlb[i];
 			uint64_t va = te->key & ~((1ULL << te->shift) - 1);
-			mmp_pte_t *pmdp, e = 0;
-			enum mmp_level l = te->shift == PMD_SHIFT ? MMP_PMD : MMP_PTE;
-			unsigned int f = 0;
+			uint64_t n = te->key ? 1ULL << (te->shift - PAGE_SHIFT) : 0;
 
-			if (!te->key)
-				continue;
-			pmdp = pmd_offset(s, va);
-			if (pmdp) {
-				e = READ_ONCE(*pmdp);
-				if (l == MMP_PTE && pte_table(s, e))
-					e = READ_ONCE(pte_table(s, e)[level_index(va, MMP_PTE)]);
-				else if (l == MMP_PTE)
-					e = 0;
-				f = entry_flags(s, e, l);
+			/* Every page the entry translates must still translate the same way. */
+			for (uint64_t k = 0; k < n; k++) {
+				uint64_t pva = va + (k << PAGE_SHIFT), pfn = 0;
+				mmp_pte_t *pmdp = pmd_offset(s, pva), e = 0;
+				unsigned int f = 0;
+
+				if (pmdp) {
+					e = READ_ONCE(*pmdp);
+					f = entry_flags(s, e, MMP_PMD);
+					if (f & MMP_E_LEAF) {
+						pfn = entry_pfn(s, e, MMP_PMD) + level_index(pva, MMP_PTE);
+					} else if (pte_table(s, e)) {
+						e = READ_ONCE(pte_table(s, e)[level_index(pva, MMP_PTE)]);
+						f = entry_flags(s, e, MMP_PTE);
+						pfn = entry_pfn(s, e, MMP_PTE);
+					} else {
+						f = 0;
+					}
+				}
+				if (!(f & MMP_E_PRESENT) || pfn != te->pfn + k ||
+				    (te->write && !(f & MMP_E_WRITE))) {
+					report(v, "space %llu: cpu %d holds a stale TLB entry for %#llx",
+					       (unsigned long long)s->id, c, (unsigned long long)pva);
+					break;
+				}
 			}
-			if (!(f & MMP_E_PRESENT) || entry_pfn(s, e, l) != te->pfn ||
-			    (l == MMP_PMD && !(f & MMP_E_LEAF)) ||
-			    (te->write && !(f & MMP_E_WRITE)) || (te->dirty && !(f & MMP_E_DIRTY)))
-				report(v, "space %llu: cpu %d holds a stale TLB entry for %#llx",
-				       (unsigned long long)s->id, c, (unsigned long long)va);
 		}
 		spin_unlock(&cpu->lock);
 	}
@@ -296,7 +304,8 @@ static void check_frames(struct verify *v)
 		if (p->refcount != v->refs[pfn] || p->refcount <= 0)
 			report(v, "folio %llu: refcount %d, %d mappings hold references",
 			       (unsigned long long)pfn, p->refcount, v->refs[pfn]);
-		if (p->folio.large_mapcount != mapped || p->folio.entire_mapcount != v->entire[pfn])
+		if (p->order && (p->folio.large_mapcount != mapped ||
+				 p->folio.entire_mapcount != v->entire[pfn]))
 			report(v, "folio %llu: mapcount %d (entire %d), tables map it %d (entire %d)",
 			       (unsigned long long)pfn, p->folio.large_mapcount,
 			       p->folio.entire_mapcount, mapped, v->entire[pfn]);

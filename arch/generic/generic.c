@@ -6,6 +6,7 @@
  * written only in terms of the owning back end's format hooks.
  */
 #include "internal.h"
+#include "mm.h"
 
 #define GENERIC_PFN_SHIFT	12
 #define GENERIC_PFN_MASK	((1ULL << 40) - 1)
@@ -30,6 +31,7 @@ static uint64_t generic_entry_pfn(mmp_pte_t e, enum mmp_level level)
 
 static mmp_pte_t generic_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
 {
+	count_inc(s, MMP_C_PTEP_GET);
 	count_inc(s, MMP_C_PTE_READ);
 	return READ_ONCE(*ptep);
 }
@@ -90,17 +92,9 @@ static void generic_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_
 static mmp_pte_t pte_update(struct mmp_space *s, mmp_pte_t *ptep, unsigned int set,
 			    unsigned int clear)
 {
-	mmp_pte_t old = READ_ONCE(*ptep), new;
-
-	do {
-		if (!old)
-			return 0;
-		new = entry_set_flags(s, old, MMP_PTE, set, clear);
-	} while (!__atomic_compare_exchange_n(ptep, &old, new, false, __ATOMIC_ACQ_REL,
-					      __ATOMIC_RELAXED));
 	count_inc(s, MMP_C_PTE_READ);
 	count_inc(s, MMP_C_PTE_WRITE);
-	return old;
+	return ptep_modify(s, ptep, MMP_PTE, set, clear);
 }
 
 static void generic_wrprotect_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
@@ -115,6 +109,14 @@ static int generic_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr,
 	mmp_pte_t old = pte_update(s, ptep, 0, MMP_E_ACCESSED);
 
 	return old && (entry_flags(s, old, MMP_PTE) & MMP_E_ACCESSED);
+}
+
+static void generic_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+					  unsigned int eflags)
+{
+	ptep_modify(s, ptep, MMP_PTE, eflags, 0);
+	count_inc(s, MMP_C_PTE_READ);
+	count_inc(s, MMP_C_PTE_WRITE);
 }
 
 static unsigned int generic_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte)
@@ -151,6 +153,7 @@ static mmp_pte_t generic_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum
 }
 
 extern const struct mmp_copy_ops mmp_copy_generic;
+extern const struct mmp_cost_model mmp_cost_x86_64;
 
 static const struct mmp_copy_ops *const generic_copy_ops[] = { &mmp_copy_generic, NULL };
 
@@ -168,10 +171,12 @@ const struct mmp_arch mmp_arch_generic = {
 	.clear_full_ptes = generic_clear_full_ptes,
 	.wrprotect_ptes = generic_wrprotect_ptes,
 	.ptep_test_and_clear_young = generic_ptep_test_and_clear_young,
+	.ptep_set_access_flags = generic_ptep_set_access_flags,
 	.pte_batch_hint = generic_pte_batch_hint,
 	.hw_update_leaf = generic_hw_update_leaf,
 	.tlbi_broadcast = false,
 	.tlb_flush_ceiling = 33,
+	.cost = &mmp_cost_x86_64,
 	.copy_ops = generic_copy_ops,
 };
 
@@ -191,9 +196,11 @@ void mmp_arch_fill_generic(struct mmp_arch *arch)
 	FILL(clear_full_ptes);
 	FILL(wrprotect_ptes);
 	FILL(ptep_test_and_clear_young);
+	FILL(ptep_set_access_flags);
 	FILL(pte_batch_hint);
 	FILL(hw_update_leaf);
 	FILL(copy_ops);
+	FILL(cost);
 	if (!arch->tlb_flush_ceiling)
 		arch->tlb_flush_ceiling = mmp_arch_generic.tlb_flush_ceiling;
 }

@@ -37,11 +37,17 @@ extern "C" {
 	X(FOLIO_ALLOC_O9,	"folio_alloc_o9",	"folios allocated, order 9")			\
 	X(FOLIO_ALLOC_FAIL,	"folio_alloc_fail",	"folio allocations refused (out of memory)")	\
 	X(FOLIO_FREE,		"folio_free",		"folios freed")					\
-	X(PTE_READ,		"pte_read",		"PTE entries read by core mm (ptep_get & co)")	\
+	X(PTEP_GET,		"ptep_get",		"ptep_get() calls by core mm")			\
+	X(PTE_READ,		"pte_read",		"PTE entries read (a contpte ptep_get reads 16)")	\
 	X(PTE_WRITE,		"pte_write",		"PTE entries written by core mm")		\
 	X(PMD_READ,		"pmd_read",		"PMD entries read by core mm")			\
 	X(PMD_WRITE,		"pmd_write",		"PMD entries written by core mm")		\
 	X(PMD_SPLIT,		"pmd_split",		"huge PMDs split into PTE tables")		\
+	X(CONTPTE_FOLD,		"contpte_fold",		"contpte blocks folded (contpte_convert to CONT)") \
+	X(CONTPTE_UNFOLD,	"contpte_unfold",	"contpte blocks unfolded (break-before-make)")	\
+	X(PTE_BATCH,		"pte_batch",		"folio_pte_batch() batches of more than one entry") \
+	X(MOVE_PTES,		"move_ptes",		"mremap entries moved by move_ptes")		\
+	X(MOVE_PMD,		"move_pmd",		"mremap moves of a whole PTE table or huge PMD") \
 	X(PGTABLE_ALLOC,	"pgtable_alloc",	"page-table pages allocated (deposits too)")	\
 	X(PGTABLE_FREE,		"pgtable_free",		"page-table pages freed")			\
 	X(TLB_HIT,		"tlb_hit",		"simulated TLB hits")				\

@@ -106,6 +106,10 @@ enum mmp_opt {
 	MMP_OPT_DEBUG_SKIP_FLUSH,
 	/* Huge-page copy / clear sub-page order: enum mmp_huge_order. */
 	MMP_OPT_HUGE_ORDER,
+	/* Batch PTEs of a large folio (folio_pte_batch) in zap, fork and mremap. Default 1. */
+	MMP_OPT_PTE_BATCH,
+	/* arm64: the CPU has BBML2_NOABORT, so contpte_convert skips its middle TLBI. */
+	MMP_OPT_BBML2_NOABORT,
 	MMP_NR_OPTS
 };
 
@@ -130,6 +134,13 @@ enum mmp_thp_mode {
  * madvise mode and the others never, as on a stock Debian kernel.
  */
 int mmp_space_set_thp(struct mmp_space *space, unsigned int order, enum mmp_thp_mode mode);
+
+/**
+ * mmp_modeled_ns() - what the events in @c would cost on the hardware of
+ * @space's architecture, from its documented cost table (entry accesses, TLB
+ * invalidations, barriers, IPIs, walks), in nanoseconds.
+ */
+int mmp_modeled_ns(struct mmp_space *space, const struct mmp_counters *c, double *ns);
 
 /** mmp_space_counters() - sum of the space's counters; see mmprim/counters.h. */
 int mmp_space_counters(struct mmp_space *space, struct mmp_counters *out);

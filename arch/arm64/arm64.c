@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * arm64, 4 KiB granule, 4 levels. The format is the architecture's: VALID,
+ * AP[1] (user), AP[2] (read-only), AF, DBM as the kernel's PTE_WRITE, CONT,
+ * PXN/UXN, and the kernel's software bits (dirty 55, special 56, PROT_NONE 58).
+ * Dirty is either software dirty or "hardware dirty": DBM set with AP[2]
+ * clear. There is no soft-dirty bit (arm64 does not select HAVE_ARCH_SOFT_DIRTY).
+ *
+ * The MMU model is FEAT_HAFDBS: the walker sets AF and clears AP[2] of a DBM
+ * entry on a write, per entry, so inside a contpte block A/D may sit on any of
+ * its 16 entries. TLB invalidation is broadcast (TLBI ... IS), never an IPI.
+ */
+#include "pgtable.h"
+
+static mmp_pte_t arm64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
+{
+	mmp_pte_t e = (pfn << PAGE_SHIFT) & PTE_ADDR_MASK;
+
+	if (f & MMP_E_TABLE)
+		return e | PTE_VALID | PTE_TYPE_BIT;
+	e |= PTE_SHARED | PTE_NG | PTE_PXN;
+	if (level == MMP_PTE)
+		e |= PTE_TYPE_BIT;
+	if (f & MMP_E_PRESENT)
+		e |= PTE_VALID;
+	else if (f & MMP_E_PROTNONE)
+		e |= PTE_PROT_NONE;
+	if (f & MMP_E_USER)
+		e |= PTE_USER;
+	if (f & MMP_E_ACCESSED)
+		e |= PTE_AF;
+	if (f & MMP_E_NOEXEC)
+		e |= PTE_UXN;
+	if (f & MMP_E_SPECIAL)
+		e |= PTE_SPECIAL;
+	if (level == MMP_PTE && (f & MMP_E_CONT))
+		e |= PTE_CONT;
+	/* pte_mkwrite / pte_mkdirty: writable and dirty is DBM with AP[2] clear. */
+	e |= PTE_RDONLY;
+	if (f & MMP_E_WRITE)
+		e |= PTE_WRITE;
+	if (f & MMP_E_DIRTY)
+		e = arm64_pte_mkdirty(e);
+	return e;
+}
+
+static unsigned int arm64_entry_flags(mmp_pte_t e, enum mmp_level level)
+{
+	unsigned int f = 0;
+
+	if (e & PTE_VALID) {
+		f |= MMP_E_PRESENT;
+		if (level > MMP_PTE && (e & PTE_TYPE_BIT))
+			return f | MMP_E_TABLE;
+	} else if (e & PTE_PROT_NONE) {
+		f |= MMP_E_PROTNONE;
+	} else {
+		return 0;
+	}
+	if (level > MMP_PTE)
+		f |= MMP_E_LEAF;
+	if (e & PTE_USER)
+		f |= MMP_E_USER;
+	if (e & PTE_AF)
+		f |= MMP_E_ACCESSED;
+	if (e & PTE_WRITE)
+		f |= MMP_E_WRITE;
+	if (arm64_pte_dirty(e))
+		f |= MMP_E_DIRTY;
+	if (e & PTE_SPECIAL)
+		f |= MMP_E_SPECIAL;
+	if (e & PTE_UXN)
+		f |= MMP_E_NOEXEC;
+	if (level == MMP_PTE && (e & PTE_CONT))
+		f |= MMP_E_CONT;
+	return f;
+}
+
+static uint64_t arm64_entry_pfn(mmp_pte_t e, enum mmp_level level)
+{
+	return arm64_pte_pfn(e);
+}
+
+/*
+ * FEAT_HAFDBS: set AF on any access; on a write, a DBM entry gets AP[2]
+ * cleared (hardware dirty) and a non-DBM read-only entry faults. One entry at
+ * a time, with an atomic update, as the hardware does.
+ */
+static mmp_pte_t arm64_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level,
+				      unsigned int access)
+{
+	mmp_pte_t old = __atomic_load_n(ep, __ATOMIC_ACQUIRE), new;
+
+	for (;;) {
+		if (!(old & PTE_VALID) || (level > MMP_PTE && (old & PTE_TYPE_BIT)))
+			return 0;
+		new = old | PTE_AF;
+		if (access == MMP_ACCESS_WRITE && (old & PTE_RDONLY)) {
+			if (!(old & PTE_DBM))
+				return 0;
+			new &= ~PTE_RDONLY;
+		}
+		if (new == old)
+			return old;
+		if (__atomic_compare_exchange_n(ep, &old, new, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			count_inc(s, MMP_C_HW_AD_UPDATE);
+			return new;
+		}
+	}
+}
+
+/*
+ * Cycle costs for an Apple M-class or Neoverse core at 3 GHz. A broadcast
+ * TLBI VALE1IS issues in tens of cycles but must complete on every core; the
+ * DSB ISH that waits for it costs hundreds of cycles (the mremap batching
+ * series attributes most of its gain to avoided TLBI+DSB pairs). A whole-ASID
+ * TLBI plus DSB is similar to one DSB plus refills.
+ */
+static const struct mmp_cost_model arm64_cost = {
+	.ghz = 3.0,
+	.entry_read = 4,
+	.entry_write = 8,
+	.tlbi_page = 60,
+	.flush_op = 500,
+	.flush_all = 800,
+	.ipi = 0,
+	.page_walk = 40,
+	.source = "arm64 big core: TLBI VALE1IS ~60 cycles each, DSB ISH ~500, no IPIs",
+};
+
+extern const struct mmp_copy_ops mmp_copy_generic;
+
+static const struct mmp_copy_ops *const arm64_copy_ops[] = { &mmp_copy_generic, NULL };
+
+const struct mmp_arch mmp_arch_arm64 = {
+	.name = "arm64",
+	.description = "arm64 4K granule, FEAT_HAFDBS, transparent contpte (64 KiB blocks)",
+	.mk_entry = arm64_mk_entry,
+	.entry_flags = arm64_entry_flags,
+	.entry_pfn = arm64_entry_pfn,
+	.ptep_get = contpte_ptep_get,
+	.ptep_get_lockless = contpte_ptep_get_lockless,
+	.set_ptes = contpte_set_ptes,
+	.ptep_get_and_clear = contpte_ptep_get_and_clear,
+	.get_and_clear_full_ptes = contpte_get_and_clear_full_ptes,
+	.clear_full_ptes = contpte_clear_full_ptes,
+	.wrprotect_ptes = contpte_wrprotect_ptes,
+	.ptep_test_and_clear_young = contpte_ptep_test_and_clear_young,
+	.ptep_set_access_flags = contpte_ptep_set_access_flags,
+	.pte_batch_hint = contpte_pte_batch_hint,
+	.hw_update_leaf = arm64_hw_update_leaf,
+	.tlbi_broadcast = true,
+	.tlb_flush_ceiling = 512,	/* MAX_DVM_OPS without FEAT_TLBIRANGE */
+	.cont_shift = PAGE_SHIFT + 4,
+	.eflags_unsupported = MMP_E_SOFT_DIRTY,
+	.cost = &arm64_cost,
+	.copy_ops = arm64_copy_ops,
+};

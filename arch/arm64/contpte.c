@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * arm64 contpte: 16 aligned PTEs that map 16 aligned pages of one folio with
+ * the same attributes carry PTE_CONT, so the TLB may hold them as one 64 KiB
+ * entry. Core mm never sees this: it calls ptep_get, set_ptes and friends,
+ * and this file folds blocks when they become eligible and unfolds them
+ * (break-before-make) before any change to a single entry.
+ *
+ * Hardware keeps A/D per entry, so the block's young/dirty state is the OR of
+ * its 16 entries; ptep_get gathers it. Range operations over whole blocks act
+ * in place and unfold only partially covered end blocks.
+ */
+#include "mm.h"
+#include "pgtable.h"
+
+static inline mmp_pte_t *contpte_align_down(mmp_pte_t *ptep)
+{
+	return (mmp_pte_t *)((uintptr_t)ptep & ~(uintptr_t)(CONT_PTES * sizeof(mmp_pte_t) - 1));
+}
+
+static inline mmp_pte_t raw_get(struct mmp_space *s, mmp_pte_t *ptep)
+{
+	count_inc(s, MMP_C_PTE_READ);
+	return __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
+}
+
+static inline mmp_pte_t raw_get_and_clear(struct mmp_space *s, mmp_pte_t *ptep)
+{
+	count_inc(s, MMP_C_PTE_READ);
+	count_inc(s, MMP_C_PTE_WRITE);
+	return __atomic_exchange_n(ptep, 0, __ATOMIC_ACQ_REL);
+}
+
+static inline void raw_set(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t pte)
+{
+	count_inc(s, MMP_C_PTE_WRITE);
+	__atomic_store_n(ptep, pte, __ATOMIC_RELEASE);
+}
+
+static inline mmp_pte_t pte_advance_pfn(mmp_pte_t pte, uint64_t nr)
+{
+	return pte + (nr << PAGE_SHIFT);
+}
+
+/*
+ * Rewrite the block holding @ptep with @pte's attributes, CONT or not
+ * (contpte_convert): clear all 16 gathering A/D into the new value, invalidate
+ * the block's TLB entries (skipped with BBML2_NOABORT), then write all 16.
+ * Entries are none in between: a walker faults and waits for the PTL.
+ */
+static void contpte_convert(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte)
+{
+	uint64_t start = addr & CONT_PTE_MASK;
+	mmp_pte_t *first = contpte_align_down(ptep);
+
+	pte -= (uint64_t)(ptep - first) << PAGE_SHIFT;	/* the block's first pfn */
+	inc_tlb_flush_pending(s);
+	for (int i = 0; i < CONT_PTES; i++) {
+		mmp_pte_t old = raw_get_and_clear(s, first + i);
+
+		if (old & PTE_AF)
+			pte |= PTE_AF;
+		if (arm64_pte_dirty(old))
+			pte = arm64_pte_mkdirty(pte);
+	}
+	if (!s->opts[MMP_OPT_BBML2_NOABORT])
+		flush_tlb_range(s, start, start + CONT_PTE_SIZE, PAGE_SHIFT);
+	for (int i = 0; i < CONT_PTES; i++)
+		raw_set(s, first + i, pte_advance_pfn(pte, i));
+	dec_tlb_flush_pending(s);
+}
+
+static void contpte_try_unfold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte)
+{
+	if (pte_valid_cont(pte)) {
+		count_inc(s, MMP_C_CONTPTE_UNFOLD);
+		contpte_convert(s, addr, ptep, pte & ~PTE_CONT);
+	}
+}
+
+/* Does one folio cover the 16 pages from @base_pfn? (folio_pfn and order, as folio_nr_pages.) */
+static bool folio_covers_block(struct mmp_space *s, uint64_t base_pfn)
+{
+	uint64_t head = folio_pfn(s->phys, base_pfn);
+	struct mmp_page *page = pfn_to_page(s->phys, head);
+
+	return (page->flags & PG_head) && !(page->flags & PG_reserved) &&
+	       base_pfn + CONT_PTES <= head + folio_nr_pages(page);
+}
+
+/*
+ * Fold the block if the entry just written at @ptep completed it
+ * (contpte_try_fold). Core writes low to high, so only the block's last entry
+ * with the last pfn of an aligned run is a candidate; then every entry must be
+ * valid, map the next pfn and match the others but for A/D.
+ */
+static void contpte_try_fold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte)
+{
+	uint64_t pfn = arm64_pte_pfn(pte), base_pfn = pfn - (CONT_PTES - 1);
+	mmp_pte_t *first = contpte_align_down(ptep), prot = arm64_pte_prot_noad(pte);
+
+	if (((addr >> PAGE_SHIFT) & (CONT_PTES - 1)) != CONT_PTES - 1 ||
+	    (pfn & (CONT_PTES - 1)) != CONT_PTES - 1 || !(pte & PTE_VALID) ||
+	    (pte & (PTE_CONT | PTE_SPECIAL)))
+		return;
+	if (!folio_covers_block(s, base_pfn))
+		return;
+	for (int i = 0; i < CONT_PTES; i++) {
+		mmp_pte_t e = raw_get(s, first + i);
+
+		if (!(e & PTE_VALID) || arm64_pte_pfn(e) != base_pfn + i ||
+		    arm64_pte_prot_noad(e) != prot)
+			return;
+	}
+	count_inc(s, MMP_C_CONTPTE_FOLD);
+	contpte_convert(s, addr, ptep, pte | PTE_CONT);
+}
+
+/* ---- ptep_get ------------------------------------------------------------------- */
+
+/* A contpte entry: gather young and dirty from the block, stopping once both are seen. */
+mmp_pte_t contpte_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
+{
+	mmp_pte_t pte = raw_get(s, ptep), *first;
+
+	count_inc(s, MMP_C_PTEP_GET);
+	if (!pte_valid_cont(pte))
+		return pte;
+	first = contpte_align_down(ptep);
+	for (int i = 0; i < CONT_PTES; i++) {
+		mmp_pte_t e = raw_get(s, first + i);
+
+		if (e & PTE_AF)
+			pte |= PTE_AF;
+		if (arm64_pte_dirty(e))
+			pte = arm64_pte_mkdirty(pte);
+		if ((pte & PTE_AF) && arm64_pte_dirty(pte))
+			break;
+	}
+	return pte;
+}
+
+/*
+ * Without the PTL (GUP-fast): the block may be folded or unfolded under us.
+ * Re-read it and retry unless all 16 entries are valid contpte entries of the
+ * same run with the same attributes.
+ */
+mmp_pte_t contpte_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
+{
+	for (;;) {
+		mmp_pte_t orig = __atomic_load_n(ptep, __ATOMIC_ACQUIRE), pte = orig, *first;
+		uint64_t base;
+		bool stable = true;
+
+		if (!pte_valid_cont(orig))
+			return orig;
+		first = contpte_align_down(ptep);
+		base = arm64_pte_pfn(orig) - (ptep - first);
+		for (int i = 0; i < CONT_PTES && stable; i++) {
+			mmp_pte_t e = __atomic_load_n(first + i, __ATOMIC_ACQUIRE);
+
+			stable = pte_valid_cont(e) && arm64_pte_pfn(e) == base + i &&
+				 arm64_pte_prot_noad(e) == arm64_pte_prot_noad(orig);
+			if (e & PTE_AF)
+				pte |= PTE_AF;
+			if (arm64_pte_dirty(e))
+				pte = arm64_pte_mkdirty(pte);
+		}
+		if (stable)
+			return pte;
+		cpu_relax();
+	}
+}
+
+unsigned int contpte_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte)
+{
+	if (!pte_valid_cont(pte))
+		return 1;
+	return CONT_PTES - (((uintptr_t)ptep >> 3) & (CONT_PTES - 1));
+}
+
+/* ---- setting ------------------------------------------------------------------------- */
+
+/*
+ * set_ptes: one entry unfolds a block it lands in and may complete a fold;
+ * a run sets CONT on each sub-range that is a whole, VA- and PA-aligned block
+ * (contpte_set_ptes). Core never passes CONT in; strip a leaked one.
+ */
+void contpte_set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte,
+		      unsigned int nr)
+{
+	uint64_t end = addr + (uint64_t)nr * PAGE_SIZE;
+
+	pte &= ~PTE_CONT;
+	if (nr == 1) {
+		contpte_try_unfold(s, addr, ptep, raw_get(s, ptep));
+		raw_set(s, ptep, pte);
+		contpte_try_fold(s, addr, ptep, pte);
+		return;
+	}
+	while (addr < end) {
+		uint64_t next = MIN((addr + CONT_PTE_SIZE) & CONT_PTE_MASK, end);
+		unsigned int n = (next - addr) >> PAGE_SHIFT;
+		uint64_t pa = arm64_pte_pfn(pte) << PAGE_SHIFT;
+		mmp_pte_t e = pte;
+
+		if (((addr | next | pa) & ~CONT_PTE_MASK) == 0 && (pte & PTE_VALID) &&
+		    !(pte & PTE_SPECIAL))
+			e |= PTE_CONT;
+		for (unsigned int i = 0; i < n; i++)
+			raw_set(s, ptep + i, pte_advance_pfn(e, i));
+		pte = pte_advance_pfn(pte, n);
+		ptep += n;
+		addr = next;
+	}
+}
+
+/* ---- clearing ------------------------------------------------------------------------ */
+
+mmp_pte_t contpte_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep)
+{
+	contpte_try_unfold(s, addr, ptep, raw_get(s, ptep));
+	return raw_get_and_clear(s, ptep);
+}
+
+/* Unfold the first and last blocks if the range covers them only in part. */
+static void contpte_try_unfold_partial(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+				       unsigned int nr)
+{
+	uint64_t last = addr + (uint64_t)(nr - 1) * PAGE_SIZE;
+
+	if (addr & ~CONT_PTE_MASK)
+		contpte_try_unfold(s, addr, ptep, raw_get(s, ptep));
+	if ((last + PAGE_SIZE) & ~CONT_PTE_MASK)
+		contpte_try_unfold(s, last, ptep + nr - 1, raw_get(s, ptep + nr - 1));
+}
+
+mmp_pte_t contpte_get_and_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+					  unsigned int nr, int full)
+{
+	mmp_pte_t pte;
+
+	if (nr == 1)
+		return contpte_ptep_get_and_clear(s, addr, ptep);
+	contpte_try_unfold_partial(s, addr, ptep, nr);
+	pte = raw_get_and_clear(s, ptep);
+	for (unsigned int i = 1; i < nr; i++) {
+		mmp_pte_t e = raw_get_and_clear(s, ptep + i);
+
+		if (e & PTE_AF)
+			pte |= PTE_AF;
+		if (arm64_pte_dirty(e))
+			pte = arm64_pte_mkdirty(pte);
+	}
+	return pte;
+}
+
+void contpte_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, unsigned int nr,
+			     int full)
+{
+	if (nr == 1) {
+		contpte_ptep_get_and_clear(s, addr, ptep);
+		return;
+	}
+	contpte_try_unfold_partial(s, addr, ptep, nr);
+	for (unsigned int i = 0; i < nr; i++)
+		raw_get_and_clear(s, ptep + i);
+}
+
+/* ---- permission and age ------------------------------------------------------------------ */
+
+/* pte_wrprotect on one raw entry: hardware dirty moves to the software bit first. */
+static void wrprotect_one(struct mmp_space *s, mmp_pte_t *ptep)
+{
+	mmp_pte_t old = __atomic_load_n(ptep, __ATOMIC_ACQUIRE), new;
+
+	do {
+		new = old;
+		if (arm64_pte_dirty(old))
+			new |= PTE_DIRTY;
+		new = (new & ~PTE_WRITE) | PTE_RDONLY;
+	} while (!__atomic_compare_exchange_n(ptep, &old, new, false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	count_inc(s, MMP_C_PTE_READ);
+	count_inc(s, MMP_C_PTE_WRITE);
+}
+
+/* Whole blocks are write-protected in place, keeping CONT; partial ends unfold. */
+void contpte_wrprotect_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, unsigned int nr)
+{
+	if (nr == 1)
+		contpte_try_unfold(s, addr, ptep, raw_get(s, ptep));
+	else
+		contpte_try_unfold_partial(s, addr, ptep, nr);
+	for (unsigned int i = 0; i < nr; i++)
+		wrprotect_one(s, ptep + i);
+}
+
+/* Age the whole block: the folio's young state is the block's. */
+int contpte_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep)
+{
+	mmp_pte_t pte = raw_get(s, ptep), *first = ptep;
+	int n = 1, young = 0;
+
+	if (pte_valid_cont(pte)) {
+		first = contpte_align_down(ptep);
+		n = CONT_PTES;
+	}
+	for (int i = 0; i < n; i++) {
+		mmp_pte_t old = __atomic_fetch_and(first + i, ~PTE_AF, __ATOMIC_ACQ_REL);
+
+		count_inc(s, MMP_C_PTE_READ);
+		count_inc(s, MMP_C_PTE_WRITE);
+		young |= !!(old & PTE_AF);
+	}
+	return young;
+}
+
+/*
+ * A fault made the entry more permissive. Changing the write bit of one entry
+ * would break the block's uniformity, so unfold first; otherwise A/D can be
+ * set on the entry alone (the block gathers them).
+ */
+void contpte_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+				   unsigned int eflags)
+{
+	mmp_pte_t pte = raw_get(s, ptep);
+
+	if ((eflags & MMP_E_WRITE) && !(pte & PTE_WRITE))
+		contpte_try_unfold(s, addr, ptep, pte);
+	ptep_modify(s, ptep, MMP_PTE, eflags, 0);
+	count_inc(s, MMP_C_PTE_WRITE);
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Helpers shared by the bench runners.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common.h"
+
+double bench_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+int bench_env_create(struct bench_env *env, struct mmp_phys *phys, size_t phys_bytes,
+		     const char *arch, unsigned int thp_always)
+{
+	struct mmp_space_config cfg = { .arch = arch };
+	unsigned int order;
+	int err;
+
+	memset(env, 0, sizeof(*env));
+	if (!phys) {
+		err = mmp_phys_create(phys_bytes, &phys);
+		if (err)
+			return err;
+		env->own_phys = true;
+	}
+	env->phys = phys;
+
+	err = mmp_space_create(phys, &cfg, &env->space);
+	if (err)
+		goto fail;
+	for (order = 0; order < 32; order++) {
+		if (!(thp_always & BENCH_THP(order)))
+			continue;
+		err = mmp_space_set_thp(env->space, order, MMP_THP_ALWAYS);
+		if (err)
+			goto fail;
+	}
+	err = mmp_cpu_attach(env->space, &env->cpu);
+	if (err)
+		goto fail;
+	return 0;
+fail:
+	bench_env_destroy(env);
+	return err;
+}
+
+void bench_env_destroy(struct bench_env *env)
+{
+	if (env->cpu)
+		mmp_cpu_detach(env->cpu);
+	if (env->space)
+		mmp_space_destroy(env->space);
+	if (env->own_phys)
+		mmp_phys_destroy(env->phys);
+	memset(env, 0, sizeof(*env));
+}
+
+int bench_env_detach(struct bench_env *env)
+{
+	int err = 0;
+
+	if (env->cpu)
+		err = mmp_cpu_detach(env->cpu);
+	env->cpu = NULL;
+	return err;
+}
+
+int bench_env_attach(struct bench_env *env)
+{
+	return env->cpu ? 0 : mmp_cpu_attach(env->space, &env->cpu);
+}
+
+bool bench_arch_valid(const char *arch)
+{
+	int i;
+
+	for (i = 0; i < mmp_arch_count(); i++)
+		if (!strcmp(mmp_arch_name(i), arch))
+			return true;
+	return false;
+}
+
+unsigned long bench_order_kib(unsigned int order)
+{
+	return (MMP_PAGE_SIZE << order) / BENCH_KIB;
+}
+
+int bench_kib_order(unsigned long kib)
+{
+	int order;
+
+	for (order = 0; order <= MMP_MAX_ORDER; order++)
+		if (bench_order_kib(order) == kib)
+			return order;
+	return -1;
+}
+
+void bench_counters_sub(struct mmp_counters *out, const struct mmp_counters *after,
+			const struct mmp_counters *before)
+{
+	int i;
+
+	for (i = 0; i < MMP_NR_COUNTERS; i++)
+		out->v[i] = after->v[i] - before->v[i];
+}
+
+void bench_print_counter_table(FILE *f, const struct mmp_counters *base,
+			       const struct mmp_counters *opt)
+{
+	int i;
+
+	for (i = 0; i < MMP_NR_COUNTERS; i++) {
+		if (!base->v[i] && !opt->v[i])
+			continue;
+		fprintf(f, "%-*s %*" PRIu64 " %*" PRIu64 "\n", BENCH_NAME_W, mmp_counter_name(i),
+			BENCH_VALUE_W, base->v[i], BENCH_VALUE_W, opt->v[i]);
+	}
+}
+
+void bench_json_counters(FILE *f, const struct mmp_counters *c)
+{
+	int i;
+
+	fputc('{', f);
+	for (i = 0; i < MMP_NR_COUNTERS; i++) {
+		if (i)
+			fputc(',', f);
+		bench_json_string(f, mmp_counter_name(i));
+		fprintf(f, ":%" PRIu64, c->v[i]);
+	}
+	fputc('}', f);
+}
+
+void bench_json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = *s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+void bench_json_number(FILE *f, double v)
+{
+	/* JSON has no NaN or Infinity; a ratio over a zero time must still parse. */
+	if (isfinite(v))
+		fprintf(f, "%.9g", v);
+	else
+		fputs("null", f);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double bench_median(const double *v, size_t n)
+{
+	double *s, m;
+
+	if (!n)
+		return 0;
+	s = malloc(n * sizeof(*s));
+	if (!s)
+		abort();
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	free(s);
+	return m;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Helpers shared by the bench runners: clocks, a ready-to-use space with a CPU,
+ * counter deltas, the side-by-side table and JSON printing.
+ */
+#ifndef MMP_BENCH_COMMON_H
+#define MMP_BENCH_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <mmprim/mmprim.h>
+
+#define BENCH_KIB	(1ULL << 10)
+#define BENCH_MIB	(1ULL << 20)
+
+/* Bit of @order in a bench_env THP mask. */
+#define BENCH_THP(order)	(1u << (order))
+
+/* CLOCK_MONOTONIC, in seconds and in nanoseconds. */
+double bench_now(void);
+uint64_t bench_now_ns(void);
+
+/* A space with one CPU attached to the calling thread. */
+struct bench_env {
+	struct mmp_phys *phys;
+	struct mmp_space *space;
+	struct mmp_cpu *cpu;
+	bool own_phys;
+};
+
+/**
+ * bench_env_create() - a space of back end @arch on @phys with a CPU.
+ * @phys: shared physical memory, or NULL to create @phys_bytes of it (owned).
+ * @thp_always: BENCH_THP(order) bits of the orders (2..9) set to MMP_THP_ALWAYS;
+ *	the others keep the library defaults.
+ *
+ * Returns 0 or a negative errno; on error @env holds nothing.
+ */
+int bench_env_create(struct bench_env *env, struct mmp_phys *phys, size_t phys_bytes,
+		     const char *arch, unsigned int thp_always);
+void bench_env_destroy(struct bench_env *env);
+/*
+ * Detach and re-attach the CPU, for a thread that alternates between spaces: a
+ * thread runs one simulated CPU at a time.
+ */
+int bench_env_detach(struct bench_env *env);
+int bench_env_attach(struct bench_env *env);
+
+/* Is @arch a registered back end? */
+bool bench_arch_valid(const char *arch);
+
+/* Folio size in KiB of @order, and back (-1 when @kib is not a power of two times 4). */
+unsigned long bench_order_kib(unsigned int order);
+int bench_kib_order(unsigned long kib);
+
+/* @out = @after - @before, counter by counter. */
+void bench_counters_sub(struct mmp_counters *out, const struct mmp_counters *after,
+			const struct mmp_counters *before);
+
+/* Width of the name and value columns of the side-by-side tables. */
+#define BENCH_NAME_W	20
+#define BENCH_VALUE_W	16
+
+/* Rows "name  baseline  optimized" of every counter non-zero on either side. */
+void bench_print_counter_table(FILE *f, const struct mmp_counters *base,
+			       const struct mmp_counters *opt);
+
+/* {"fault_anon":N,...} over every counter, no newline. */
+void bench_json_counters(FILE *f, const struct mmp_counters *c);
+/* @s as a JSON string, quotes included. */
+void bench_json_string(FILE *f, const char *s);
+/* @v as a JSON number, or null when it is not finite. */
+void bench_json_number(FILE *f, double v);
+
+/* Median of @n values (0 when @n is 0); @v is left untouched. */
+double bench_median(const double *v, size_t n);
+
+#endif /* MMP_BENCH_COMMON_H */

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * mmprim-bench: Google Benchmark runs of the core paths, on every back end.
+ *
+ *   page_fault1/<arch>/<folio KiB>  will-it-scale page_fault1: fault 128 MiB in,
+ *                                   one byte per 4 KiB page (time: the faults only)
+ *   munmap/<arch>/<folio KiB>       munmap of 128 MiB populated (time: the munmap only)
+ *   mmap_munmap/<arch>              mmap + munmap of 1 MiB never touched
+ *
+ * Each row carries the library counters per iteration as user counters;
+ * --benchmark_format=json gives them as keys of the row.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mmprim/mmprim.h>
+
+#include "common.h"
+#include "shim.h"
+
+#define PHYS_BYTES	(512 * BENCH_MIB)
+#define FAULT_BYTES	(128 * BENCH_MIB)
+#define MMAP_BYTES	(1 * BENCH_MIB)
+#define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
+
+/* One phys for the whole process: creating it is not what we measure. */
+static struct mmp_phys *phys;
+
+static void skip(struct mmp_bench_state *st, const char *what, int err)
+{
+	char msg[128];
+
+	snprintf(msg, sizeof(msg), "%s: %s", what, mmp_strerror(err));
+	mmp_bench_skip_with_error(st, msg);
+}
+
+/* The folio size the bench was registered with, as a THP mask for bench_env_create(). */
+static int folio_thp_mask(struct mmp_bench_state *st, unsigned int *mask)
+{
+	int order = bench_kib_order(mmp_bench_range(st, 0));
+
+	if (order < 0 || order == 1 || order > MMP_PMD_ORDER)
+		return -EINVAL;
+	*mask = order ? BENCH_THP(order) : 0;
+	return 0;
+}
+
+/* Report every counter that moved, averaged per iteration. */
+static void report_counters(struct mmp_bench_state *st, const struct mmp_counters *delta)
+{
+	int i;
+
+	for (i = 0; i < MMP_NR_COUNTERS; i++)
+		if (delta->v[i])
+			mmp_bench_counter_avg(st, mmp_counter_name(i), delta->v[i]);
+}
+
+static void bm_page_fault1(struct mmp_bench_state *st, void *arg)
+{
+	static const char one = 1;
+	struct mmp_counters before, after, delta;
+	uint64_t addr, off, pages = 0;
+	struct bench_env env;
+	double fault_s = 0;
+	unsigned int mask;
+	int err;
+
+	err = folio_thp_mask(st, &mask);
+	if (!err)
+		err = bench_env_create(&env, phys, 0, arg, mask);
+	if (err) {
+		skip(st, "setup", err);
+		return;
+	}
+	mmp_space_counters(env.space, &before);
+
+	while (mmp_bench_keep_running(st)) {
+		double t0, t;
+
+		err = mmp_mmap(env.space, 0, FAULT_BYTES, RW, 0, &addr);
+		if (err) {
+			skip(st, "mmap", err);
+			break;
+		}
+		t0 = bench_now();
+		for (off = 0; off < FAULT_BYTES && !err; off += MMP_PAGE_SIZE)
+			err = mmp_write(env.cpu, addr + off, &one, 1);
+		t = bench_now() - t0;
+		if (err) {
+			skip(st, "write", err);
+			mmp_munmap(env.space, addr, FAULT_BYTES);
+			break;
+		}
+		err = mmp_munmap(env.space, addr, FAULT_BYTES);
+		if (err) {
+			skip(st, "munmap", err);
+			break;
+		}
+		mmp_bench_set_iteration_time(st, t);
+		fault_s += t;
+		pages += FAULT_BYTES / MMP_PAGE_SIZE;
+	}
+
+	/* Counters cover the whole page_fault1 cycle, munmap included, as in will-it-scale. */
+	mmp_space_counters(env.space, &after);
+	bench_counters_sub(&delta, &after, &before);
+	if (pages) {
+		uint64_t faults = delta.v[MMP_C_FAULT_ANON] + delta.v[MMP_C_FAULT_HUGE_ANON];
+
+		report_counters(st, &delta);
+		/* Per page touched compares folio sizes; per fault is what one fault costs. */
+		mmp_bench_counter(st, "ns_per_page", fault_s * 1e9 / pages);
+		if (faults)
+			mmp_bench_counter(st, "ns_per_fault", fault_s * 1e9 / faults);
+	}
+	bench_env_destroy(&env);
+}
+
+static void bm_munmap(struct mmp_bench_state *st, void *arg)
+{
+	struct mmp_counters before, after, delta, sum = { { 0 } };
+	struct bench_env env;
+	double unmap_s = 0;
+	uint64_t addr, pages = 0;
+	unsigned int mask;
+	int err, i;
+
+	err = folio_thp_mask(st, &mask);
+	if (!err)
+		err = bench_env_create(&env, phys, 0, arg, mask);
+	if (err) {
+		skip(st, "setup", err);
+		return;
+	}
+
+	while (mmp_bench_keep_running(st)) {
+		double t0, t;
+
+		err = mmp_mmap(env.space, 0, FAULT_BYTES, RW, MMP_MAP_POPULATE, &addr);
+		if (err) {
+			skip(st, "mmap", err);
+			break;
+		}
+		mmp_space_counters(env.space, &before);
+		t0 = bench_now();
+		err = mmp_munmap(env.space, addr, FAULT_BYTES);
+		t = bench_now() - t0;
+		if (err) {
+			skip(st, "munmap", err);
+			break;
+		}
+		mmp_space_counters(env.space, &after);
+		bench_counters_sub(&delta, &after, &before);
+		for (i = 0; i < MMP_NR_COUNTERS; i++)
+			sum.v[i] += delta.v[i];
+		mmp_bench_set_iteration_time(st, t);
+		unmap_s += t;
+		pages += FAULT_BYTES / MMP_PAGE_SIZE;
+	}
+
+	/* Counters of the timed munmap only; populating is set-up. */
+	if (pages) {
+		report_counters(st, &sum);
+		mmp_bench_counter(st, "ns_per_page", unmap_s * 1e9 / pages);
+	}
+	bench_env_destroy(&env);
+}
+
+static void bm_mmap_munmap(struct mmp_bench_state *st, void *arg)
+{
+	struct mmp_counters before, after, delta;
+	struct bench_env env;
+	uint64_t addr;
+	int err;
+
+	err = bench_env_create(&env, phys, 0, arg, 0);
+	if (err) {
+		skip(st, "setup", err);
+		return;
+	}
+	mmp_space_counters(env.space, &before);
+
+	while (mmp_bench_keep_running(st)) {
+		err = mmp_mmap(env.space, 0, MMAP_BYTES, RW, 0, &addr);
+		if (!err)
+			err = mmp_munmap(env.space, addr, MMAP_BYTES);
+		if (err) {
+			skip(st, "mmap/munmap", err);
+			break;
+		}
+	}
+
+	mmp_space_counters(env.space, &after);
+	bench_counters_sub(&delta, &after, &before);
+	report_counters(st, &delta);
+	bench_env_destroy(&env);
+}
+
+static int register_arch(const char *arch)
+{
+	char name[128];
+	struct mmp_bench *b;
+
+	snprintf(name, sizeof(name), "page_fault1/%s", arch);
+	b = mmp_bench_register(name, bm_page_fault1, (void *)arch);
+	if (!b)
+		return -ENOMEM;
+	mmp_bench_unit(mmp_bench_use_manual_time(mmp_bench_arg(mmp_bench_arg(b, 4), 64)),
+		       MMP_BENCH_MS);
+
+	snprintf(name, sizeof(name), "munmap/%s", arch);
+	b = mmp_bench_register(name, bm_munmap, (void *)arch);
+	if (!b)
+		return -ENOMEM;
+	mmp_bench_unit(mmp_bench_use_manual_time(mmp_bench_arg(mmp_bench_arg(b, 4), 64)),
+		       MMP_BENCH_MS);
+
+	snprintf(name, sizeof(name), "mmap_munmap/%s", arch);
+	b = mmp_bench_register(name, bm_mmap_munmap, (void *)arch);
+	if (!b)
+		return -ENOMEM;
+	mmp_bench_unit(b, MMP_BENCH_NS);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int err, ret, i;
+
+	err = mmp_phys_create(PHYS_BYTES, &phys);
+	if (err) {
+		fprintf(stderr, "mmprim-bench: phys of %llu MiB: %s\n", PHYS_BYTES / BENCH_MIB,
+			mmp_strerror(err));
+		return 1;
+	}
+	/* Back end names are static strings of the library: they outlive registration. */
+	for (i = 0; i < mmp_arch_count(); i++) {
+		if (register_arch(mmp_arch_name(i))) {
+			fprintf(stderr, "mmprim-bench: cannot register benches\n");
+			return 1;
+		}
+	}
+
+	ret = mmp_bench_main(argc, argv);
+
+	err = mmp_phys_destroy(phys);
+	if (err) {
+		fprintf(stderr, "mmprim-bench: destroying phys: %s\n", mmp_strerror(err));
+		ret = 1;
+	}
+	return ret;
+}

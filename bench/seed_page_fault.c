@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Seed "page-fault": will-it-scale page_fault1 with 4 KiB folios against 64 KiB
+ * mTHP folios. A run maps 128 MiB, writes one byte per 4 KiB page, unmaps; a
+ * large folio maps 16 pages per fault, so 1/16 of the faults do the work.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "common.h"
+#include "seeds.h"
+
+#define PF_BYTES	(128 * BENCH_MIB)
+#define PF_BYTES_QUICK	(16 * BENCH_MIB)
+#define PF_RUNS		7
+#define PF_RUNS_QUICK	3
+#define PF_OPT_ORDER	4	/* 64 KiB */
+#define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
+
+/* One page_fault1 iteration: the seconds of mmap + faults + munmap, and its counters. */
+static int page_fault1(struct bench_env *env, uint64_t bytes, double *seconds,
+		       struct mmp_counters *delta)
+{
+	static const char one = 1;
+	struct mmp_counters before, after;
+	uint64_t addr, off;
+	double t0;
+	int err, err2;
+
+	err = bench_env_attach(env);
+	if (err)
+		return err;
+	mmp_space_counters(env->space, &before);
+	t0 = bench_now();
+	err = mmp_mmap(env->space, 0, bytes, RW, 0, &addr);
+	if (err)
+		goto out;
+	for (off = 0; off < bytes && !err; off += MMP_PAGE_SIZE)
+		err = mmp_write(env->cpu, addr + off, &one, 1);
+	err2 = mmp_munmap(env->space, addr, bytes);
+	*seconds = bench_now() - t0;
+	err = err ?: err2;
+	mmp_space_counters(env->space, &after);
+	bench_counters_sub(delta, &after, &before);
+out:
+	/* One simulated CPU per thread at a time: the other variant attaches next. */
+	err2 = bench_env_detach(env);
+	return err ?: err2;
+}
+
+static int page_fault_arch(const struct mmp_seed_opts *opts, const char *arch)
+{
+	const uint64_t bytes = opts->quick ? PF_BYTES_QUICK : PF_BYTES;
+	const int runs = opts->quick ? PF_RUNS_QUICK : PF_RUNS;
+	const double pages = bytes / MMP_PAGE_SIZE;
+	struct mmp_seed_result base = { .label = "4K folios" };
+	struct mmp_seed_result opt = { .label = "64K folios" };
+	double base_s[PF_RUNS], opt_s[PF_RUNS];
+	struct bench_env base_env, opt_env;
+	struct mmp_phys *phys;
+	char extra[256];
+	int err, r;
+
+	/* Room for one mapping at a time plus its tables, whatever the folio size. */
+	err = mmp_phys_create(2 * bytes, &phys);
+	if (err)
+		return err;
+	err = bench_env_create(&base_env, phys, 0, arch, 0);
+	if (err)
+		goto out_phys;
+	err = bench_env_create(&opt_env, phys, 0, arch, BENCH_THP(PF_OPT_ORDER));
+	if (err)
+		goto out_base;
+	bench_env_detach(&base_env);
+	bench_env_detach(&opt_env);
+
+	/* Alternate the variants so that drift of the host hits both alike. */
+	for (r = 0; r < runs; r++) {
+		err = page_fault1(&base_env, bytes, &base_s[r], &base.counters);
+		if (!err)
+			err = page_fault1(&opt_env, bytes, &opt_s[r], &opt.counters);
+		if (err)
+			goto out_opt;
+	}
+	base.seconds = bench_median(base_s, runs);
+	opt.seconds = bench_median(opt_s, runs);
+
+	if (!opts->json) {
+		printf("page-fault [%s]: %s %.4f s (%.0f ns/fault), %s %.4f s (%.0f ns/fault), "
+		       "ratio %.1fx\n", arch, base.label, base.seconds, base.seconds * 1e9 / pages,
+		       opt.label, opt.seconds, opt.seconds * 1e9 / pages, base.seconds / opt.seconds);
+		printf("  (%llu MiB mapped, one write per 4 KiB page, unmapped; median of %d runs;"
+		       " ns per page touched; counters of one run)\n",
+		       (unsigned long long)(bytes / BENCH_MIB), runs);
+	}
+	snprintf(extra, sizeof(extra),
+		 "\"bytes\":%llu,\"runs\":%d,\"baseline_folio_kib\":4,\"optimized_folio_kib\":%lu,"
+		 "\"baseline_ns_per_fault\":%.1f,\"optimized_ns_per_fault\":%.1f",
+		 (unsigned long long)bytes, runs, bench_order_kib(PF_OPT_ORDER),
+		 base.seconds * 1e9 / pages, opt.seconds * 1e9 / pages);
+	mmp_seed_report(opts, "page-fault", arch, &base, &opt, extra);
+	if (!opts->json)
+		putchar('\n');
+
+out_opt:
+	bench_env_destroy(&opt_env);
+out_base:
+	bench_env_destroy(&base_env);
+out_phys:
+	mmp_phys_destroy(phys);
+	return err;
+}
+
+static int page_fault_run(const struct mmp_seed_opts *opts)
+{
+	/* NULL defaults: every registered back end. */
+	return mmp_seed_for_each_arch(opts, NULL, page_fault_arch);
+}
+
+const struct mmp_seed mmp_seed_page_fault = {
+	.name = "page-fault",
+	.title = "will-it-scale page_fault1: 4 KiB against 64 KiB (mTHP) folios",
+	.run = page_fault_run,
+};

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Seed reproductions: each seed (shared/seeds/) reruns the measurement of the
+ * kernel patch it comes from, baseline and optimized in one process, and prints
+ * the seed's kind of output beside a side-by-side table.
+ *
+ * Adding a seed: one file defining `const struct mmp_seed mmp_seed_<id>`, one
+ * X(<id>) line in seeds.c, one file name in meson.build.
+ */
+#ifndef MMP_BENCH_SEEDS_H
+#define MMP_BENCH_SEEDS_H
+
+#include <stdbool.h>
+
+#include <mmprim/mmprim.h>
+
+struct mmp_seed_opts {
+	const char *arch;	/* NULL: each default back end of the seed */
+	bool quick;		/* a smaller, faster run (smoke tests) */
+	bool json;		/* one JSON object per line on stdout, nothing else */
+};
+
+struct mmp_seed {
+	const char *name;	/* command-line name, e.g. "page-fault" */
+	const char *title;	/* one line for `mmprim-seeds list` */
+	/* 0, -ENOTSUP when it cannot run on opts->arch, or another negative errno. */
+	int (*run)(const struct mmp_seed_opts *opts);
+};
+
+/* One measured variant. */
+struct mmp_seed_result {
+	const char *label;	/* column title, e.g. "4K folios" */
+	double seconds;		/* the seed's figure of merit, lower is better */
+	struct mmp_counters counters;	/* of one run */
+};
+
+/**
+ * mmp_seed_for_each_arch() - call @fn for opts->arch if set, else for each name
+ * of @defaults (NULL-terminated; NULL means every registered back end).
+ * Stops at and returns the first error.
+ */
+int mmp_seed_for_each_arch(const struct mmp_seed_opts *opts, const char *const *defaults,
+			   int (*fn)(const struct mmp_seed_opts *opts, const char *arch));
+
+/**
+ * mmp_seed_report() - print @base against @opt.
+ * @extra_json: seed-specific fields `"key":value,...` (no braces) added to the
+ *	JSON object, or NULL.
+ *
+ * Text mode: the table (seconds, ratio, counters non-zero on either side); the
+ * seed prints its own lines before. JSON mode: exactly one line, the object
+ * {"seed","arch","baseline":{"seconds","counters"},"optimized":{...},"ratio",...}.
+ */
+void mmp_seed_report(const struct mmp_seed_opts *opts, const char *seed, const char *arch,
+		     const struct mmp_seed_result *base, const struct mmp_seed_result *opt,
+		     const char *extra_json);
+
+#endif /* MMP_BENCH_SEEDS_H */

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Modeled hardware time: exact event counts times each architecture's cost
+ * table. Host time understates what a TLB invalidation, a barrier or an IPI
+ * costs on hardware; this shows it, and is deterministic.
+ */
+#include "internal.h"
+
+MMP_EXPORT int mmp_modeled_ns(struct mmp_space *s, const struct mmp_counters *c, double *ns)
+{
+	const struct mmp_cost_model *m;
+	double cycles;
+
+	if (!s || !c || !ns)
+		return -EINVAL;
+	m = s->arch->cost;
+	cycles = m->entry_read * (c->v[MMP_C_PTE_READ] + c->v[MMP_C_PMD_READ]) +
+		 m->entry_write * (c->v[MMP_C_PTE_WRITE] + c->v[MMP_C_PMD_WRITE]) +
+		 m->tlbi_page * c->v[MMP_C_TLB_FLUSH_PAGE] +
+		 m->flush_op * c->v[MMP_C_TLB_FLUSH_RANGE] +
+		 m->flush_all * c->v[MMP_C_TLB_FLUSH_ALL] +
+		 m->ipi * c->v[MMP_C_TLB_IPI] +
+		 m->page_walk * c->v[MMP_C_PAGE_WALK];
+	*ns = cycles / m->ghz;
+	return 0;
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The whole test suite: a native build (build/) and an ASan+UBSan build
+# (build-asan/), each followed by meson test. Both run even when the first
+# fails; the last line printed is "N passed, N failed[, N skipped]" over both.
+# MMP_TEST_ARGS (word-split) is passed to both meson test runs, e.g.
+#   MMP_TEST_ARGS='--suite conformance -v' bash scripts/test.sh
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+
+read -r -a extra_args <<<"${MMP_TEST_ARGS:-}"
+
+total_pass=0
+total_fail=0
+total_skip=0
+
+# Configure $1 with the remaining arguments as options, reusing an existing build.
+configure() {
+	local dir=$1
+	shift
+	if [[ -f $dir/build.ninja ]]; then
+		# Reused: make sure the options are the ones this script wants.
+		if (($#)); then
+			meson configure "$dir" "$@" >/dev/null || return
+		fi
+		return 0
+	fi
+	if [[ -f $dir/meson-private/coredata.dat ]]; then
+		meson setup --reconfigure "$dir" "$@"
+	else
+		meson setup "$dir" "$@"
+	fi
+}
+
+# Count the results in $1/meson-logs/testlog.json: prints "pass fail skip".
+count_results() {
+	local log=$1/meson-logs/testlog.json
+	# One JSON object per line; quotes inside strings are escaped, so the first
+	# unescaped "result": "..." on a line is the test's result.
+	awk '
+		match($0, /"result": *"[A-Z]+"/) {
+			r = substr($0, RSTART, RLENGTH)
+			sub(/^"result": *"/, "", r)
+			sub(/"$/, "", r)
+			if (r == "OK" || r == "EXPECTEDFAIL")
+				pass++
+			else if (r == "SKIP")
+				skip++
+			else
+				fail++
+		}
+		END { printf "%d %d %d\n", pass, fail, skip }
+	' "$log"
+}
+
+# Build $1 and run its tests; the remaining arguments go to meson test.
+run_suite() {
+	local dir=$1 name=$2
+	shift 2
+	local pass=0 fail=0 skip=0 rc
+
+	echo "==> $name: building in $dir"
+	if ! ninja -C "$dir"; then
+		echo "==> $name: BUILD FAILED"
+		total_fail=$((total_fail + 1))
+		return
+	fi
+
+	echo "==> $name: meson test"
+	rm -f "$dir/meson-logs/testlog.json"
+	meson test -C "$dir" --print-errorlogs --num-processes 2 "$@" "${extra_args[@]}"
+	rc=$?
+	if [[ ! -f $dir/meson-logs/testlog.json ]]; then
+		echo "==> $name: meson test (exit $rc) ran no test"
+		total_fail=$((total_fail + 1))
+		return
+	fi
+	read -r pass fail skip < <(count_results "$dir")
+	if ((rc != 0 && fail == 0)); then
+		# meson test failed without a failing test in its log (bad arguments,
+		# no tests found, a crash of meson itself): still a failure.
+		echo "==> $name: meson test exited with $rc"
+		fail=1
+	fi
+	echo "==> $name: $pass passed, $fail failed, $skip skipped"
+	total_pass=$((total_pass + pass))
+	total_fail=$((total_fail + fail))
+	total_skip=$((total_skip + skip))
+}
+
+if ! bash scripts/deps.sh; then
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+# Native, with the benches (their smoke tests are part of the suite).
+if configure build -Dbenches=true; then
+	run_suite build native
+else
+	echo "==> native: meson setup failed"
+	total_fail=$((total_fail + 1))
+fi
+
+# ASan + UBSan. Sanitized code runs about twice as slow: double the timeouts.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+if configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbenches=false; then
+	run_suite build-asan asan+ubsan --timeout-multiplier 2
+else
+	echo "==> asan+ubsan: meson setup failed"
+	total_fail=$((total_fail + 1))
+fi
+
+summary="$total_pass passed, $total_fail failed"
+((total_skip > 0)) && summary+=", $total_skip skipped"
+echo "$summary"
+((total_fail == 0))
