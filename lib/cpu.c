@@ -30,6 +30,7 @@ MMP_EXPORT int mmp_cpu_attach(struct mmp_space *s, struct mmp_cpu **out)
 	}
 	cpu->space = s;
 	cpu->thread = pthread_self();
+	cpu->gen = 1;
 	cpu->shifts[cpu->nr_shifts++] = PAGE_SHIFT;
 	if (s->arch->cont_shift)
 		cpu->shifts[cpu->nr_shifts++] = s->arch->cont_shift;
@@ -88,16 +89,11 @@ static inline struct mmp_tlb_entry *tlb_set(struct mmp_cpu *cpu, uint64_t va, un
 	return &cpu->tlb[((va >> shift) & (cpu->tlb_sets - 1)) * cpu->tlb_ways];
 }
 
-static inline uint64_t tlb_key(uint64_t va, unsigned int shift)
-{
-	return (va & ~((1ULL << shift) - 1)) | shift << 1 | 1;
-}
-
 static struct mmp_tlb_entry *tlb_lookup(struct mmp_cpu *cpu, uint64_t va)
 {
 	for (unsigned int k = 0; k < cpu->nr_shifts; k++) {
 		struct mmp_tlb_entry *set = tlb_set(cpu, va, cpu->shifts[k]);
-		uint64_t key = tlb_key(va, cpu->shifts[k]);
+		uint64_t key = tlb_key(cpu, va, cpu->shifts[k]);
 
 		for (unsigned int w = 0; w < cpu->tlb_ways; w++)
 			if (set[w].key == key)
@@ -112,14 +108,14 @@ static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int shift, uin
 	struct mmp_tlb_entry *set = tlb_set(cpu, va, shift), *e = NULL;
 
 	for (unsigned int w = 0; w < cpu->tlb_ways; w++) {
-		if (!set[w].key) {
+		if (!tlb_entry_live(cpu, &set[w])) {
 			e = &set[w];
 			break;
 		}
 	}
 	if (!e)
 		e = &set[cpu->victim++ % cpu->tlb_ways];
-	e->key = tlb_key(va, shift);
+	e->key = tlb_key(cpu, va, shift);
 	e->pfn = pfn;
 	e->shift = shift;
 	e->write = !!(eflags & MMP_E_WRITE);

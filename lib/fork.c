@@ -15,11 +15,50 @@ struct copy_ctx {
 	unsigned long pages;
 };
 
+/*
+ * Share the present entries at @src_ptep with the child (copy_present_ptes):
+ * a batch of one large folio takes its references and mapcounts at once and is
+ * write-protected with one wrprotect_ptes. Returns the entries handled.
+ */
+static unsigned int copy_present_ptes(struct mmp_space *dst, struct mmp_space *src,
+				      mmp_pte_t *dst_ptep, mmp_pte_t *src_ptep, mmp_pte_t pte,
+				      uint64_t addr, unsigned int max_nr)
+{
+	unsigned int f = entry_flags(src, pte, MMP_PTE), nr = 1;
+	uint64_t pfn = entry_pfn(src, pte, MMP_PTE);
+
+	if (!(f & MMP_E_SPECIAL)) {
+		struct mmp_page *page = pfn_to_page(src->phys, pfn);
+		struct mmp_page *head = pfn_to_page(src->phys, folio_pfn(src->phys, pfn));
+
+		if (head->order && pte_batching(src)) {
+			/* Private mapping: dirty must match; write is merged (and then dropped). */
+			nr = folio_pte_batch_flags(src, src_ptep, &pte, max_nr,
+						   FPB_MERGE_WRITE | FPB_RESPECT_DIRTY);
+			f = entry_flags(src, pte, MMP_PTE);
+		}
+		folio_ref_add(head, nr);
+		folio_add_rmap_ptes(head, page, nr);
+		for (unsigned int i = 0; i < nr; i++)
+			page_flag_clear(page + i, PG_anon_exclusive);
+		rss_add(dst, nr);
+		if (f & MMP_E_WRITE) {
+			src->arch->wrprotect_ptes(src, addr, src_ptep, nr);
+			f &= ~MMP_E_WRITE;
+		}
+	}
+	/* The child's entries are old, and read-only where the parent's now are. */
+	dst->arch->set_ptes(dst, addr, dst_ptep,
+			    mk_entry(dst, pfn, f & ~(MMP_E_ACCESSED | MMP_E_CONT), MMP_PTE), nr);
+	return nr;
+}
+
 static int copy_pte_range(struct mmp_space *dst, struct mmp_space *src, mmp_pte_t *dst_pmdp,
 			  mmp_pte_t *src_ptes, uint64_t addr, uint64_t end)
 {
 	mmp_pte_t *dst_ptes, *src_ptep = &src_ptes[level_index(addr, MMP_PTE)], *dst_ptep;
 	mmp_spinlock_t *src_ptl = pte_lockptr(src, src_ptes), *dst_ptl;
+	unsigned int nr;
 
 	if (pte_alloc(dst, dst_pmdp))
 		return -ENOMEM;
@@ -29,30 +68,13 @@ static int copy_pte_range(struct mmp_space *dst, struct mmp_space *src, mmp_pte_
 
 	spin_lock(src_ptl);
 	spin_lock(dst_ptl);
-	for (; addr < end; addr += PAGE_SIZE, src_ptep++, dst_ptep++) {
+	for (; addr < end; addr += nr * PAGE_SIZE, src_ptep += nr, dst_ptep += nr) {
 		mmp_pte_t pte = src->arch->ptep_get(src, src_ptep);
-		unsigned int f;
 
-		if (!pte)
-			continue;
-		f = entry_flags(src, pte, MMP_PTE);
-		if (!(f & MMP_E_SPECIAL)) {
-			uint64_t pfn = entry_pfn(src, pte, MMP_PTE);
-			struct mmp_page *page = pfn_to_page(src->phys, pfn);
-			struct mmp_page *head = pfn_to_page(src->phys, folio_pfn(src->phys, pfn));
-
-			folio_ref_add(head, 1);
-			folio_add_rmap_ptes(head, page, 1);
-			page_flag_clear(page, PG_anon_exclusive);
-			rss_add(dst, 1);
-			if (f & MMP_E_WRITE) {
-				src->arch->wrprotect_ptes(src, addr, src_ptep, 1);
-				f &= ~MMP_E_WRITE;
-			}
-		}
-		dst->arch->set_ptes(dst, addr, dst_ptep,
-				    mk_entry(dst, entry_pfn(src, pte, MMP_PTE), f & ~MMP_E_ACCESSED,
-					     MMP_PTE), 1);
+		nr = 1;
+		if (pte)
+			nr = copy_present_ptes(dst, src, dst_ptep, src_ptep, pte, addr,
+					       (end - addr) >> PAGE_SHIFT);
 	}
 	spin_unlock(dst_ptl);
 	spin_unlock(src_ptl);

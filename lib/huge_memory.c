@@ -268,16 +268,16 @@ void split_huge_pmd_locked(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t haddr)
 
 		for (unsigned int i = 0; i < HPAGE_PMD_NR; i++)
 			WRITE_ONCE(ptes[i], z);
+		count_add(s, MMP_C_PTE_WRITE, HPAGE_PMD_NR);
 	} else {
 		struct mmp_page *head = pfn_to_page(s->phys, pfn);
 
-		for (unsigned int i = 0; i < HPAGE_PMD_NR; i++)
-			WRITE_ONCE(ptes[i], mk_entry(s, pfn + i, f, MMP_PTE));
+		/* One set_ptes over the empty deposited table: arm64 maps it as contpte blocks. */
+		s->arch->set_ptes(s, haddr, ptes, mk_entry(s, pfn, f, MMP_PTE), HPAGE_PMD_NR);
 		folio_add_rmap_ptes(head, head, HPAGE_PMD_NR);
 		folio_remove_rmap_pmd(head);
 		folio_ref_add(head, HPAGE_PMD_NR - 1);
 	}
-	count_add(s, MMP_C_PTE_WRITE, HPAGE_PMD_NR);
 	count_inc(s, MMP_C_PMD_SPLIT);
 	set_pmd_at(s, pmdp, mk_entry(s, pgtable, MMP_E_TABLE, MMP_PMD));
 }

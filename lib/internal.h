@@ -262,7 +262,7 @@ struct mmp_vma {
 #define MMP_MAX_CPUS 64
 
 struct mmp_tlb_entry {
-	uint64_t key;		/* aligned va | shift << 1 | 1 */
+	uint64_t key;		/* aligned va | generation << 6 | shift << 1 | 1 */
 	uint64_t pfn;		/* first frame of the translation */
 	uint8_t write;		/* writes allowed */
 	uint8_t dirty;		/* the entry was dirty when cached: a write needs no walk */
@@ -280,10 +280,22 @@ struct mmp_cpu {
 	mmp_spinlock_t lock;
 	unsigned int tlb_sets, tlb_ways;
 	unsigned int victim;
+	unsigned int gen;	/* a full flush moves to the next generation (6 bits) */
 	unsigned int nr_shifts;
 	unsigned int shifts[3];	/* translation sizes this MMU caches: 4K, contpte, PMD */
 	struct mmp_tlb_entry *tlb;
 };
+
+static inline uint64_t tlb_key(struct mmp_cpu *cpu, uint64_t va, unsigned int shift)
+{
+	return (va & ~((1ULL << shift) - 1)) | cpu->gen << 6 | shift << 1 | 1;
+}
+
+/* Is @te a translation of the current generation? */
+static inline bool tlb_entry_live(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
+{
+	return te->key && ((te->key >> 6) & 63) == cpu->gen;
+}
 
 /* ---- address space ------------------------------------------------------------- */
 

@@ -368,32 +368,45 @@ int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
 
 /* ---- zap ---------------------------------------------------------------------------- */
 
+/*
+ * Zap [addr, end) of one PTE table (zap_pte_range). Entries of a large folio
+ * go in batches (zap_present_folio_ptes): one clear_full_ptes, one rmap
+ * update and one gather entry per batch.
+ */
 static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *ptes, uint64_t addr, uint64_t end)
 {
 	struct mmp_space *s = tlb->s;
 	mmp_spinlock_t *ptl = pte_lockptr(s, ptes);
 	mmp_pte_t *ptep = &ptes[level_index(addr, MMP_PTE)];
+	bool batch = pte_batching(s);
 	int64_t rss = 0;
+	unsigned int nr;
 
 	spin_lock(ptl);
-	for (; addr < end; addr += PAGE_SIZE, ptep++) {
+	for (; addr < end; addr += nr * PAGE_SIZE, ptep += nr) {
 		mmp_pte_t pte = s->arch->ptep_get(s, ptep);
-		unsigned int f;
 		uint64_t pfn;
 		uint32_t head_pfn;
+		struct mmp_page *head;
 
+		nr = 1;
 		if (!pte)
 			continue;
-		f = entry_flags(s, pte, MMP_PTE);
-		s->arch->clear_full_ptes(s, addr, ptep, 1, tlb->fullmm);
-		tlb_remove_tlb_entries(tlb, addr, PAGE_SIZE);
-		if (f & MMP_E_SPECIAL)
+		if (entry_flags(s, pte, MMP_PTE) & MMP_E_SPECIAL) {
+			s->arch->clear_full_ptes(s, addr, ptep, 1, tlb->fullmm);
+			tlb_remove_tlb_entries(tlb, addr, PAGE_SIZE);
 			continue;
+		}
 		pfn = entry_pfn(s, pte, MMP_PTE);
 		head_pfn = folio_pfn(s->phys, pfn);
-		folio_remove_rmap_ptes(pfn_to_page(s->phys, head_pfn), pfn_to_page(s->phys, pfn), 1);
-		rss--;
-		tlb_remove_folio_pages(tlb, head_pfn, 1);
+		head = pfn_to_page(s->phys, head_pfn);
+		if (batch && head->order)
+			nr = folio_pte_batch(s, ptep, pte, (end - addr) >> PAGE_SHIFT);
+		s->arch->clear_full_ptes(s, addr, ptep, nr, tlb->fullmm);
+		tlb_remove_tlb_entries(tlb, addr, (uint64_t)nr * PAGE_SIZE);
+		folio_remove_rmap_ptes(head, pfn_to_page(s->phys, pfn), nr);
+		rss -= nr;
+		tlb_remove_folio_pages(tlb, head_pfn, nr);
 	}
 	/* Like add_mm_rss_vec: one update per table, not per entry. */
 	rss_add(s, rss);

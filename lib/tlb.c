@@ -10,9 +10,14 @@
 #include "internal.h"
 #include "mm.h"
 
+/* A full flush starts a new generation; only a wrap clears the array. */
 void tlb_invalidate_all(struct mmp_cpu *cpu)
 {
-	memset(cpu->tlb, 0, sizeof(*cpu->tlb) * cpu->tlb_sets * cpu->tlb_ways);
+	cpu->gen = (cpu->gen + 1) & 63;
+	if (!cpu->gen) {
+		memset(cpu->tlb, 0, sizeof(*cpu->tlb) * cpu->tlb_sets * cpu->tlb_ways);
+		cpu->gen = 1;
+	}
 }
 
 /* Drop this CPU's translations of [start, end), probing every page size. */
@@ -21,7 +26,7 @@ void tlb_invalidate_local(struct mmp_cpu *cpu, uint64_t start, uint64_t end, uns
 	for (uint64_t va = start; va < end; va += 1ULL << shift) {
 		for (unsigned int k = 0; k < cpu->nr_shifts; k++) {
 			unsigned int sh = cpu->shifts[k];
-			uint64_t key = (va & ~((1ULL << sh) - 1)) | sh << 1 | 1;
+			uint64_t key = tlb_key(cpu, va, sh);
 			struct mmp_tlb_entry *set =
 				&cpu->tlb[((va >> sh) & (cpu->tlb_sets - 1)) * cpu->tlb_ways];
 

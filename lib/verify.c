@@ -190,7 +190,7 @@ static void check_tlbs(struct verify *v)
 		for (unsigned int i = 0; i < cpu->tlb_sets * cpu->tlb_ways; i++) {
 			struct mmp_tlb_entry *te = &cpu->tlb[i];
 			uint64_t va = te->key & ~((1ULL << te->shift) - 1);
-			uint64_t n = te->key ? 1ULL << (te->shift - PAGE_SHIFT) : 0;
+			uint64_t n = tlb_entry_live(cpu, te) ? 1ULL << (te->shift - PAGE_SHIFT) : 0;
 
 			/* Every page the entry translates must still translate the same way. */
 			for (uint64_t k = 0; k < n; k++) {

@@ -186,6 +186,22 @@ int mmp_munmap(struct mmp_space *space, uint64_t addr, uint64_t len);
 /** mmp_mprotect() - as mprotect(2): -EINVAL (unaligned, bad prot), -ENOMEM (hole). */
 int mmp_mprotect(struct mmp_space *space, uint64_t addr, uint64_t len, int prot);
 
+#define MMP_MREMAP_MAYMOVE	1
+#define MMP_MREMAP_FIXED	2
+#define MMP_MREMAP_DONTUNMAP	4
+
+/**
+ * mmp_mremap() - as mremap(2) on a private anonymous mapping: shrink, grow in
+ * place, or move (MMP_MREMAP_MAYMOVE) with the page tables; MMP_MREMAP_FIXED
+ * moves to @new_addr, replacing what is there; MMP_MREMAP_DONTUNMAP leaves the
+ * old range mapped and empty. @new_addr_out gets the result.
+ * Errors: -EINVAL (unaligned, bad flags, zero new length, overlapping fixed
+ * ranges), -EFAULT (old range not inside one VMA), -ENOMEM (cannot grow in
+ * place without MAYMOVE, no room, out of memory).
+ */
+int mmp_mremap(struct mmp_space *space, uint64_t addr, uint64_t old_len, uint64_t new_len,
+	       int flags, uint64_t new_addr, uint64_t *new_addr_out);
+
 #define MMP_MADV_DONTNEED	4
 #define MMP_MADV_HUGEPAGE	14
 #define MMP_MADV_NOHUGEPAGE	15

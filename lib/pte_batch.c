@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * folio_pte_batch: how many PTEs from a present one map the following pages of
+ * the same large folio with equal bits, so zap, fork and mremap can act on
+ * them with one batched primitive. A batch never leaves the folio, and callers
+ * cap @max_nr at the end of the VMA and of the page table.
+ */
+#include "internal.h"
+#include "mm.h"
+
+unsigned int folio_pte_batch_flags(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t *ptentp,
+				   unsigned int max_nr, unsigned int flags)
+{
+	mmp_pte_t pte = *ptentp;
+	unsigned int f0 = entry_flags(s, pte, MMP_PTE), ignore = MMP_E_ACCESSED, merged = 0;
+	uint64_t pfn = entry_pfn(s, pte, MMP_PTE), head = folio_pfn(s->phys, pfn);
+	uint64_t left = head + folio_nr_pages(pfn_to_page(s->phys, head)) - pfn;
+	unsigned int nr;
+
+	if (!(flags & FPB_RESPECT_DIRTY))
+		ignore |= MMP_E_DIRTY;
+	if (!(flags & FPB_RESPECT_SOFT_DIRTY))
+		ignore |= MMP_E_SOFT_DIRTY;
+	if (!(flags & FPB_RESPECT_WRITE))
+		ignore |= MMP_E_WRITE;
+	max_nr = MIN((uint64_t)max_nr, left);
+	merged = f0;
+
+	/* One comparison per granule the architecture reports (a whole contpte block). */
+	nr = s->arch->pte_batch_hint(ptep, pte);
+	while (nr < max_nr) {
+		mmp_pte_t e = s->arch->ptep_get(s, ptep + nr);
+		unsigned int f = entry_flags(s, e, MMP_PTE);
+
+		if (!e || (f & ~ignore) != (f0 & ~ignore) || entry_pfn(s, e, MMP_PTE) != pfn + nr)
+			break;
+		merged |= f & (MMP_E_WRITE | MMP_E_ACCESSED | MMP_E_DIRTY);
+		nr += s->arch->pte_batch_hint(ptep + nr, e);
+	}
+	nr = MIN(nr, max_nr);
+
+	if (flags & (FPB_MERGE_WRITE | FPB_MERGE_YOUNG_DIRTY)) {
+		unsigned int set = 0;
+
+		if (flags & FPB_MERGE_WRITE)
+			set |= merged & MMP_E_WRITE;
+		if (flags & FPB_MERGE_YOUNG_DIRTY)
+			set |= merged & (MMP_E_ACCESSED | MMP_E_DIRTY);
+		if (set & ~f0)
+			*ptentp = entry_set_flags(s, pte, MMP_PTE, set, 0);
+	}
+	if (nr > 1)
+		count_inc(s, MMP_C_PTE_BATCH);
+	return nr;
+}
+
+unsigned int folio_pte_batch(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t pte,
+			     unsigned int max_nr)
+{
+	return folio_pte_batch_flags(s, ptep, &pte, max_nr, 0);
+}
