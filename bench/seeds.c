@@ -18,7 +18,8 @@
 
 /* The registry: X(id) for each file defining mmp_seed_<id>. */
 #define MMP_SEEDS(X)		\
-	X(page_fault)
+	X(page_fault)		\
+	X(mremap)
 
 #define MMP_SEED_DECLARE(id)	extern const struct mmp_seed mmp_seed_##id;
 MMP_SEEDS(MMP_SEED_DECLARE)
@@ -43,6 +44,11 @@ int mmp_seed_for_each_arch(const struct mmp_seed_opts *opts, const char *const *
 		return fn(opts, opts->arch);
 	if (defaults) {
 		for (; *defaults; defaults++) {
+			/* A seed may name a back end that this build does not carry yet. */
+			if (!bench_arch_valid(*defaults)) {
+				fprintf(stderr, "mmprim-seeds: no back end %s, skipped\n", *defaults);
+				continue;
+			}
 			err = fn(opts, *defaults);
 			if (err)
 				return err;

@@ -346,6 +346,15 @@ static inline void count_add(struct mmp_space *s, enum mmp_counter c, uint64_t n
 		__atomic_fetch_add(&s->counters[MMP_COUNTER_SHARDS - 1].v[c], n, __ATOMIC_RELAXED);
 }
 
+/* This thread's count of @c so far: the difference around a call is what the call did. */
+static inline uint64_t count_this_thread(struct mmp_space *s, enum mmp_counter c)
+{
+	int shard = counter_shard();
+
+	return __atomic_load_n(&s->counters[MIN(shard, MMP_COUNTER_SHARDS - 1)].v[c],
+			       __ATOMIC_RELAXED);
+}
+
 static inline void count_inc(struct mmp_space *s, enum mmp_counter c)
 {
 	count_add(s, c, 1);

@@ -44,6 +44,8 @@ static void move_ptes(struct mmp_space *s, mmp_pte_t *old_ptes, uint64_t old_add
 	mmp_pte_t *old_ptep = &old_ptes[level_index(old_addr, MMP_PTE)];
 	mmp_pte_t *new_ptep = &new_ptes[level_index(new_addr, MMP_PTE)];
 	uint64_t start = old_addr;
+	uint64_t gets = count_this_thread(s, MMP_C_PTEP_GET);
+	uint64_t reads = count_this_thread(s, MMP_C_PTE_READ);
 	bool force_flush = false;
 	unsigned int nr;
 
@@ -67,6 +69,8 @@ static void move_ptes(struct mmp_space *s, mmp_pte_t *old_ptes, uint64_t old_add
 		s->arch->set_ptes(s, new_addr, new_ptep, pte, nr);
 		count_add(s, MMP_C_MOVE_PTES, nr);
 	}
+	count_add(s, MMP_C_MOVE_PTES_PTEP_GET, count_this_thread(s, MMP_C_PTEP_GET) - gets);
+	count_add(s, MMP_C_MOVE_PTES_READ, count_this_thread(s, MMP_C_PTE_READ) - reads);
 	if (force_flush)
 		flush_tlb_range(s, start, old_end, PAGE_SHIFT);
 	dec_tlb_flush_pending(s);
@@ -83,6 +87,7 @@ static bool move_pmd(struct mmp_space *s, mmp_pte_t *old_pmdp, uint64_t old_addr
 		     mmp_pte_t *new_pmdp)
 {
 	mmp_pte_t pmd;
+	bool leaf;
 
 	spin_lock(&s->page_table_lock);
 	if (READ_ONCE(*new_pmdp)) {
@@ -92,11 +97,13 @@ static bool move_pmd(struct mmp_space *s, mmp_pte_t *old_pmdp, uint64_t old_addr
 	inc_tlb_flush_pending(s);
 	pmd = __atomic_exchange_n(old_pmdp, 0, __ATOMIC_ACQ_REL);
 	count_inc(s, MMP_C_PMD_READ);
-	if (entry_flags(s, pmd, MMP_PMD) & MMP_E_LEAF)
+	leaf = entry_flags(s, pmd, MMP_PMD) & MMP_E_LEAF;
+	if (leaf)
 		pgtable_trans_huge_deposit(s, new_pmdp, pgtable_trans_huge_withdraw(s, old_pmdp));
 	__atomic_store_n(new_pmdp, pmd, __ATOMIC_RELEASE);
 	count_add(s, MMP_C_PMD_WRITE, 2);
-	flush_tlb_range(s, old_addr, old_addr + PMD_SIZE, PAGE_SHIFT);
+	/* flush_pmd_tlb_range for a huge PMD; a moved table needs every page flushed. */
+	flush_tlb_range(s, old_addr, old_addr + PMD_SIZE, leaf ? PMD_SHIFT : PAGE_SHIFT);
 	dec_tlb_flush_pending(s);
 	spin_unlock(&s->page_table_lock);
 	count_inc(s, MMP_C_MOVE_PMD);

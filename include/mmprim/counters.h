@@ -47,6 +47,8 @@ extern "C" {
 	X(CONTPTE_UNFOLD,	"contpte_unfold",	"contpte blocks unfolded (break-before-make)")	\
 	X(PTE_BATCH,		"pte_batch",		"folio_pte_batch() batches of more than one entry") \
 	X(MOVE_PTES,		"move_ptes",		"mremap entries moved by move_ptes")		\
+	X(MOVE_PTES_PTEP_GET,	"move_ptes_ptep_get",	"ptep_get() calls inside move_ptes")		\
+	X(MOVE_PTES_READ,	"move_ptes_read",	"PTE entries read inside move_ptes")		\
 	X(MOVE_PMD,		"move_pmd",		"mremap moves of a whole PTE table or huge PMD") \
 	X(PGTABLE_ALLOC,	"pgtable_alloc",	"page-table pages allocated (deposits too)")	\
 	X(PGTABLE_FREE,		"pgtable_free",		"page-table pages freed")			\
