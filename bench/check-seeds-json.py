@@ -66,9 +66,11 @@ def main():
             fail(f"{where}: 'seed' and 'arch' must be non-empty strings")
         if want_seed and seed != want_seed:
             fail(f"{where}: seed {seed!r}, expected {want_seed!r}")
-        if (seed, arch) in seen:
-            fail(f"{where}: {seed} on {arch} printed twice")
-        seen.add((seed, arch))
+        # A seed may run several cases per back end, told apart by "case".
+        key = (seed, arch, obj.get("case"))
+        if key in seen:
+            fail(f"{where}: {seed} on {arch} ({obj.get('case')}) printed twice")
+        seen.add(key)
         base, counter_names = check_side(obj, "baseline", where, counter_names)
         opt, _ = check_side(obj, "optimized", where, counter_names)
         ratio = obj.get("ratio")

@@ -215,7 +215,7 @@ static int register_arch(const char *arch)
 	if (!b)
 		return -ENOMEM;
 	mmp_bench_unit(mmp_bench_use_manual_time(mmp_bench_arg(mmp_bench_arg(b, 4), 64)),
-		       MMP_BENCH_MS);
+		       MMP_BENCH_US);
 
 	snprintf(name, sizeof(name), "mmap_munmap/%s", arch);
 	b = mmp_bench_register(name, bm_mmap_munmap, (void *)arch);

@@ -150,7 +150,7 @@ static int mr_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 	}
 	snprintf(seed, sizeof(seed), "mremap");
 	snprintf(extra, sizeof(extra),
-		 "\"folios\":\"%s\",\"iterations\":%d,\"bytes\":%llu,"
+		 "\"case\":\"%s\",\"iterations\":%d,\"bytes\":%llu,"
 		 "\"baseline_loop_seconds\":%.6f,\"optimized_loop_seconds\":%.6f,"
 		 "\"baseline_modeled_seconds\":%.6f,\"optimized_modeled_seconds\":%.6f,"
 		 "\"baseline_loop_modeled_seconds\":%.6f,\"optimized_loop_modeled_seconds\":%.6f",
