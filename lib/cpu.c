@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "mm.h"
+#include "rcu.h"
 
 MMP_EXPORT int mmp_cpu_attach(struct mmp_space *s, struct mmp_cpu **out)
 {
@@ -54,6 +55,8 @@ MMP_EXPORT int mmp_cpu_attach(struct mmp_space *s, struct mmp_cpu **out)
 		free(cpu);
 		return -EBUSY;
 	}
+	/* A CPU is an RCU reader: lockless walks on it run in read-side sections. */
+	mmp_rcu_register();
 	*out = cpu;
 	return 0;
 }
@@ -62,13 +65,14 @@ MMP_EXPORT int mmp_cpu_detach(struct mmp_cpu *cpu)
 {
 	struct mmp_space *s;
 
-	if (!cpu)
+	if (!cpu || !pthread_equal(cpu->thread, pthread_self()))
 		return -EINVAL;
 	s = cpu->space;
 	spin_lock(&s->cpus_lock);
 	s->cpus[cpu->index] = NULL;
 	__atomic_fetch_and(&s->cpu_mask, ~(1ULL << cpu->index), __ATOMIC_RELAXED);
 	spin_unlock(&s->cpus_lock);
+	mmp_rcu_unregister();
 	free(cpu->tlb);
 	free(cpu);
 	return 0;

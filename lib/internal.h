@@ -124,6 +124,10 @@ static inline bool spin_is_locked(mmp_spinlock_t *l)
 #define PG_swapbacked		(1u << 7)
 #define PG_reserved		(1u << 8)  /* zero pages: never freed, never counted */
 #define PG_pcp			(1u << 9)  /* free, on a per-CPU list */
+#define PG_pt_freeing		(1u << 10) /* page table unlinked, waiting for its free */
+
+/* What a freed page table is filled with: no architecture's valid entry looks like it. */
+#define PT_POISON		0x6b6b6b6b6b6b6b6aULL
 
 #define NO_PFN			UINT32_MAX
 
@@ -185,6 +189,8 @@ struct mmp_phys {
 
 	uint32_t zero_pfn;	 /* the shared zero page */
 	uint32_t huge_zero_pfn;	 /* the huge zero folio, allocated on first use */
+
+	int64_t nr_pinned;	/* atomic: folio references held by GUP pins */
 
 	pthread_mutex_t spaces_lock;
 	struct mmp_space *spaces; /* every space on this phys, linked by space->phys_next */
@@ -428,6 +434,7 @@ struct mmp_vma *find_vma_intersection(struct mmp_space *s, uint64_t start, uint6
 int vma_index(struct mmp_space *s, uint64_t addr);
 int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long flags);
 int vma_split(struct mmp_space *s, uint64_t addr);
+unsigned int vma_splits_needed(struct mmp_space *s, uint64_t start, uint64_t end);
 void vma_remove_range(struct mmp_space *s, uint64_t start, uint64_t end);
 void vma_merge_range(struct mmp_space *s, uint64_t start, uint64_t end);
 uint64_t get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64_t len, uint64_t align);

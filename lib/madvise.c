@@ -13,6 +13,7 @@ static int madvise_dontneed(struct mmp_space *s, uint64_t start, uint64_t end)
 
 	pthread_rwlock_rdlock(&s->mmap_lock);
 	tlb_gather_mmu(&tlb, s, false);
+	tlb.reclaim_pt = true;	/* zap_details.reclaim_pt */
 	for (int i = vma_index(s, start); i < (int)s->nr_vmas && s->vmas[i].start < end; i++) {
 		struct mmp_vma *vma = &s->vmas[i];
 
@@ -31,7 +32,7 @@ static int madvise_hugepage(struct mmp_space *s, uint64_t start, uint64_t end, i
 	int err;
 
 	pthread_rwlock_wrlock(&s->mmap_lock);
-	if (s->nr_vmas + 2 > MMP_MAX_MAP_COUNT) {
+	if (s->nr_vmas + vma_splits_needed(s, start, end) > MMP_MAX_MAP_COUNT) {
 		err = -ENOMEM;
 		goto out;
 	}

@@ -7,6 +7,7 @@
 
 #include "internal.h"
 #include "mm.h"
+#include "rcu.h"
 
 /* ---- folios ----------------------------------------------------------------- */
 
@@ -157,10 +158,27 @@ static uint32_t alloc_anon_folio(struct vm_fault *vmf, mmp_pte_t *pte_table_base
 	return folio_alloc_anon(s, 0);
 }
 
+/*
+ * Lock the PTE table the fault found and check that the PMD still points at
+ * it (the recheck of pte_offset_map_lock): PT_RECLAIM may have freed it, and
+ * the read-side section the fault runs in keeps its memory until then.
+ */
+static mmp_spinlock_t *pte_lock_recheck(struct vm_fault *vmf, mmp_pte_t *ptes)
+{
+	mmp_spinlock_t *ptl = pte_lockptr(vmf->s, ptes);
+
+	spin_lock(ptl);
+	if (pte_table(vmf->s, READ_ONCE(*vmf->pmdp)) == ptes)
+		return ptl;
+	spin_unlock(ptl);
+	count_inc(vmf->s, MMP_C_FAULT_SPURIOUS);
+	return NULL;
+}
+
 static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 {
 	struct mmp_space *s = vmf->s;
-	mmp_spinlock_t *ptl = pte_lockptr(s, ptes);
+	mmp_spinlock_t *ptl;
 	unsigned int f = vma_entry_flags(vmf->vma), order, nr;
 	uint64_t addr;
 	uint32_t pfn;
@@ -169,7 +187,9 @@ static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	if (!(vmf->flags & FAULT_FLAG_WRITE)) {
 		/* A read maps the shared zero page; the first write will COW it. */
 		ptep = &ptes[level_index(vmf->address, MMP_PTE)];
-		spin_lock(ptl);
+		ptl = pte_lock_recheck(vmf, ptes);
+		if (!ptl)
+			return 0;
 		if (!s->arch->ptep_get(s, ptep)) {
 			s->arch->set_ptes(s, vmf->address, ptep,
 					  mk_entry(s, s->phys->zero_pfn, f | MMP_E_SPECIAL, MMP_PTE), 1);
@@ -189,7 +209,11 @@ static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	folio_zero_user(s, pfn, order, vmf->address);
 
 	ptep = &ptes[level_index(addr, MMP_PTE)];
-	spin_lock(ptl);
+	ptl = pte_lock_recheck(vmf, ptes);
+	if (!ptl) {
+		folio_free(s->phys, pfn);
+		return 0;
+	}
 	if (!pte_range_none(s, ptep, nr)) {
 		spin_unlock(ptl);
 		folio_free(s->phys, pfn);
@@ -214,7 +238,7 @@ static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 {
 	struct mmp_space *s = vmf->s;
-	mmp_spinlock_t *ptl = pte_lockptr(s, ptes);
+	mmp_spinlock_t *ptl;
 	mmp_pte_t *ptep = &ptes[level_index(vmf->address, MMP_PTE)];
 	uint64_t addr = vmf->address & PAGE_MASK;
 	mmp_pte_t orig;
@@ -223,7 +247,9 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	uint32_t new_pfn, head_pfn = NO_PFN;
 	struct mmp_page *page = NULL, *head = NULL;
 
-	spin_lock(ptl);
+	ptl = pte_lock_recheck(vmf, ptes);
+	if (!ptl)
+		return 0;
 	orig = s->arch->ptep_get(s, ptep);
 	f = entry_flags(s, orig, MMP_PTE);
 	if (!(f & MMP_E_PRESENT) || (f & MMP_E_WRITE)) {
@@ -264,9 +290,10 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		count_inc(s, MMP_C_SUBPAGE_CLEAR);
 	}
 
-	spin_lock(ptl);
-	if (s->arch->ptep_get(s, ptep) != orig) {
-		spin_unlock(ptl);
+	ptl = pte_lock_recheck(vmf, ptes);
+	if (!ptl || s->arch->ptep_get(s, ptep) != orig) {
+		if (ptl)
+			spin_unlock(ptl);
 		folio_free(s->phys, new_pfn);
 		if (head)
 			folio_put_refs(s, head_pfn, 1);
@@ -293,24 +320,33 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	return 0;
 }
 
+/*
+ * The PTE level of a fault. The table is used inside a read-side section
+ * (pte_offset_map): PT_RECLAIM frees tables through RCU, so the memory stays
+ * valid, and the PTL-holding paths recheck the PMD before trusting it.
+ */
 static int handle_pte_fault(struct vm_fault *vmf)
 {
 	struct mmp_space *s = vmf->s;
-	mmp_pte_t *ptes = pte_table(s, READ_ONCE(*vmf->pmdp));
-	mmp_pte_t pte;
+	mmp_pte_t *ptes, pte;
 	unsigned int f;
+	int ret = 0;
 
+	rcu_read_lock();
+	ptes = pte_table(s, READ_ONCE(*vmf->pmdp));
 	if (!ptes)
-		return 0;	/* the PMD changed under us: retry the access */
+		goto out;	/* the PMD changed under us: retry the access */
 	pte = s->arch->ptep_get(s, &ptes[level_index(vmf->address, MMP_PTE)]);
 	f = entry_flags(s, pte, MMP_PTE);
 	if (!pte)
-		return do_anonymous_page(vmf, ptes);
-	if ((f & MMP_E_PRESENT) && (vmf->flags & FAULT_FLAG_WRITE) && !(f & MMP_E_WRITE))
-		return do_wp_page(vmf, ptes);
-	/* Present and allowed: another CPU fixed it, or the TLB was stale. */
-	count_inc(s, MMP_C_FAULT_SPURIOUS);
-	return 0;
+		ret = do_anonymous_page(vmf, ptes);
+	else if ((f & MMP_E_PRESENT) && (vmf->flags & FAULT_FLAG_WRITE) && !(f & MMP_E_WRITE))
+		ret = do_wp_page(vmf, ptes);
+	else	/* Present and allowed: another CPU fixed it, or the TLB was stale. */
+		count_inc(s, MMP_C_FAULT_SPURIOUS);
+out:
+	rcu_read_unlock();
+	return ret;
 }
 
 int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, unsigned int flags)
@@ -369,20 +405,30 @@ int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
 /* ---- zap ---------------------------------------------------------------------------- */
 
 /*
- * Zap [addr, end) of one PTE table (zap_pte_range). Entries of a large folio
- * go in batches (zap_present_folio_ptes): one clear_full_ptes, one rmap
- * update and one gather entry per batch.
+ * Zap [addr, end) of the PTE table under @pmdp (zap_pte_range). Entries of a
+ * large folio go in batches (zap_present_folio_ptes): one clear_full_ptes, one
+ * rmap update and one gather entry per batch. With @reclaim (MADV_DONTNEED of
+ * the whole table) the emptied table is freed too (PT_RECLAIM).
  */
-static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *ptes, uint64_t addr, uint64_t end)
+static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr, uint64_t end,
+			  bool reclaim)
 {
 	struct mmp_space *s = tlb->s;
-	mmp_spinlock_t *ptl = pte_lockptr(s, ptes);
-	mmp_pte_t *ptep = &ptes[level_index(addr, MMP_PTE)];
+	uint64_t start = addr;
+	mmp_spinlock_t *ptl;
+	mmp_pte_t *ptes, *ptep;
 	bool batch = pte_batching(s);
 	int64_t rss = 0;
 	unsigned int nr;
+	uint32_t freed;
 
-	spin_lock(ptl);
+	rcu_read_lock();
+	ptes = pte_offset_map_lock(s, pmdp, &ptl);
+	if (!ptes) {
+		rcu_read_unlock();
+		return;
+	}
+	ptep = &ptes[level_index(addr, MMP_PTE)];
 	for (; addr < end; addr += nr * PAGE_SIZE, ptep += nr) {
 		mmp_pte_t pte = s->arch->ptep_get(s, ptep);
 		uint64_t pfn;
@@ -410,7 +456,14 @@ static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *ptes, uint64_t addr
 	}
 	/* Like add_mm_rss_vec: one update per table, not per entry. */
 	rss_add(s, rss);
+	freed = reclaim ? try_to_free_pte_fast(s, pmdp, ptes) : NO_PFN;
 	spin_unlock(ptl);
+	/* Still in the read-side section: the slow path may touch the table's PTL. */
+	if (reclaim && freed == NO_PFN)
+		freed = try_to_free_pte_slow(s, pmdp, ptes);
+	rcu_read_unlock();
+	if (freed != NO_PFN)
+		tlb_remove_table(tlb, freed, start, start + PMD_SIZE);
 }
 
 static int zap_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t end, void *arg)
@@ -418,20 +471,19 @@ static int zap_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t
 	struct mmp_gather *tlb = arg;
 	mmp_pte_t pmd = READ_ONCE(*pmdp);
 	unsigned int f = entry_flags(s, pmd, MMP_PMD);
+	bool whole = addr == (addr & PMD_MASK) && end - addr == PMD_SIZE;
 
 	if (!pmd)
 		return 0;
 	if (f & MMP_E_LEAF) {
-		if (addr == (addr & PMD_MASK) && end - addr == PMD_SIZE) {
+		if (whole) {
 			if (zap_huge_pmd(tlb, pmdp, addr))
 				return 0;
 		} else {
 			split_huge_pmd(s, pmdp, addr & PMD_MASK);
 		}
-		pmd = READ_ONCE(*pmdp);
 	}
-	if (pte_table(s, pmd))
-		zap_pte_range(tlb, pte_table(s, pmd), addr, end);
+	zap_pte_range(tlb, pmdp, addr, end, whole && tlb->reclaim_pt);
 	return 0;
 }
 

@@ -21,6 +21,7 @@ struct gather_page {
 struct mmp_gather {
 	struct mmp_space *s;
 	bool fullmm;
+	bool reclaim_pt;	/* MADV_DONTNEED: free PTE tables it empties (PT_RECLAIM) */
 	bool need_flush;	/* entries were cleared: the TLB must be flushed */
 	bool freed_tables;
 	unsigned int stride_shift;	/* PAGE_SHIFT, or PMD_SHIFT when only PMDs were cleared */
@@ -71,10 +72,17 @@ void tlb_invalidate_all(struct mmp_cpu *cpu);
 
 uint32_t pgtable_alloc(struct mmp_space *s);
 void pgtable_free(struct mmp_space *s, uint32_t pfn);
+void pgtable_unlinked(struct mmp_space *s, uint32_t pfn);
+void pgtable_release(struct mmp_space *s, uint32_t pfn, enum mmp_counter how);
 mmp_pte_t *pmd_alloc(struct mmp_space *s, uint64_t addr);
 mmp_pte_t *pmd_offset(struct mmp_space *s, uint64_t addr);
 int pte_alloc(struct mmp_space *s, mmp_pte_t *pmdp);
 mmp_pte_t *pte_table(struct mmp_space *s, mmp_pte_t pmd);
+/* Inside rcu_read_lock: the PTE table of *@pmdp, locked, rechecked; NULL if none. */
+mmp_pte_t *pte_offset_map_lock(struct mmp_space *s, mmp_pte_t *pmdp, mmp_spinlock_t **ptlp);
+/* PT_RECLAIM (lib/pt_reclaim.c): the pfn of the freed table, or NO_PFN. */
+uint32_t try_to_free_pte_fast(struct mmp_space *s, mmp_pte_t *pmdp, mmp_pte_t *ptes);
+uint32_t try_to_free_pte_slow(struct mmp_space *s, mmp_pte_t *pmdp, mmp_pte_t *ptes);
 mmp_pte_t ptep_modify(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level, unsigned int set,
 		      unsigned int clear);
 typedef int (*pmd_fn)(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t end,

@@ -91,7 +91,7 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 			err = -ENOMEM;
 	}
 	if (!err && s->nr_vmas >= MMP_MAX_MAP_COUNT)
-		err = -ENOMEM;
+		err = -ENOMEM;	/* the new VMA would pass max_map_count */
 	if (!err)
 		err = vma_insert(s, addr, addr + len, vm_flags);
 	if (!err) {

@@ -2,15 +2,22 @@
 /*
  * mmu_gather: collect what an unmap frees, flush the TLB once, then free.
  * Nothing is freed before every CPU has dropped its translation of it: first
- * the TLB flush, then folio references, then page tables.
+ * the TLB flush, then folio references, then page tables. Page tables also
+ * wait for lockless walkers (GUP-fast, pte_offset_map users): a grace period
+ * through call_rcu (MMU_GATHER_RCU_TABLE_FREE), or, as the base line, a
+ * synchronize_rcu for each table (the "IPI every CPU and wait" path).
  */
+#include <string.h>
+
 #include "internal.h"
 #include "mm.h"
+#include "rcu.h"
 
 void tlb_gather_mmu(struct mmp_gather *tlb, struct mmp_space *s, bool fullmm)
 {
 	tlb->s = s;
 	tlb->fullmm = fullmm;
+	tlb->reclaim_pt = false;
 	tlb->need_flush = false;
 	tlb->freed_tables = false;
 	tlb->stride_shift = PMD_SHIFT;
@@ -94,10 +101,56 @@ static void tlb_release_pages(struct mmp_gather *tlb)
 	tlb->slots = 0;
 }
 
-static void tlb_release_tables(struct mmp_gather *tlb)
+/* A batch of detached tables on its way through a grace period (struct mmu_table_batch). */
+struct table_batch {
+	struct rcu_head rcu;
+	struct mmp_space *s;
+	unsigned int nr;
+	uint32_t tables[];
+};
+
+static void tlb_remove_table_rcu(struct rcu_head *head)
 {
-	for (unsigned int i = 0; i < tlb->nr_tables; i++)
-		pgtable_free(tlb->s, tlb->tables[i]);
+	struct table_batch *b = caa_container_of(head, struct table_batch, rcu);
+
+	for (unsigned int i = 0; i < b->nr; i++)
+		pgtable_release(b->s, b->tables[i], MMP_C_PGTABLE_FREE_RCU);
+	free(b);
+}
+
+/*
+ * tlb_table_flush: the TLB (and page-walk caches) were flushed; now let the
+ * tables go once no lockless walker can still hold them.
+ */
+static void tlb_table_flush(struct mmp_gather *tlb)
+{
+	struct mmp_space *s = tlb->s;
+	struct table_batch *b;
+
+	if (!tlb->nr_tables)
+		return;
+	if (READ_ONCE(s->opts[MMP_OPT_DEBUG_BROKEN_TABLE_FREE])) {
+		/* Fault injection: no grace period at all. The stress test must notice. */
+		for (unsigned int i = 0; i < tlb->nr_tables; i++)
+			pgtable_release(s, tlb->tables[i], MMP_C_PGTABLE_FREE_SYNC);
+	} else if (READ_ONCE(s->opts[MMP_OPT_RCU_TABLE_FREE]) &&
+		   (b = malloc(sizeof(*b) + tlb->nr_tables * sizeof(b->tables[0])))) {
+		b->s = s;
+		b->nr = tlb->nr_tables;
+		memcpy(b->tables, tlb->tables, tlb->nr_tables * sizeof(b->tables[0]));
+		count_inc(s, MMP_C_RCU_CALL);
+		call_rcu(&b->rcu, tlb_remove_table_rcu);
+	} else {
+		/*
+		 * The base line, and the fallback when no batch can be had
+		 * (tlb_remove_table_one): wait for every reader, then free.
+		 */
+		for (unsigned int i = 0; i < tlb->nr_tables; i++) {
+			count_inc(s, MMP_C_RCU_SYNC);
+			synchronize_rcu();
+			pgtable_release(s, tlb->tables[i], MMP_C_PGTABLE_FREE_SYNC);
+		}
+	}
 	tlb->nr_tables = 0;
 }
 
@@ -107,12 +160,17 @@ void tlb_flush_mmu(struct mmp_gather *tlb)
 		count_inc(tlb->s, MMP_C_GATHER_FLUSH);
 	tlb_flush_mmu_tlbonly(tlb);
 	tlb_release_pages(tlb);
-	tlb_release_tables(tlb);
+	/*
+	 * Tables wait for tlb_finish_mmu or a full table batch: a flush in the
+	 * middle of a zap may run inside a read-side section, where the
+	 * synchronous base line must not wait for a grace period.
+	 */
 }
 
 void tlb_finish_mmu(struct mmp_gather *tlb)
 {
 	tlb_flush_mmu(tlb);
+	tlb_table_flush(tlb);
 	if (tlb->pages != tlb->local)
 		free(tlb->pages);
 	tlb->pages = tlb->local;
@@ -158,10 +216,17 @@ void tlb_remove_folio_pages(struct mmp_gather *tlb, uint32_t head_pfn, unsigned 
 	tlb->slots += slots;
 }
 
+/*
+ * A table was unlinked: it is no longer in VmPTE, and is freed after the TLB
+ * flush and a grace period. Never called inside a read-side section.
+ */
 void tlb_remove_table(struct mmp_gather *tlb, uint32_t pfn, uint64_t start, uint64_t end)
 {
-	if (tlb->nr_tables == MAX_TABLE_BATCH)
+	pgtable_unlinked(tlb->s, pfn);
+	if (tlb->nr_tables == MAX_TABLE_BATCH) {
 		tlb_flush_mmu(tlb);
+		tlb_table_flush(tlb);
+	}
 	tlb->freed_tables = true;
 	tlb_track_range(tlb, start, end);
 	tlb->tables[tlb->nr_tables++] = pfn;

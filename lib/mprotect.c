@@ -113,7 +113,7 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 		}
 		addr = s->vmas[i].end;
 	}
-	if (s->nr_vmas + 2 > MMP_MAX_MAP_COUNT) {
+	if (s->nr_vmas + vma_splits_needed(s, start, end) > MMP_MAX_MAP_COUNT) {
 		err = -ENOMEM;
 		goto out;
 	}

@@ -26,12 +26,35 @@ uint32_t pgtable_alloc(struct mmp_space *s)
 	return pfn;
 }
 
-/* Free a table no walker can reach any more (after the TLB flush). */
+/* Free a table no walker has ever seen (a lost install race, an unused deposit). */
 void pgtable_free(struct mmp_space *s, uint32_t pfn)
 {
-	MMP_BUG_ON(!(pfn_to_page(s->phys, pfn)->flags & PG_table));
+	pgtable_unlinked(s, pfn);
+	pgtable_release(s, pfn, MMP_C_PGTABLE_FREE);
+}
+
+/* The table left the tree: out of VmPTE now, awaiting its free (mm_dec_nr_ptes). */
+void pgtable_unlinked(struct mmp_space *s, uint32_t pfn)
+{
+	struct mmp_page *page = pfn_to_page(s->phys, pfn);
+
+	MMP_BUG_ON(!(page->flags & PG_table) || (page->flags & PG_pt_freeing));
+	page_flag_set(page, PG_pt_freeing);
 	__atomic_fetch_sub(&s->nr_pgtables, 1, __ATOMIC_RELAXED);
-	count_inc(s, MMP_C_PGTABLE_FREE);
+}
+
+/*
+ * Give an unlinked table back to the allocator, poisoned so that a walker
+ * reading it afterwards sees PT_POISON instead of plausible entries.
+ */
+void pgtable_release(struct mmp_space *s, uint32_t pfn, enum mmp_counter how)
+{
+	mmp_pte_t *t = space_table(s, pfn);
+
+	MMP_BUG_ON(!(pfn_to_page(s->phys, pfn)->flags & PG_pt_freeing));
+	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++)
+		__atomic_store_n(&t[i], PT_POISON, __ATOMIC_RELAXED);
+	count_inc(s, how);
 	phys_free_pages(s->phys, pfn, 0);
 }
 
@@ -105,6 +128,25 @@ mmp_pte_t *pte_table(struct mmp_space *s, mmp_pte_t pmd)
 	if (!(entry_flags(s, pmd, MMP_PMD) & MMP_E_TABLE))
 		return NULL;
 	return entry_table(s, pmd, MMP_PMD);
+}
+
+mmp_pte_t *pte_offset_map_lock(struct mmp_space *s, mmp_pte_t *pmdp, mmp_spinlock_t **ptlp)
+{
+	for (;;) {
+		mmp_pte_t pmd = __atomic_load_n(pmdp, __ATOMIC_ACQUIRE);
+		mmp_pte_t *ptes = pte_table(s, pmd);
+		mmp_spinlock_t *ptl;
+
+		if (!ptes)
+			return NULL;
+		ptl = pte_lockptr(s, ptes);
+		spin_lock(ptl);
+		if (READ_ONCE(*pmdp) == pmd) {
+			*ptlp = ptl;
+			return ptes;
+		}
+		spin_unlock(ptl);
+	}
 }
 
 /* Rewrite one entry's flags with a compare-and-swap, keeping concurrent A/D updates. */

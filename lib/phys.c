@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include "internal.h"
+#include "rcu.h"
 
 #define MAX_ORDER_PAGES	(1ull << MMP_MAX_ORDER)
 /* pfns are uint32_t and UINT32_MAX is NO_PFN: the last usable frame must stay below it. */
@@ -357,6 +358,8 @@ MMP_EXPORT int mmp_phys_destroy(struct mmp_phys *phys)
 	pthread_mutex_unlock(&phys->spaces_lock);
 	if (busy)
 		return -EBUSY;
+	/* Page-table batches of destroyed spaces may still be waiting to come home. */
+	rcu_barrier();
 
 	pthread_mutex_destroy(&phys->spaces_lock);
 	free(phys->pcp);

@@ -4,6 +4,7 @@
 
 #include "internal.h"
 #include "mm.h"
+#include "rcu.h"
 
 #define MMAP_BASE	0x7f0000000000ULL	/* below the stack gap of a 47-bit user space */
 
@@ -28,6 +29,8 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->tlb_ways = 12;
 	s->thp_mode[HPAGE_PMD_ORDER] = MMP_THP_MADVISE;
 	s->opts[MMP_OPT_PTE_BATCH] = 1;
+	s->opts[MMP_OPT_RCU_TABLE_FREE] = 1;
+	s->opts[MMP_OPT_PT_RECLAIM] = 1;
 	pthread_rwlock_init(&s->mmap_lock, NULL);
 	/* The PGD belongs to the mm itself (pgd_alloc): not counted in VmPTE. */
 	s->pgd_pfn = phys_alloc_pages(phys, 0);
@@ -130,6 +133,8 @@ MMP_EXPORT int mmp_space_destroy(struct mmp_space *s)
 	pthread_rwlock_wrlock(&s->mmap_lock);
 	exit_mmap(s);
 	pthread_rwlock_unlock(&s->mmap_lock);
+	/* Table batches still in a grace period point at this space. */
+	rcu_barrier();
 	space_unlink(s);
 	phys_free_pages(s->phys, s->pgd_pfn, 0);
 	pthread_rwlock_destroy(&s->mmap_lock);
@@ -155,6 +160,9 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 		break;
 	case MMP_OPT_PTE_BATCH:
 	case MMP_OPT_BBML2_NOABORT:
+	case MMP_OPT_RCU_TABLE_FREE:
+	case MMP_OPT_PT_RECLAIM:
+	case MMP_OPT_DEBUG_BROKEN_TABLE_FREE:
 		if (value != 0 && value != 1)
 			return -EINVAL;
 		break;

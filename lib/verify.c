@@ -8,6 +8,7 @@
 
 #include "internal.h"
 #include "mm.h"
+#include "rcu.h"
 
 struct verify {
 	struct mmp_phys *phys;
@@ -17,6 +18,7 @@ struct verify {
 	int32_t *entire;	/* per folio head: PMD mappings seen */
 	uint8_t *table;		/* per frame: reached as a page table */
 	uint8_t *free;		/* per frame: inside a free buddy block */
+	int64_t extra_refs;	/* folio references beyond the mappings: GUP pins */
 	/* per space */
 	struct mmp_space *s;
 	int64_t rss, tables;
@@ -281,7 +283,7 @@ static void check_frames(struct verify *v)
 			continue;
 		}
 		if (p->flags & PG_table) {
-			if (!v->table[pfn])
+			if (!v->table[pfn] && !(p->flags & PG_pt_freeing))
 				report(v, "page table %llu is allocated but linked nowhere (leak)",
 				       (unsigned long long)pfn);
 			continue;
@@ -301,9 +303,11 @@ static void check_frames(struct verify *v)
 				       (unsigned long long)pfn, i, p[i].mapcount, v->maps[pfn + i]);
 			mapped += v->maps[pfn + i];
 		}
-		if (p->refcount != v->refs[pfn] || p->refcount <= 0)
+		/* Every reference is a mapping's or a GUP pin's (summed below). */
+		if (p->refcount < v->refs[pfn] || p->refcount <= 0)
 			report(v, "folio %llu: refcount %d, %d mappings hold references",
 			       (unsigned long long)pfn, p->refcount, v->refs[pfn]);
+		v->extra_refs += p->refcount - v->refs[pfn];
 		if (p->order && (p->folio.large_mapcount != mapped ||
 				 p->folio.entire_mapcount != v->entire[pfn]))
 			report(v, "folio %llu: mapcount %d (entire %d), tables map it %d (entire %d)",
@@ -336,10 +340,15 @@ MMP_EXPORT int mmp_space_verify(struct mmp_space *space)
 	pthread_mutex_lock(&phys->spaces_lock);
 	for (s = phys->spaces; s; s = s->phys_next)
 		pthread_rwlock_wrlock(&s->mmap_lock);
+	/* Tables are unlinked only under mmap locks: let those already in flight land. */
+	rcu_barrier();
 	mark_free(&v);
 	for (s = phys->spaces; s; s = s->phys_next)
 		verify_space(&v, s);
 	check_frames(&v);
+	if (v.extra_refs != READ_ONCE(phys->nr_pinned))
+		report(&v, "folios hold %lld references beyond their mappings, %lld are GUP pins",
+		       (long long)v.extra_refs, (long long)phys->nr_pinned);
 	for (s = phys->spaces; s; s = s->phys_next)
 		pthread_rwlock_unlock(&s->mmap_lock);
 	pthread_mutex_unlock(&phys->spaces_lock);

@@ -42,10 +42,9 @@ struct mmp_vma *find_vma_intersection(struct mmp_space *s, uint64_t start, uint6
 	return NULL;
 }
 
+/* Room in the array; max_map_count is the callers' to check, as the kernel's are. */
 static int vma_reserve(struct mmp_space *s, unsigned int more)
 {
-	if (s->nr_vmas + more > MMP_MAX_MAP_COUNT)
-		return -ENOMEM;
 	if (s->nr_vmas + more > s->vma_cap) {
 		unsigned int cap = MAX(16u, s->vma_cap * 2);
 		struct mmp_vma *v;
@@ -90,6 +89,14 @@ int vma_split(struct mmp_space *s, uint64_t addr)
 	s->vmas[i + 1].start = addr;
 	s->nr_vmas++;
 	return 0;
+}
+
+/* How many VMAs straddle @start or @end: the splits [start, end) needs. */
+unsigned int vma_splits_needed(struct mmp_space *s, uint64_t start, uint64_t end)
+{
+	struct mmp_vma *a = find_vma(s, start), *b = find_vma(s, end);
+
+	return (a && a->start < start) + (b && b->start < end);
 }
 
 /* Drop every VMA inside [start, end); both ends are already boundaries. */

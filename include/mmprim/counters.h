@@ -51,7 +51,17 @@ extern "C" {
 	X(MOVE_PTES_READ,	"move_ptes_read",	"PTE entries read inside move_ptes")		\
 	X(MOVE_PMD,		"move_pmd",		"mremap moves of a whole PTE table or huge PMD") \
 	X(PGTABLE_ALLOC,	"pgtable_alloc",	"page-table pages allocated (deposits too)")	\
-	X(PGTABLE_FREE,		"pgtable_free",		"page-table pages freed")			\
+	X(PGTABLE_FREE,		"pgtable_free",		"page-table pages freed unused (deposits, races)") \
+	X(PGTABLE_FREE_RCU,	"pgtable_free_rcu",	"page tables freed after a call_rcu grace period") \
+	X(PGTABLE_FREE_SYNC,	"pgtable_free_sync",	"page tables freed after synchronize_rcu")	\
+	X(RCU_CALL,		"rcu_call",		"call_rcu() of a table batch")			\
+	X(RCU_SYNC,		"rcu_sync",		"synchronize_rcu() waits for one table")	\
+	X(PT_RECLAIM_FAST,	"pt_reclaim_fast",	"empty PTE tables reclaimed, PMD lock trylocked") \
+	X(PT_RECLAIM_SLOW,	"pt_reclaim_slow",	"empty PTE tables reclaimed after a rescan")	\
+	X(GUP_FAST,		"gup_fast",		"pages pinned by GUP-fast")			\
+	X(GUP_FAST_BACKOFF,	"gup_fast_backoff",	"GUP-fast stops: a race or a page it cannot take") \
+	X(GUP_SLOW,		"gup_slow",		"pages pinned by the locked GUP")		\
+	X(PT_POISON_SEEN,	"pt_poison_seen",	"lockless walks that read a freed page table")	\
 	X(TLB_HIT,		"tlb_hit",		"simulated TLB hits")				\
 	X(TLB_MISS,		"tlb_miss",		"simulated TLB misses")				\
 	X(PAGE_WALK,		"page_walk",		"hardware page-table walks")			\

@@ -110,6 +110,12 @@ enum mmp_opt {
 	MMP_OPT_PTE_BATCH,
 	/* arm64: the CPU has BBML2_NOABORT, so contpte_convert skips its middle TLBI. */
 	MMP_OPT_BBML2_NOABORT,
+	/* Free page tables in batches through call_rcu (1, default), or each after synchronize_rcu. */
+	MMP_OPT_RCU_TABLE_FREE,
+	/* MADV_DONTNEED frees PTE tables it empties (PT_RECLAIM). Default 1. */
+	MMP_OPT_PT_RECLAIM,
+	/* Fault injection for tests: free page tables with no grace period. */
+	MMP_OPT_DEBUG_BROKEN_TABLE_FREE,
 	MMP_NR_OPTS
 };
 
@@ -218,7 +224,10 @@ int mmp_madvise(struct mmp_space *space, uint64_t addr, uint64_t len, int advice
  */
 int mmp_cpu_attach(struct mmp_space *space, struct mmp_cpu **out);
 
-/** mmp_cpu_detach() - flush its TLB and detach; the CPU is freed. */
+/**
+ * mmp_cpu_detach() - detach and free the CPU; only from the thread that
+ * attached it (-EINVAL otherwise), which then stops being an RCU reader.
+ */
 int mmp_cpu_detach(struct mmp_cpu *cpu);
 
 /**
@@ -233,6 +242,31 @@ int mmp_write(struct mmp_cpu *cpu, uint64_t addr, const void *buf, size_t len);
 int mmp_memset(struct mmp_cpu *cpu, uint64_t addr, int c, size_t len);
 
 /** mmp_cpu_flush_tlb() - drop every translation of this CPU (context switch). */
+/* (declared below) */
+
+/* ---- get_user_pages ------------------------------------------------------- */
+
+/**
+ * mmp_gup_fast() - pin the pages of [addr, addr + nr * 4 KiB) without any
+ * lock, as GUP-fast: walk the tables inside an RCU read-side section, take a
+ * folio reference speculatively and recheck the entry, backing off on a race.
+ * Stops at the first page it cannot pin that way (not present, read-only for
+ * @write, the zero page, a race). @pfns gets the frames pinned.
+ * Returns how many were pinned (0..nr), or -EINVAL / -EFAULT for bad ranges.
+ */
+int mmp_gup_fast(struct mmp_space *space, uint64_t addr, unsigned int nr, bool write,
+		 uint64_t *pfns);
+
+/**
+ * mmp_gup() - pin all @nr pages, faulting in what is missing (with the mmap
+ * lock, as pin_user_pages). Returns @nr, or -EFAULT (no VMA or no permission,
+ * nothing stays pinned) or -ENOMEM.
+ */
+int mmp_gup(struct mmp_space *space, uint64_t addr, unsigned int nr, bool write, uint64_t *pfns);
+
+/** mmp_unpin() - drop the references mmp_gup_fast() or mmp_gup() took on @pfns. */
+int mmp_unpin(struct mmp_space *space, const uint64_t *pfns, unsigned int nr);
+
 int mmp_cpu_flush_tlb(struct mmp_cpu *cpu);
 
 /** mmp_strerror() - a short name for a negative errno from this library. */

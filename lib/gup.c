@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * get_user_pages: GUP-fast walks the tables with no lock, under
+ * rcu_read_lock, which is what RCU page-table freeing protects; the locked
+ * GUP faults in what is missing. Each pinned page holds one folio reference,
+ * counted in phys->nr_pinned so that mmp_space_verify() can account for it.
+ */
+#include "internal.h"
+#include "mm.h"
+#include "rcu.h"
+
+/* folio_try_get: a reference only if the folio is still alive. */
+static bool folio_try_get(struct mmp_page *head)
+{
+	int ref = __atomic_load_n(&head->refcount, __ATOMIC_RELAXED);
+
+	do {
+		if (ref <= 0)
+			return false;
+	} while (!__atomic_compare_exchange_n(&head->refcount, &ref, ref + 1, false,
+					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	return true;
+}
+
+static void gup_put(struct mmp_space *s, uint64_t pfn)
+{
+	folio_put_refs(s, folio_pfn(s->phys, pfn), 1);
+}
+
+/*
+ * A table a lockless walk reached must still be a live table: poison or a
+ * recycled frame means it was freed under the walker (a missing grace period).
+ */
+static bool table_poisoned(struct mmp_space *s, mmp_pte_t e, const mmp_pte_t *table)
+{
+	uint64_t pfn = ((const uint8_t *)table - s->phys->base) >> PAGE_SHIFT;
+
+	if (e != PT_POISON &&
+	    (__atomic_load_n(&pfn_to_page(s->phys, pfn)->flags, __ATOMIC_ACQUIRE) & PG_table))
+		return false;
+	count_inc(s, MMP_C_PT_POISON_SEEN);
+	return true;
+}
+
+/* Pin one page through a leaf entry read locklessly at @ep; recheck after the grab. */
+static bool gup_fast_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level, uint64_t addr,
+			  bool write, uint64_t *pfn_out)
+{
+	mmp_pte_t e = level == MMP_PTE ? s->arch->ptep_get_lockless(s, ep)
+				       : __atomic_load_n(ep, __ATOMIC_ACQUIRE);
+	unsigned int f = entry_flags(s, e, level);
+	uint64_t pfn;
+	struct mmp_page *head;
+
+	if (e == PT_POISON) {
+		count_inc(s, MMP_C_PT_POISON_SEEN);
+		return false;
+	}
+	if (!(f & MMP_E_PRESENT) || (f & MMP_E_SPECIAL) || (write && !(f & MMP_E_WRITE)))
+		return false;
+	pfn = entry_pfn(s, e, level);
+	if (level == MMP_PMD)
+		pfn += level_index(addr, MMP_PTE);
+	if (!phys_pfn_valid(s->phys, pfn))
+		return false;
+	head = pfn_to_page(s->phys, folio_pfn(s->phys, pfn));
+	if (!folio_try_get(head))
+		return false;
+	/* Pairs with reclaim's clear, full barrier, read refcount: one of us sees the other. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if ((level == MMP_PTE ? s->arch->ptep_get_lockless(s, ep)
+			      : __atomic_load_n(ep, __ATOMIC_ACQUIRE)) != e) {
+		folio_put_refs(s, folio_pfn(s->phys, pfn), 1);
+		return false;
+	}
+	*pfn_out = pfn;
+	return true;
+}
+
+/* The leaf entry for @addr, walked without locks; NULL when there is none. */
+static mmp_pte_t *gup_fast_walk(struct mmp_space *s, uint64_t addr, enum mmp_level *level)
+{
+	mmp_pte_t *table = space_table(s, s->pgd_pfn);
+
+	for (enum mmp_level l = MMP_PGD; l > MMP_PTE; l--) {
+		mmp_pte_t *ep = &table[level_index(addr, l)];
+		mmp_pte_t e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
+		unsigned int f = entry_flags(s, e, l);
+
+		if (l < MMP_PGD && table_poisoned(s, e, table))
+			return NULL;
+		if (!(f & MMP_E_PRESENT))
+			return NULL;
+		if (f & MMP_E_LEAF) {
+			*level = l;
+			return l == MMP_PMD ? ep : NULL;
+		}
+		table = entry_table(s, e, l);
+	}
+	*level = MMP_PTE;
+	if (table_poisoned(s, 0, table))
+		return NULL;
+	return &table[level_index(addr, MMP_PTE)];
+}
+
+static int gup_check_range(struct mmp_space *s, uint64_t addr, unsigned int nr, uint64_t *pfns)
+{
+	if (!s || !pfns || (addr & (PAGE_SIZE - 1)))
+		return -EINVAL;
+	if (addr >= MMP_TASK_SIZE || nr > (MMP_TASK_SIZE - addr) >> PAGE_SHIFT)
+		return -EFAULT;
+	return 0;
+}
+
+MMP_EXPORT int mmp_gup_fast(struct mmp_space *s, uint64_t addr, unsigned int nr, bool write,
+			    uint64_t *pfns)
+{
+	unsigned int got = 0;
+	int err = gup_check_range(s, addr, nr, pfns);
+
+	if (err)
+		return err;
+	rcu_read_lock();
+	for (; got < nr; got++, addr += PAGE_SIZE) {
+		enum mmp_level level;
+		mmp_pte_t *ep = gup_fast_walk(s, addr, &level);
+
+		if (!ep || !gup_fast_leaf(s, ep, level, addr, write, &pfns[got])) {
+			count_inc(s, MMP_C_GUP_FAST_BACKOFF);
+			break;
+		}
+	}
+	rcu_read_unlock();
+	count_add(s, MMP_C_GUP_FAST, got);
+	__atomic_fetch_add(&s->phys->nr_pinned, got, __ATOMIC_RELAXED);
+	return got;
+}
+
+/* One page with the mmap lock held for reading: fault it in, then pin it under the PTL. */
+static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool write,
+		   uint64_t *pfn)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		mmp_pte_t *pmdp = pmd_offset(s, addr), *ptes, pte = 0;
+		mmp_spinlock_t *ptl;
+		unsigned int f;
+		bool ok = false;
+		int err;
+
+		if (pmdp && (entry_flags(s, READ_ONCE(*pmdp), MMP_PMD) & MMP_E_LEAF)) {
+			spin_lock(&s->page_table_lock);
+			pte = READ_ONCE(*pmdp);
+			f = entry_flags(s, pte, MMP_PMD);
+			if ((f & MMP_E_LEAF) && (f & MMP_E_PRESENT) && !(f & MMP_E_SPECIAL) &&
+			    (!write || (f & MMP_E_WRITE))) {
+				*pfn = entry_pfn(s, pte, MMP_PMD) + level_index(addr, MMP_PTE);
+				folio_ref_add(pfn_to_page(s->phys, entry_pfn(s, pte, MMP_PMD)), 1);
+				ok = true;
+			}
+			spin_unlock(&s->page_table_lock);
+		} else if (pmdp) {
+			rcu_read_lock();
+			ptes = pte_offset_map_lock(s, pmdp, &ptl);
+			if (ptes) {
+				pte = s->arch->ptep_get(s, &ptes[level_index(addr, MMP_PTE)]);
+				f = entry_flags(s, pte, MMP_PTE);
+				if ((f & MMP_E_PRESENT) && !(f & MMP_E_SPECIAL) &&
+				    (!write || (f & MMP_E_WRITE))) {
+					*pfn = entry_pfn(s, pte, MMP_PTE);
+					folio_ref_add(pfn_to_page(s->phys, folio_pfn(s->phys, *pfn)), 1);
+					ok = true;
+				}
+				spin_unlock(ptl);
+			}
+			rcu_read_unlock();
+		}
+		if (ok)
+			return 0;
+		/* Not there, or the zero page and we want to write: fault like a user access. */
+		err = __handle_mm_fault(s, vma, addr, write ? FAULT_FLAG_WRITE : 0);
+		if (err && err != VM_FAULT_FALLBACK)
+			return err;
+		if (!write && !err) {
+			/* A read fault may map the zero page, which has no folio to pin: write it. */
+			write = true;
+			if (!(vma->flags & VM_WRITE))
+				return -EFAULT;
+		}
+	}
+	return -EAGAIN;
+}
+
+MMP_EXPORT int mmp_gup(struct mmp_space *s, uint64_t addr, unsigned int nr, bool write,
+		       uint64_t *pfns)
+{
+	unsigned int got = 0;
+	int err = gup_check_range(s, addr, nr, pfns);
+
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&s->mmap_lock);
+	for (; got < nr; got++) {
+		uint64_t va = addr + (uint64_t)got * PAGE_SIZE;
+		struct mmp_vma *vma = find_vma(s, va);
+
+		if (!vma || !(vma->flags & (write ? VM_WRITE : VM_READ | VM_WRITE))) {
+			err = -EFAULT;
+			break;
+		}
+		err = gup_one(s, vma, va, write, &pfns[got]);
+		if (err)
+			break;
+	}
+	pthread_rwlock_unlock(&s->mmap_lock);
+	if (err) {
+		/* All or nothing: give back what was taken. */
+		for (unsigned int i = 0; i < got; i++)
+			gup_put(s, pfns[i]);
+		return err;
+	}
+	count_add(s, MMP_C_GUP_SLOW, got);
+	__atomic_fetch_add(&s->phys->nr_pinned, got, __ATOMIC_RELAXED);
+	return got;
+}
+
+MMP_EXPORT int mmp_unpin(struct mmp_space *s, const uint64_t *pfns, unsigned int nr)
+{
+	if (!s || (!pfns && nr))
+		return -EINVAL;
+	for (unsigned int i = 0; i < nr; i++) {
+		struct mmp_page *head;
+
+		if (!phys_pfn_valid(s->phys, pfns[i]))
+			return -EINVAL;
+		head = pfn_to_page(s->phys, folio_pfn(s->phys, pfns[i]));
+		if (!(head->flags & PG_head) || (head->flags & PG_reserved) ||
+		    folio_ref_count(head) <= 0)
+			return -EINVAL;
+	}
+	for (unsigned int i = 0; i < nr; i++)
+		gup_put(s, pfns[i]);
+	__atomic_fetch_sub(&s->phys->nr_pinned, nr, __ATOMIC_RELAXED);
+	return 0;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * RCU through liburcu's memb flavor, standing in for kernel RCU. A thread is
+ * registered as a reader when it attaches a CPU, or lazily on its first
+ * read-side section, and unregistered when its last CPU detaches or when it
+ * exits. fork() is made safe for call_rcu with pthread_atfork handlers; a
+ * child must not inherit a thread that was inside a read-side section.
+ */
+#include <urcu/urcu-memb.h>
+
+#include "internal.h"
+#include "rcu.h"
+
+static __thread int rcu_nesting __attribute__((tls_model("initial-exec")));
+static __thread bool rcu_lazy __attribute__((tls_model("initial-exec")));
+static pthread_key_t rcu_exit_key;
+static pthread_once_t rcu_once = PTHREAD_ONCE_INIT;
+
+static void rcu_thread_exit(void *arg)
+{
+	if (rcu_nesting) {
+		urcu_memb_unregister_thread();
+		rcu_nesting = 0;
+	}
+}
+
+static void rcu_setup(void)
+{
+	MMP_BUG_ON(pthread_key_create(&rcu_exit_key, rcu_thread_exit));
+	/* call_rcu's worker threads and the grace-period machinery survive fork() this way. */
+	pthread_atfork(urcu_memb_call_rcu_before_fork, urcu_memb_call_rcu_after_fork_parent,
+		       urcu_memb_call_rcu_after_fork_child);
+}
+
+void mmp_rcu_register(void)
+{
+	pthread_once(&rcu_once, rcu_setup);
+	if (rcu_nesting++ == 0) {
+		urcu_memb_register_thread();
+		pthread_setspecific(rcu_exit_key, (void *)1);
+	}
+}
+
+void mmp_rcu_unregister(void)
+{
+	MMP_BUG_ON(rcu_nesting <= 0);
+	if (--rcu_nesting == 0) {
+		urcu_memb_unregister_thread();
+		pthread_setspecific(rcu_exit_key, NULL);
+	}
+}
+
+void rcu_read_lock(void)
+{
+	if (unlikely(!rcu_nesting)) {
+		/* A thread without a CPU (populate from mmap, say): register for good. */
+		mmp_rcu_register();
+		rcu_lazy = true;
+		rcu_nesting++;
+	}
+	urcu_memb_read_lock();
+}
+
+void rcu_read_unlock(void)
+{
+	urcu_memb_read_unlock();
+}
+
+void synchronize_rcu(void)
+{
+	MMP_BUG_ON(rcu_nesting && urcu_memb_read_ongoing());
+	urcu_memb_synchronize_rcu();
+}
+
+void call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head))
+{
+	pthread_once(&rcu_once, rcu_setup);
+	urcu_memb_call_rcu(head, func);
+}
+
+/* Wait for every callback queued so far; never from inside a read-side section. */
+void rcu_barrier(void)
+{
+	MMP_BUG_ON(rcu_nesting && urcu_memb_read_ongoing());
+	urcu_memb_barrier();
+}
