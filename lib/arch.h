@@ -41,13 +41,34 @@ enum mmp_level { MMP_PTE = 0, MMP_PMD = 1, MMP_PUD = 2, MMP_PGD = 3, MMP_LEVELS 
 #define MMP_ACCESS_READ		0u
 #define MMP_ACCESS_WRITE	1u
 
-/* What a data-movement variant provides (host code for this machine). */
+/*
+ * What a data-movement variant provides (host code for this machine). Pages are
+ * 4 KiB and page aligned. Variants with non-temporal stores end with the fence
+ * that orders them before the caller publishes the page with a store-release.
+ */
 struct mmp_copy_ops {
 	const char *name;
+	const char *description;
 	bool (*usable)(void);	/* CPU features present on this host? NULL = always */
 	void (*copy_page)(void *dst, const void *src);
 	void (*clear_page)(void *dst);
+	/* @nr consecutive pages in one call, ascending: string ops see the real size. */
+	void (*copy_pages)(void *dst, const void *src, unsigned int nr);
+	void (*clear_pages)(void *dst, unsigned int nr);
+	/*
+	 * A streaming (non-temporal) variant names the cache-allocating variant
+	 * that process_huge_page uses near the target; NULL when this one is.
+	 */
+	const struct mmp_copy_ops *temporal;
 };
+
+/*
+ * The variants this host can run code for, best first, "generic" last; NULL
+ * ends it. Data movement is host code: every back end copies with this list,
+ * whatever architecture it simulates (lib/copy.c).
+ */
+extern const struct mmp_copy_ops *const mmp_copy_host[];
+extern const struct mmp_copy_ops mmp_copy_generic;
 
 /*
  * Modeled hardware cost, in cycles, of the events the counters count. A
@@ -94,6 +115,9 @@ struct mmp_arch {
 	void (*wrprotect_ptes)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 			       unsigned int nr);
 	int (*ptep_test_and_clear_young)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep);
+	/* MADV_FREE / aging: clear @eflags (young, dirty) on @nr entries of one folio. */
+	void (*clear_young_dirty_ptes)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+				       unsigned int nr, unsigned int eflags);
 	/* A fault made a present entry more permissive: set @eflags (write, dirty, young). */
 	void (*ptep_set_access_flags)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 				      unsigned int eflags);
@@ -120,7 +144,10 @@ struct mmp_arch {
 	/* What the hardware would pay per counted event (lib/cost.c). */
 	const struct mmp_cost_model *cost;
 
-	/* ---- host data movement: NULL-terminated list, first usable one is the default ---- */
+	/*
+	 * ---- host data movement: NULL-terminated list, first usable one is the
+	 * default. Back ends point it at mmp_copy_host.
+	 */
 	const struct mmp_copy_ops *const *copy_ops;
 };
 

@@ -118,10 +118,19 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 	child->vmas = malloc(MAX(parent->nr_vmas, 1u) * sizeof(*child->vmas));
 	err = child->vmas ? 0 : -ENOMEM;
 	if (!err) {
-		memcpy(child->vmas, parent->vmas, parent->nr_vmas * sizeof(*child->vmas));
-		child->nr_vmas = child->vma_cap = parent->nr_vmas;
-		if (!child->vma_cap)
-			child->vma_cap = 1;
+		child->vma_cap = MAX(parent->nr_vmas, 1u);
+		for (unsigned int i = 0; i < parent->nr_vmas && !err; i++) {
+			struct mmp_vma *v = &child->vmas[i];
+
+			*v = parent->vmas[i];
+			/* anon_vma_fork: a new anon_vma whose lineage holds the parent's. */
+			if (v->anon_vma) {
+				v->anon_vma = anon_vma_alloc(v->anon_vma);
+				err = v->anon_vma ? 0 : -ENOMEM;
+			}
+			if (!err)
+				child->nr_vmas++;
+		}
 	}
 	c.dst = child;
 	inc_tlb_flush_pending(parent);

@@ -58,6 +58,11 @@ uint32_t huge_zero_folio(struct mmp_phys *phys)
 	return pfn;
 }
 
+static bool pfn_in_range(uint64_t pfn, uint64_t start, unsigned int nr)
+{
+	return pfn >= start && pfn < start + nr;
+}
+
 static bool is_huge_zero_pmd(struct mmp_space *s, mmp_pte_t pmd)
 {
 	return entry_pfn(s, pmd, MMP_PMD) == READ_ONCE(s->phys->huge_zero_pfn) &&
@@ -126,6 +131,8 @@ int do_huge_pmd_anonymous_page(struct vm_fault *vmf)
 
 	if (!(vmf->flags & FAULT_FLAG_WRITE))
 		return map_huge_zero(vmf, haddr);
+	if (anon_vma_prepare(s, vmf->vma))
+		return -ENOMEM;
 	pfn = folio_alloc_anon(s, HPAGE_PMD_ORDER);
 	if (pfn == NO_PFN)
 		return VM_FAULT_FALLBACK;
@@ -146,6 +153,7 @@ int do_huge_pmd_anonymous_page(struct vm_fault *vmf)
 	}
 	head = pfn_to_page(s->phys, pfn);
 	folio_add_new_anon_rmap(head, HPAGE_PMD_NR, true);
+	folio_set_anon(head, vmf->vma, haddr);
 	rss_add(s, HPAGE_PMD_NR);
 	pgtable_trans_huge_deposit(s, vmf->pmdp, pgtable);
 	if (vmf->vma->flags & VM_WRITE)
@@ -170,6 +178,7 @@ static void huge_pmd_replace(struct vm_fault *vmf, mmp_pte_t orig, uint32_t pfn)
 
 	pmdp_huge_clear_flush(s, vmf->pmdp, haddr);
 	folio_add_new_anon_rmap(head, HPAGE_PMD_NR, true);
+	folio_set_anon(head, vmf->vma, haddr);
 	set_pmd_at(s, vmf->pmdp, mk_entry(s, pfn, f, MMP_PMD));
 }
 
@@ -214,7 +223,7 @@ int do_huge_pmd_wp_page(struct vm_fault *vmf)
 	}
 	spin_unlock(&s->page_table_lock);
 
-	pfn = folio_alloc_anon(s, HPAGE_PMD_ORDER);
+	pfn = anon_vma_prepare(s, vmf->vma) ? NO_PFN : folio_alloc_anon(s, HPAGE_PMD_ORDER);
 	if (pfn == NO_PFN) {
 		if (old)
 			folio_put_refs(s, old_pfn, 1);
@@ -352,5 +361,174 @@ int copy_huge_pmd(struct mmp_space *dst, struct mmp_space *src, mmp_pte_t *dst_p
 	set_pmd_at(dst, dst_pmdp, pmd);
 	spin_unlock(&dst->page_table_lock);
 	spin_unlock(&src->page_table_lock);
+	return 0;
+}
+
+/* ---- lazyfree PMD-mapped THPs ------------------------------------------------------- */
+
+/*
+ * Reclaim meets a PMD-mapped lazyfree THP (__discard_anon_folio_pmd_locked).
+ * A dirty PMD or folio makes it swapbacked again and leaves the PMD alone;
+ * otherwise clear and flush the PMD, then, after a full barrier that pairs
+ * with GUP-fast's "grab, then recheck", read the counts: dirty now, or any
+ * reference beyond the mapping and reclaim's own, restores the PMD. Only then
+ * is the folio unmapped, with its deposited table. @old is the rule before
+ * the seed: any dirt refuses, without setting swapbacked, and the caller
+ * splits the PMD.
+ */
+static bool __discard_anon_folio_pmd_locked(struct mmp_space *s, struct mmp_vma *vma,
+					    mmp_pte_t *pmdp, uint64_t haddr, struct mmp_page *head,
+					    bool old)
+{
+	bool droppable = vma->flags & VM_DROPPABLE;
+	mmp_pte_t orig = pmd_read(s, pmdp);
+	int ref, map;
+
+	if (old) {
+		if (page_flag_test(head, PG_dirty) || (entry_flags(s, orig, MMP_PMD) & MMP_E_DIRTY))
+			return false;
+	} else {
+		if (entry_flags(s, orig, MMP_PMD) & MMP_E_DIRTY)
+			page_flag_set(head, PG_dirty);
+		if (page_flag_test(head, PG_dirty) && !droppable) {
+			page_flag_set(head, PG_swapbacked);
+			count_inc(s, MMP_C_LAZYFREE_REDIRTIED);
+			return false;
+		}
+	}
+	orig = pmdp_huge_clear_flush(s, pmdp, haddr);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	ref = folio_ref_count(head);
+	map = folio_mapcount(head);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+
+	if (entry_flags(s, orig, MMP_PMD) & MMP_E_DIRTY) {
+		if (old) {
+			set_pmd_at(s, pmdp, orig);
+			return false;
+		}
+		page_flag_set(head, PG_dirty);
+	}
+	if (page_flag_test(head, PG_dirty) && !droppable) {
+		if (!old) {
+			page_flag_set(head, PG_swapbacked);
+			count_inc(s, MMP_C_LAZYFREE_REDIRTIED);
+		}
+		set_pmd_at(s, pmdp, orig);
+		return false;
+	}
+	/* The only references: the mapping's and reclaim's isolation. */
+	if (ref != map + 1) {
+		set_pmd_at(s, pmdp, orig);
+		return false;
+	}
+	folio_remove_rmap_pmd(head);
+	pgtable_free(s, pgtable_trans_huge_withdraw(s, pmdp));
+	rss_add(s, -(int64_t)HPAGE_PMD_NR);
+	folio_put_refs(s, page_to_pfn(s->phys, head), 1);
+	return true;
+}
+
+bool unmap_huge_pmd_locked(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_t *pmdp,
+			   uint64_t haddr, uint32_t head_pfn, bool old)
+{
+	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
+	bool ret = false;
+
+	spin_lock(&s->page_table_lock);
+	/* Still this folio's PMD? Otherwise there is nothing to decide here. */
+	if ((entry_flags(s, READ_ONCE(*pmdp), MMP_PMD) & (MMP_E_LEAF | MMP_E_PRESENT)) ==
+		    (MMP_E_LEAF | MMP_E_PRESENT) &&
+	    entry_pfn(s, READ_ONCE(*pmdp), MMP_PMD) == head_pfn)
+		ret = __discard_anon_folio_pmd_locked(s, vma, pmdp, haddr, head, old);
+	else
+		ret = !old;
+	spin_unlock(&s->page_table_lock);
+	return ret;
+}
+
+/*
+ * MADV_FREE over a whole huge PMD (madvise_free_huge_pmd): an exclusive
+ * folio becomes clean and lazyfree; the PMD stays mapped, made old and clean
+ * so a later write marks it dirty again. False when the caller must split.
+ */
+bool madvise_free_huge_pmd(struct mmp_gather *tlb, struct mmp_vma *vma, mmp_pte_t *pmdp,
+			   uint64_t addr)
+{
+	struct mmp_space *s = tlb->s;
+	mmp_pte_t pmd;
+	struct mmp_page *head;
+
+	spin_lock(&s->page_table_lock);
+	pmd = pmd_read(s, pmdp);
+	if (!(entry_flags(s, pmd, MMP_PMD) & MMP_E_LEAF)) {
+		spin_unlock(&s->page_table_lock);
+		return false;
+	}
+	if (is_huge_zero_pmd(s, pmd) || !(entry_flags(s, pmd, MMP_PMD) & MMP_E_PRESENT))
+		goto out;
+	head = pfn_to_page(s->phys, entry_pfn(s, pmd, MMP_PMD));
+	if (folio_mapcount(head) != 1)
+		goto out;	/* shared with another mm: leave it */
+	page_flag_clear(head, PG_dirty);
+	if (entry_flags(s, pmd, MMP_PMD) & (MMP_E_ACCESSED | MMP_E_DIRTY)) {
+		ptep_modify(s, pmdp, MMP_PMD, 0, MMP_E_ACCESSED | MMP_E_DIRTY);
+		count_inc(s, MMP_C_PMD_WRITE);
+		tlb_remove_tlb_entries(tlb, addr, PMD_SIZE);
+	}
+	folio_mark_lazyfree(s, head);
+out:
+	spin_unlock(&s->page_table_lock);
+	return true;
+}
+
+/*
+ * Split a PTE-mapped large folio into order-0 folios in place. Every mapping
+ * must be in @ptes, whose PTL is held, and nothing but the mappings and
+ * @extra_refs may hold references: the count is frozen to zero meanwhile, so
+ * GUP-fast's speculative grab fails and backs off. -EAGAIN otherwise.
+ */
+int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint32_t head_pfn, int extra_refs)
+{
+	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
+	unsigned int nr = folio_nr_pages(head), here = 0;
+	int expected = folio_mapcount(head) + extra_refs;
+	uint32_t keep = head->flags & (PG_anon | PG_swapbacked | PG_dirty | PG_lazyfree);
+
+	if (!head->order || head->folio.entire_mapcount)
+		return -EINVAL;
+	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++) {
+		mmp_pte_t e = READ_ONCE(ptes[i]);
+
+		if (e && !(entry_flags(s, e, MMP_PTE) & MMP_E_SPECIAL) &&
+		    pfn_in_range(entry_pfn(s, e, MMP_PTE), head_pfn, nr))
+			here++;
+	}
+	count_add(s, MMP_C_PTE_READ, PTRS_PER_TABLE);
+	if (here != (unsigned int)folio_mapcount(head))
+		return -EAGAIN;
+	if (!__atomic_compare_exchange_n(&head->refcount, &expected, 0, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return -EAGAIN;
+	for (unsigned int i = nr; i-- > 0; ) {
+		struct mmp_page *p = head + i;
+		int refs = p->mapcount + (i == 0 ? extra_refs : 0);
+		uint32_t excl = p->flags & PG_anon_exclusive;
+
+		p->order = 0;
+		p->anon_vma = head->anon_vma;
+		p->index = head->index + i;
+		p->folio.large_mapcount = 0;
+		p->folio.entire_mapcount = 0;
+		p->flags = PG_head | keep | excl;
+		if (refs) {
+			__atomic_store_n(&p->refcount, refs, __ATOMIC_RELEASE);
+		} else {
+			/* A page no one maps any more: its own folio, freed now. */
+			count_inc(s, MMP_C_FOLIO_FREE);
+			phys_free_pages(s->phys, head_pfn + i, 0);
+		}
+	}
+	count_inc(s, MMP_C_FOLIO_SPLIT);
 	return 0;
 }

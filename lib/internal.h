@@ -125,6 +125,8 @@ static inline bool spin_is_locked(mmp_spinlock_t *l)
 #define PG_reserved		(1u << 8)  /* zero pages: never freed, never counted */
 #define PG_pcp			(1u << 9)  /* free, on a per-CPU list */
 #define PG_pt_freeing		(1u << 10) /* page table unlinked, waiting for its free */
+#define PG_lazyfree		(1u << 11) /* MADV_FREE'd: on the lazyfree (inactive file) list */
+#define PG_isolated		(1u << 12) /* taken off the LRU by reclaim */
 
 /* What a freed page table is filled with: no architecture's valid entry looks like it. */
 #define PT_POISON		0x6b6b6b6b6b6b6b6aULL
@@ -154,9 +156,12 @@ struct mmp_page {
 						   deposited table: the next one; NO_PFN ends */
 		} pt;
 	};
+	/* Anonymous folio head: the reverse map (folio->mapping and folio->index). */
+	uint64_t anon_vma;	/* id of the anon_vma the folio was faulted in */
+	uint64_t index;		/* linear page index of its first page */
 };
 
-_Static_assert(sizeof(struct mmp_page) == 24, "keep the memmap small");
+_Static_assert(sizeof(struct mmp_page) == 40, "keep the memmap small");
 
 struct mmp_space;
 
@@ -255,13 +260,32 @@ static inline int counter_shard(void)
 #define VM_ACCESS_FLAGS	(VM_READ | VM_WRITE | VM_EXEC)
 #define VM_HUGEPAGE	0x20000000ul
 #define VM_NOHUGEPAGE	0x40000000ul
+#define VM_DROPPABLE	0x80000000ul	/* reclaim drops it even when dirty */
 
 #define MMP_MAX_MAP_COUNT 65530	/* sysctl vm.max_map_count */
+
+/*
+ * The anon_vma of a VMA lineage: a forked VMA gets a new one whose parent is
+ * the old one, so a folio faulted under an ancestor is found in every
+ * descendant VMA (anon_vma_fork's chain). Refcounted by VMAs and children.
+ */
+struct anon_vma {
+	uint64_t id;
+	struct anon_vma *parent;
+	int refcount;
+};
 
 struct mmp_vma {
 	uint64_t start, end;
 	unsigned long flags;
+	uint64_t pgoff;			/* linear page index of start */
+	struct anon_vma *anon_vma;	/* NULL until the first fault (anon_vma_prepare) */
 };
+
+static inline uint64_t linear_page_index(const struct mmp_vma *vma, uint64_t addr)
+{
+	return vma->pgoff + ((addr - vma->start) >> MMP_PAGE_SHIFT);
+}
 
 /* ---- CPUs and TLBs (lib/cpu.c, lib/tlb.c) --------------------------------------- */
 
@@ -432,7 +456,12 @@ static inline unsigned int folio_nr_pages(struct mmp_page *head)
 struct mmp_vma *find_vma(struct mmp_space *s, uint64_t addr);
 struct mmp_vma *find_vma_intersection(struct mmp_space *s, uint64_t start, uint64_t end);
 int vma_index(struct mmp_space *s, uint64_t addr);
-int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long flags);
+int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long flags,
+	       uint64_t pgoff, struct anon_vma *anon_vma);
+struct anon_vma *anon_vma_alloc(struct anon_vma *parent);
+void anon_vma_get(struct anon_vma *av);
+void anon_vma_put(struct anon_vma *av);
+bool anon_vma_covers(const struct anon_vma *av, uint64_t id);
 int vma_split(struct mmp_space *s, uint64_t addr);
 unsigned int vma_splits_needed(struct mmp_space *s, uint64_t start, uint64_t end);
 void vma_remove_range(struct mmp_space *s, uint64_t start, uint64_t end);

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * madvise: MADV_DONTNEED zaps under the mmap read lock through an mmu_gather;
- * MADV_HUGEPAGE / MADV_NOHUGEPAGE change VMA flags under the write lock.
+ * MADV_FREE makes exclusive anonymous folios lazyfree; MADV_PAGEOUT isolates
+ * folios and reclaims them now; MADV_HUGEPAGE / MADV_NOHUGEPAGE change VMA
+ * flags under the write lock.
  */
 #include "internal.h"
 #include "mm.h"
+#include "rcu.h"
 
 static int madvise_dontneed(struct mmp_space *s, uint64_t start, uint64_t end)
 {
@@ -23,6 +26,149 @@ static int madvise_dontneed(struct mmp_space *s, uint64_t start, uint64_t end)
 	s->last_op = "mmp_madvise(MADV_DONTNEED)";
 	pthread_rwlock_unlock(&s->mmap_lock);
 	return err;
+}
+
+/* Is every page of the folio in [page, page + nr) mapped by this mm alone? */
+static bool folio_range_exclusive(struct mmp_page *page, unsigned int nr)
+{
+	for (unsigned int i = 0; i < nr; i++)
+		if (!page_flag_test(page + i, PG_anon_exclusive))
+			return false;
+	return true;
+}
+
+enum walk_kind { WALK_FREE, WALK_PAGEOUT, WALK_RECLAIM };
+
+struct madv_walk {
+	struct mmp_gather *tlb;
+	struct mmp_vma *vma;
+	enum walk_kind kind;
+	struct folio_list list;
+};
+
+/*
+ * The PTE level of MADV_FREE (madvise_free_pte_range) and MADV_PAGEOUT
+ * (madvise_cold_or_pageout_pte_range). A large folio only partly in the range
+ * is split first if this mm maps it alone; shared folios are left as they are
+ * (whole-space reclaim takes them, the rmap finds every mapping).
+ */
+static void madvise_pte_range(struct madv_walk *w, mmp_pte_t *pmdp, uint64_t addr, uint64_t end)
+{
+	struct mmp_space *s = w->tlb->s;
+	mmp_spinlock_t *ptl;
+	mmp_pte_t *ptes, *ptep;
+	unsigned int nr;
+
+	rcu_read_lock();
+	ptes = pte_offset_map_lock(s, pmdp, &ptl);
+	if (!ptes)
+		goto out;
+	ptep = &ptes[level_index(addr, MMP_PTE)];
+	for (; addr < end; addr += nr * PAGE_SIZE, ptep += nr) {
+		mmp_pte_t pte = s->arch->ptep_get(s, ptep);
+		unsigned int f = entry_flags(s, pte, MMP_PTE), ad = 0;
+		uint64_t pfn = entry_pfn(s, pte, MMP_PTE);
+		uint32_t head_pfn;
+		struct mmp_page *head;
+
+		nr = 1;
+		if (!(f & MMP_E_PRESENT) || (f & MMP_E_SPECIAL))
+			continue;
+		head_pfn = folio_pfn(s->phys, pfn);
+		head = pfn_to_page(s->phys, head_pfn);
+		if (head->order) {
+			nr = folio_pte_batch_flags(s, ptep, &pte, (end - addr) >> PAGE_SHIFT,
+						   FPB_MERGE_YOUNG_DIRTY);
+			if (nr < folio_nr_pages(head) && w->kind != WALK_RECLAIM) {
+				/* Partly covered: split it if it is ours alone, then look again. */
+				if (folio_range_exclusive(pfn_to_page(s->phys, pfn), nr) &&
+				    !split_folio_locked(s, ptes, head_pfn, 0)) {
+					nr = 0;
+					continue;
+				}
+				continue;
+			}
+		}
+		if (w->kind != WALK_RECLAIM &&
+		    !folio_range_exclusive(pfn_to_page(s->phys, pfn), nr))
+			continue;
+		ad = entry_flags(s, pte, MMP_PTE) & (MMP_E_ACCESSED | MMP_E_DIRTY);
+		if (w->kind == WALK_FREE) {
+			page_flag_clear(head, PG_dirty);
+			if (ad) {
+				s->arch->clear_young_dirty_ptes(s, addr, ptep, nr, ad);
+				tlb_remove_tlb_entries(w->tlb, addr, (uint64_t)nr * PAGE_SIZE);
+			}
+			folio_mark_lazyfree(s, head);
+		} else {
+			if (ad & MMP_E_ACCESSED) {
+				s->arch->clear_young_dirty_ptes(s, addr, ptep, nr, MMP_E_ACCESSED);
+				tlb_remove_tlb_entries(w->tlb, addr, (uint64_t)nr * PAGE_SIZE);
+			}
+			folio_isolate(s, &w->list, head_pfn);
+		}
+	}
+	spin_unlock(ptl);
+out:
+	rcu_read_unlock();
+}
+
+static int madvise_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t end,
+		       void *arg)
+{
+	struct madv_walk *w = arg;
+	mmp_pte_t pmd = READ_ONCE(*pmdp);
+	unsigned int f = entry_flags(s, pmd, MMP_PMD);
+	bool whole = addr == (addr & PMD_MASK) && end - addr == PMD_SIZE;
+
+	if (!pmd)
+		return 0;
+	if (f & MMP_E_LEAF) {
+		struct mmp_page *head = pfn_to_page(s->phys, entry_pfn(s, pmd, MMP_PMD));
+
+		if (whole && w->kind == WALK_FREE && madvise_free_huge_pmd(w->tlb, w->vma, pmdp, addr))
+			return 0;
+		if (whole && w->kind != WALK_FREE) {
+			if ((f & MMP_E_PRESENT) && !(f & MMP_E_SPECIAL) &&
+			    (w->kind == WALK_RECLAIM || folio_mapcount(head) == 1))
+				folio_isolate(s, &w->list, entry_pfn(s, pmd, MMP_PMD));
+			return 0;
+		}
+		split_huge_pmd(s, pmdp, addr & PMD_MASK);
+	}
+	madvise_pte_range(w, pmdp, addr, end);
+	return 0;
+}
+
+/* MADV_FREE, MADV_PAGEOUT, or (@kind WALK_RECLAIM) every folio of the space. */
+static int madvise_walk(struct mmp_space *s, uint64_t start, uint64_t end, enum walk_kind kind)
+{
+	struct madv_walk w = { .kind = kind };
+	struct mmp_gather tlb;
+
+	pthread_rwlock_rdlock(&s->mmap_lock);
+	tlb_gather_mmu(&tlb, s, false);
+	w.tlb = &tlb;
+	for (int i = vma_index(s, start); i < (int)s->nr_vmas && s->vmas[i].start < end; i++) {
+		w.vma = &s->vmas[i];
+		walk_pmd_range(s, MAX(start, w.vma->start), MIN(end, w.vma->end), madvise_pmd, &w);
+		/* Reclaim what this VMA gave before the next one (reclaim_pages per range). */
+		tlb_flush_mmu(&tlb);
+		reclaim_pages(s, &w.list);
+	}
+	tlb_finish_mmu(&tlb);
+	free(w.list.pfns);
+	s->last_op = kind == WALK_FREE ? "mmp_madvise(MADV_FREE)" :
+		     kind == WALK_PAGEOUT ? "mmp_madvise(MADV_PAGEOUT)" : "mmp_reclaim";
+	pthread_rwlock_unlock(&s->mmap_lock);
+	return 0;
+}
+
+MMP_EXPORT int mmp_reclaim(struct mmp_space *s)
+{
+	if (!s)
+		return -EINVAL;
+	return madvise_walk(s, 0, USER_TOP, WALK_RECLAIM);
 }
 
 static int madvise_hugepage(struct mmp_space *s, uint64_t start, uint64_t end, int advice)
@@ -76,7 +222,8 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 	if (!s || (start & (PAGE_SIZE - 1)))
 		return -EINVAL;
 	if (advice != MMP_MADV_DONTNEED && advice != MMP_MADV_HUGEPAGE &&
-	    advice != MMP_MADV_NOHUGEPAGE)
+	    advice != MMP_MADV_NOHUGEPAGE && advice != MMP_MADV_FREE &&
+	    advice != MMP_MADV_PAGEOUT)
 		return -EINVAL;
 	end = start + ((len + PAGE_SIZE - 1) & PAGE_MASK);
 	if ((len && end == start) || end < start)
@@ -86,6 +233,10 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 	hole = range_has_hole(s, start, end);
 	if (advice == MMP_MADV_DONTNEED)
 		err = madvise_dontneed(s, start, end);
+	else if (advice == MMP_MADV_FREE)
+		err = madvise_walk(s, start, end, WALK_FREE);
+	else if (advice == MMP_MADV_PAGEOUT)
+		err = madvise_walk(s, start, end, WALK_PAGEOUT);
 	else
 		err = madvise_hugepage(s, start, end, advice);
 	if (!err && hole)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Anonymous memory: folios, page faults (anonymous, zero page, write-protect
- * and COW), the huge-page sub-page order, and zapping page ranges.
+ * and COW), and zapping page ranges. Huge folio clear and copy are in
+ * huge_copy.c.
  */
 #include <string.h>
 
@@ -50,60 +51,6 @@ void folio_put_refs(struct mmp_space *s, uint32_t head_pfn, unsigned int nr)
 		count_inc(s, MMP_C_FOLIO_FREE);
 		folio_free(s->phys, head_pfn);
 	}
-}
-
-/* ---- huge page sub-page order -------------------------------------------------- */
-
-/*
- * process_huge_page(): call @fn for each of @nr_pages sub-pages. The order is a
- * switch: the base line is ascending; the cache-aware orders that leave the
- * sub-page at @addr_hint for last plug in here.
- */
-void process_huge_page(struct mmp_space *s, uint64_t addr_hint, unsigned int nr_pages,
-		       subpage_fn fn, void *arg)
-{
-	for (unsigned int i = 0; i < nr_pages; i++)
-		fn(s, i, arg);
-}
-
-struct subpage_ctx {
-	uint8_t *dst;
-	const uint8_t *src;
-};
-
-static void clear_subpage(struct mmp_space *s, unsigned int i, void *arg)
-{
-	struct subpage_ctx *c = arg;
-
-	s->copy->clear_page(c->dst + ((size_t)i << PAGE_SHIFT));
-}
-
-static void copy_subpage(struct mmp_space *s, unsigned int i, void *arg)
-{
-	struct subpage_ctx *c = arg;
-
-	s->copy->copy_page(c->dst + ((size_t)i << PAGE_SHIFT), c->src + ((size_t)i << PAGE_SHIFT));
-}
-
-/* Zero a new folio for user space; the sub-page at @addr_hint is touched first after. */
-void folio_zero_user(struct mmp_space *s, uint32_t pfn, unsigned int order, uint64_t addr_hint)
-{
-	struct subpage_ctx c = { .dst = pfn_to_virt(s->phys, pfn) };
-
-	if (order == 0)
-		s->copy->clear_page(c.dst);
-	else
-		process_huge_page(s, addr_hint, 1u << order, clear_subpage, &c);
-	count_add(s, MMP_C_SUBPAGE_CLEAR, 1u << order);
-}
-
-void copy_user_large_folio(struct mmp_space *s, uint32_t dst, uint32_t src, unsigned int order,
-			   uint64_t addr_hint)
-{
-	struct subpage_ctx c = { .dst = pfn_to_virt(s->phys, dst), .src = pfn_to_virt(s->phys, src) };
-
-	process_huge_page(s, addr_hint, 1u << order, copy_subpage, &c);
-	count_add(s, MMP_C_SUBPAGE_COPY, 1u << order);
 }
 
 /* ---- anonymous faults ------------------------------------------------------------ */
@@ -201,6 +148,8 @@ static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		return 0;
 	}
 
+	if (anon_vma_prepare(s, vmf->vma))
+		return -ENOMEM;
 	pfn = alloc_anon_folio(vmf, ptes, &order);
 	if (pfn == NO_PFN)
 		return -ENOMEM;
@@ -221,6 +170,7 @@ static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		return 0;
 	}
 	folio_add_new_anon_rmap(pfn_to_page(s->phys, pfn), nr, false);
+	folio_set_anon(pfn_to_page(s->phys, pfn), vmf->vma, addr);
 	rss_add(s, nr);
 	if (vmf->vma->flags & VM_WRITE)
 		f |= MMP_E_WRITE | MMP_E_DIRTY;
@@ -276,7 +226,7 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	}
 	spin_unlock(ptl);
 
-	new_pfn = folio_alloc_anon(s, 0);
+	new_pfn = anon_vma_prepare(s, vmf->vma) ? NO_PFN : folio_alloc_anon(s, 0);
 	if (new_pfn == NO_PFN) {
 		if (head)
 			folio_put_refs(s, head_pfn, 1);
@@ -306,6 +256,7 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	flush_tlb_page(s, addr);
 	dec_tlb_flush_pending(s);
 	folio_add_new_anon_rmap(pfn_to_page(s->phys, new_pfn), 1, false);
+	folio_set_anon(pfn_to_page(s->phys, new_pfn), vmf->vma, addr);
 	f = (f & ~(MMP_E_SPECIAL | MMP_E_SOFT_DIRTY)) | MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED;
 	s->arch->set_ptes(s, addr, ptep, mk_entry(s, new_pfn, f, MMP_PTE), 1);
 	if (head) {

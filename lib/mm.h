@@ -127,10 +127,24 @@ uint32_t huge_zero_folio(struct mmp_phys *phys);
 void pgtable_trans_huge_deposit(struct mmp_space *s, mmp_pte_t *pmdp, uint32_t pgtable);
 uint32_t pgtable_trans_huge_withdraw(struct mmp_space *s, mmp_pte_t *pmdp);
 
-/* process_huge_page: sub-pages of a huge folio in the space's chosen order, target last. */
-typedef void (*subpage_fn)(struct mmp_space *s, unsigned int i, void *arg);
+/* ---- huge folio clear and copy (lib/huge_copy.c) ---- */
+
+/*
+ * One ascending run [first, first + nr) of a huge folio's sub-pages. @far: away
+ * from the target, a streaming (non-temporal) variant may bypass the caches.
+ */
+typedef void (*subpages_fn)(void *arg, unsigned int first, unsigned int nr, bool far);
+/* The sub-pages of the folio around @addr_hint in the space's order (MMP_OPT_HUGE_ORDER). */
 void process_huge_page(struct mmp_space *s, uint64_t addr_hint, unsigned int nr_pages,
-		       subpage_fn fn, void *arg);
+		       subpages_fn fn, void *arg);
+/* @order's runs for target sub-page @target; @nbhd sub-pages for neighbourhood-last, 0: default. */
+void huge_page_walk(enum mmp_huge_order order, unsigned int target, unsigned int nr_pages,
+		    unsigned int nbhd, subpages_fn fn, void *arg);
+/* The same as sub-page indices in visiting order, for tests; returns how many (@nr_pages). */
+unsigned int huge_page_order(enum mmp_huge_order order, unsigned int target, unsigned int nr_pages,
+			     unsigned int nbhd, unsigned int *out);
+/* Neighbourhood of neighbourhood-last when MMP_OPT_HUGE_NEIGHBOURHOOD is 0, from the host L2. */
+unsigned int huge_neighbourhood_default(void);
 void folio_zero_user(struct mmp_space *s, uint32_t pfn, unsigned int order, uint64_t addr_hint);
 void copy_user_large_folio(struct mmp_space *s, uint32_t dst, uint32_t src, unsigned int order,
 			   uint64_t addr_hint);
@@ -164,6 +178,31 @@ void unmap_page_range(struct mmp_gather *tlb, uint64_t start, uint64_t end);
 /* munmap's unmap_region: zap, free tables between the neighbours, flush. */
 void unmap_region(struct mmp_space *s, uint64_t start, uint64_t end);
 int do_munmap(struct mmp_space *s, uint64_t start, uint64_t end);
+
+/* ---- reverse map and reclaim (lib/rmap.c, lib/vmscan.c, lib/huge_memory.c) ---- */
+
+int anon_vma_prepare(struct mmp_space *s, struct mmp_vma *vma);
+void folio_set_anon(struct mmp_page *head, struct mmp_vma *vma, uint64_t addr);
+typedef bool (*rmap_fn)(struct mmp_space *s, struct mmp_vma *vma, uint32_t head_pfn,
+			uint64_t start, uint64_t end, void *arg);
+bool rmap_walk_anon(struct mmp_space *self, uint32_t head_pfn, rmap_fn fn, void *arg);
+bool try_to_unmap(struct mmp_space *self, uint32_t head_pfn);
+/* @old: the rule before the seed (any dirt refuses, without setting swapbacked). */
+bool unmap_huge_pmd_locked(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_t *pmdp,
+			   uint64_t haddr, uint32_t head_pfn, bool old);
+bool madvise_free_huge_pmd(struct mmp_gather *tlb, struct mmp_vma *vma, mmp_pte_t *pmdp,
+			   uint64_t addr);
+/* Split a PTE-mapped large folio whose every mapping is in @ptes (PTL held). */
+int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint32_t head_pfn, int extra_refs);
+void folio_mark_lazyfree(struct mmp_space *s, struct mmp_page *head);
+
+/* Reclaim: isolated folios, each holding one extra reference. */
+struct folio_list {
+	uint32_t *pfns;
+	unsigned int nr, cap;
+};
+bool folio_isolate(struct mmp_space *s, struct folio_list *list, uint32_t head_pfn);
+void reclaim_pages(struct mmp_space *s, struct folio_list *list);
 
 /* ---- helpers ---- */
 
@@ -205,6 +244,7 @@ static inline int folio_mapcount(struct mmp_page *head)
  */
 static inline void folio_add_new_anon_rmap(struct mmp_page *head, int nr, bool pmd)
 {
+	/* (Droppable memory is never swapbacked: folio_set_anon clears it.) */
 	if (pmd) {
 		head->folio.entire_mapcount = 1;
 		head->folio.large_mapcount = 1;

@@ -3,7 +3,8 @@
 #include "internal.h"
 #include "mm.h"
 
-#define MMP_MAP_ALL	(MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE | MMP_MAP_POPULATE)
+#define MMP_MAP_ALL	(MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE | MMP_MAP_POPULATE | \
+			 MMP_MAP_DROPPABLE)
 
 /*
  * Remove [start, end) from the address space (do_vmi_munmap). mmap lock held
@@ -67,7 +68,7 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 	if (len > MMP_TASK_SIZE)
 		return -ENOMEM;
 	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
-	vm_flags = calc_vm_prot_bits(prot);
+	vm_flags = calc_vm_prot_bits(prot) | (flags & MMP_MAP_DROPPABLE ? VM_DROPPABLE : 0);
 
 	pthread_rwlock_wrlock(&s->mmap_lock);
 	if (flags & (MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE)) {
@@ -93,7 +94,7 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 	if (!err && s->nr_vmas >= MMP_MAX_MAP_COUNT)
 		err = -ENOMEM;	/* the new VMA would pass max_map_count */
 	if (!err)
-		err = vma_insert(s, addr, addr + len, vm_flags);
+		err = vma_insert(s, addr, addr + len, vm_flags, addr >> PAGE_SHIFT, NULL);
 	if (!err) {
 		vma_merge_range(s, addr, addr + len);
 		s->last_op = "mmp_mmap";

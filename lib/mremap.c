@@ -152,14 +152,16 @@ next:
 static int move_vma(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64_t new_len,
 		    uint64_t new_addr, int flags)
 {
-	unsigned long vm_flags = find_vma(s, addr)->flags;
-	uint64_t moved, back;
+	struct mmp_vma *vma = find_vma(s, addr);
+	unsigned long vm_flags = vma->flags;
+	/* The moved range keeps its page index and anon_vma, so the rmap still finds it. */
+	uint64_t pgoff = linear_page_index(vma, addr), moved, back;
 	int err;
 
 	/* Up to three splits and one new VMA: refuse early, as the kernel does. */
 	if (s->nr_vmas + 4 > MMP_MAX_MAP_COUNT)
 		return -ENOMEM;
-	err = vma_insert(s, new_addr, new_addr + new_len, vm_flags);
+	err = vma_insert(s, new_addr, new_addr + new_len, vm_flags, pgoff, vma->anon_vma);
 	if (err)
 		return err;
 	err = move_page_tables(s, addr, new_addr, old_len, &moved);

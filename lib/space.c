@@ -31,6 +31,8 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->opts[MMP_OPT_PTE_BATCH] = 1;
 	s->opts[MMP_OPT_RCU_TABLE_FREE] = 1;
 	s->opts[MMP_OPT_PT_RECLAIM] = 1;
+	s->opts[MMP_OPT_HUGE_ORDER] = MMP_HUGE_ORDER_TARGET_LAST;
+	s->opts[MMP_OPT_LAZYFREE_PMD] = 1;
 	pthread_rwlock_init(&s->mmap_lock, NULL);
 	/* The PGD belongs to the mm itself (pgd_alloc): not counted in VmPTE. */
 	s->pgd_pfn = phys_alloc_pages(phys, 0);
@@ -121,6 +123,8 @@ void exit_mmap(struct mmp_space *s)
 		unmap_page_range(&tlb, s->vmas[i].start, s->vmas[i].end);
 	free_pgtables(&tlb, 0, USER_TOP, 0, USER_TOP);
 	tlb_finish_mmu(&tlb);
+	for (unsigned int i = 0; i < s->nr_vmas; i++)
+		anon_vma_put(s->vmas[i].anon_vma);
 	s->nr_vmas = 0;
 }
 
@@ -163,6 +167,7 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 	case MMP_OPT_RCU_TABLE_FREE:
 	case MMP_OPT_PT_RECLAIM:
 	case MMP_OPT_DEBUG_BROKEN_TABLE_FREE:
+	case MMP_OPT_LAZYFREE_PMD:
 		if (value != 0 && value != 1)
 			return -EINVAL;
 		break;
@@ -172,6 +177,10 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 		break;
 	case MMP_OPT_HUGE_ORDER:
 		if (value < 0 || value >= MMP_NR_HUGE_ORDERS)
+			return -EINVAL;
+		break;
+	case MMP_OPT_HUGE_NEIGHBOURHOOD:
+		if (value < 0 || value > 1L << MMP_MAX_ORDER)
 			return -EINVAL;
 		break;
 	default:

@@ -55,19 +55,34 @@ static bool take_table(struct verify *v, uint64_t pfn, const char *what, uint64_
 }
 
 /* A leaf of @size at @va must lie inside one VMA and agree with its flags. */
-static void check_leaf_vma(struct verify *v, uint64_t va, uint64_t size, unsigned int f)
+static struct mmp_vma *check_leaf_vma(struct verify *v, uint64_t va, uint64_t size, unsigned int f)
 {
 	struct mmp_vma *vma = find_vma(v->s, va);
 
 	if (!vma || va + size > vma->end) {
 		report(v, "space %llu: mapping at %#llx outside any VMA", (unsigned long long)v->s->id,
 		       (unsigned long long)va);
-		return;
+		return NULL;
 	}
 	if (!!(f & MMP_E_PRESENT) != !!(vma->flags & VM_ACCESS_FLAGS) ||
 	    ((f & MMP_E_WRITE) && !(vma->flags & VM_WRITE)))
 		report(v, "space %llu: entry at %#llx disagrees with its VMA's protection",
 		       (unsigned long long)v->s->id, (unsigned long long)va);
+	return vma;
+}
+
+/* The reverse map must find the page where it is mapped: anon_vma lineage and index. */
+static void check_rmap(struct verify *v, struct mmp_vma *vma, uint64_t va, uint64_t pfn)
+{
+	uint64_t head = folio_pfn(v->phys, pfn);
+	struct mmp_page *h = pfn_to_page(v->phys, head);
+
+	if (!vma || !(h->flags & PG_head))
+		return;
+	if (!anon_vma_covers(vma->anon_vma, h->anon_vma) ||
+	    linear_page_index(vma, va) != h->index + (pfn - head))
+		report(v, "space %llu: %#llx maps frame %llu, which the reverse map would not find there",
+		       (unsigned long long)v->s->id, (unsigned long long)va, (unsigned long long)pfn);
 }
 
 static void check_folio_page(struct verify *v, uint64_t pfn, uint64_t va, unsigned int order)
@@ -105,6 +120,7 @@ static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level,
 		uint64_t va = base + i * level_size(level);
 		mmp_pte_t e = READ_ONCE(table[i]);
 		unsigned int f = entry_flags(s, e, level);
+		struct mmp_vma *vma;
 		uint64_t pfn = e ? entry_pfn(s, e, level) : 0;
 
 		if (!e)
@@ -127,7 +143,7 @@ static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level,
 			       (unsigned long long)va, level);
 			continue;
 		}
-		check_leaf_vma(v, va, level_size(level), f);
+		vma = check_leaf_vma(v, va, level_size(level), f);
 		if (level == MMP_PMD)
 			huge++;
 		if (f & MMP_E_SPECIAL) {
@@ -137,6 +153,8 @@ static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level,
 			continue;
 		}
 		check_folio_page(v, pfn, va, level == MMP_PMD ? HPAGE_PMD_ORDER : 0);
+		if (phys_pfn_valid(v->phys, pfn) && !v->free[pfn])
+			check_rmap(v, vma, va, pfn);
 		v->rss += level == MMP_PMD ? HPAGE_PMD_NR : 1;
 	}
 	if (level == MMP_PMD) {

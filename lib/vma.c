@@ -60,8 +60,54 @@ static int vma_reserve(struct mmp_space *s, unsigned int more)
 	return 0;
 }
 
-/* Insert a VMA into a hole; the caller made sure the range is free. */
-int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long flags)
+/* ---- anon_vma ------------------------------------------------------------------- */
+
+static uint64_t anon_vma_next_id = 1;
+
+struct anon_vma *anon_vma_alloc(struct anon_vma *parent)
+{
+	struct anon_vma *av = malloc(sizeof(*av));
+
+	if (!av)
+		return NULL;
+	av->id = __atomic_fetch_add(&anon_vma_next_id, 1, __ATOMIC_RELAXED);
+	av->parent = parent;
+	av->refcount = 1;
+	if (parent)
+		anon_vma_get(parent);
+	return av;
+}
+
+void anon_vma_get(struct anon_vma *av)
+{
+	if (av)
+		__atomic_fetch_add(&av->refcount, 1, __ATOMIC_RELAXED);
+}
+
+void anon_vma_put(struct anon_vma *av)
+{
+	while (av && __atomic_sub_fetch(&av->refcount, 1, __ATOMIC_ACQ_REL) == 0) {
+		struct anon_vma *parent = av->parent;
+
+		free(av);
+		av = parent;
+	}
+}
+
+/* Can a folio of anon_vma @id be mapped in a VMA of @av? (its lineage holds @id) */
+bool anon_vma_covers(const struct anon_vma *av, uint64_t id)
+{
+	for (; av; av = av->parent)
+		if (av->id == id)
+			return true;
+	return false;
+}
+
+/* ---- the VMA array -------------------------------------------------------------- */
+
+/* Insert a VMA into a hole; the caller made sure the range is free. Takes an anon_vma ref. */
+int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long flags,
+	       uint64_t pgoff, struct anon_vma *anon_vma)
 {
 	int i, err = vma_reserve(s, 1);
 
@@ -69,7 +115,9 @@ int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long 
 		return err;
 	i = vma_index(s, start);
 	memmove(&s->vmas[i + 1], &s->vmas[i], (s->nr_vmas - i) * sizeof(*s->vmas));
-	s->vmas[i] = (struct mmp_vma){ .start = start, .end = end, .flags = flags };
+	s->vmas[i] = (struct mmp_vma){ .start = start, .end = end, .flags = flags, .pgoff = pgoff,
+				       .anon_vma = anon_vma };
+	anon_vma_get(anon_vma);
 	s->nr_vmas++;
 	return 0;
 }
@@ -87,6 +135,8 @@ int vma_split(struct mmp_space *s, uint64_t addr)
 	memmove(&s->vmas[i + 1], &s->vmas[i], (s->nr_vmas - i) * sizeof(*s->vmas));
 	s->vmas[i].end = addr;
 	s->vmas[i + 1].start = addr;
+	s->vmas[i + 1].pgoff = linear_page_index(&s->vmas[i], addr);
+	anon_vma_get(s->vmas[i].anon_vma);	/* both halves share it */
 	s->nr_vmas++;
 	return 0;
 }
@@ -105,12 +155,23 @@ void vma_remove_range(struct mmp_space *s, uint64_t start, uint64_t end)
 	int i = vma_index(s, start), j = i;
 
 	while (j < (int)s->nr_vmas && s->vmas[j].end <= end)
-		j++;
+		anon_vma_put(s->vmas[j++].anon_vma);
 	memmove(&s->vmas[i], &s->vmas[j], (s->nr_vmas - j) * sizeof(*s->vmas));
 	s->nr_vmas -= j - i;
 }
 
-/* Merge neighbours with equal flags around [start, end) (vma_merge). */
+/*
+ * Can @a and @b (adjacent) become one VMA? Same flags, contiguous pgoff, and
+ * compatible anon_vmas: the same, or one of them not yet faulted in.
+ */
+static bool vma_mergeable(const struct mmp_vma *a, const struct mmp_vma *b)
+{
+	return a->end == b->start && a->flags == b->flags &&
+	       b->pgoff == linear_page_index(a, a->end) &&
+	       (a->anon_vma == b->anon_vma || !a->anon_vma || !b->anon_vma);
+}
+
+/* Merge mergeable neighbours around [start, end) (vma_merge). */
 void vma_merge_range(struct mmp_space *s, uint64_t start, uint64_t end)
 {
 	int i = vma_index(s, start);
@@ -120,7 +181,12 @@ void vma_merge_range(struct mmp_space *s, uint64_t start, uint64_t end)
 	while (i + 1 < (int)s->nr_vmas && s->vmas[i].start <= end) {
 		struct mmp_vma *a = &s->vmas[i], *b = &s->vmas[i + 1];
 
-		if (a->end == b->start && a->flags == b->flags) {
+		if (vma_mergeable(a, b)) {
+			if (!a->anon_vma) {
+				a->anon_vma = b->anon_vma;
+			} else {
+				anon_vma_put(b->anon_vma);
+			}
 			a->end = b->end;
 			memmove(b, b + 1, (s->nr_vmas - i - 2) * sizeof(*b));
 			s->nr_vmas--;

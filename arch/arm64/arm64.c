@@ -129,10 +129,6 @@ static const struct mmp_cost_model arm64_cost = {
 	.source = "arm64 big core: TLBI VALE1IS ~60 cycles each, DSB ISH ~500, no IPIs",
 };
 
-extern const struct mmp_copy_ops mmp_copy_generic;
-
-static const struct mmp_copy_ops *const arm64_copy_ops[] = { &mmp_copy_generic, NULL };
-
 const struct mmp_arch mmp_arch_arm64 = {
 	.name = "arm64",
 	.description = "arm64 4K granule, FEAT_HAFDBS, transparent contpte (64 KiB blocks)",
@@ -148,6 +144,7 @@ const struct mmp_arch mmp_arch_arm64 = {
 	.wrprotect_ptes = contpte_wrprotect_ptes,
 	.ptep_test_and_clear_young = contpte_ptep_test_and_clear_young,
 	.ptep_set_access_flags = contpte_ptep_set_access_flags,
+	.clear_young_dirty_ptes = contpte_clear_young_dirty_ptes,
 	.pte_batch_hint = contpte_pte_batch_hint,
 	.hw_update_leaf = arm64_hw_update_leaf,
 	.tlbi_broadcast = true,
@@ -155,5 +152,5 @@ const struct mmp_arch mmp_arch_arm64 = {
 	.cont_shift = PAGE_SHIFT + 4,
 	.eflags_unsupported = MMP_E_SOFT_DIRTY,
 	.cost = &arm64_cost,
-	.copy_ops = arm64_copy_ops,
+	.copy_ops = mmp_copy_host,	/* host code: lib/copy.c */
 };

@@ -331,3 +331,34 @@ void contpte_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t
 	ptep_modify(s, ptep, MMP_PTE, eflags, 0);
 	count_inc(s, MMP_C_PTE_WRITE);
 }
+
+/*
+ * contpte_clear_young_dirty_ptes: A/D belong to the whole block (the folio),
+ * so widen the range to whole blocks and clear in place, never unfolding.
+ */
+void contpte_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+				    unsigned int nr, unsigned int eflags)
+{
+	uint64_t end = addr + (uint64_t)nr * PAGE_SIZE;
+
+	if (pte_valid_cont(raw_get(s, ptep))) {
+		ptep -= (addr & ~CONT_PTE_MASK) >> PAGE_SHIFT;
+		addr &= CONT_PTE_MASK;
+	}
+	if (pte_valid_cont(raw_get(s, ptep + ((end - addr) >> PAGE_SHIFT) - 1)))
+		end = (end + CONT_PTE_SIZE - 1) & CONT_PTE_MASK;
+	for (; addr < end; addr += PAGE_SIZE, ptep++) {
+		mmp_pte_t old = __atomic_load_n(ptep, __ATOMIC_ACQUIRE), new;
+
+		do {
+			new = old;
+			if (eflags & MMP_E_ACCESSED)
+				new &= ~PTE_AF;
+			if (eflags & MMP_E_DIRTY)
+				new = (new & ~PTE_DIRTY) | PTE_RDONLY;	/* pte_mkclean */
+		} while (!__atomic_compare_exchange_n(ptep, &old, new, false, __ATOMIC_ACQ_REL,
+						      __ATOMIC_ACQUIRE));
+		count_inc(s, MMP_C_PTE_READ);
+		count_inc(s, MMP_C_PTE_WRITE);
+	}
+}

@@ -73,5 +73,7 @@ int contpte_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr, mmp_pt
 void contpte_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 				   unsigned int eflags);
 unsigned int contpte_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte);
+void contpte_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+				    unsigned int nr, unsigned int eflags);
 
 #endif /* MMP_ARM64_PGTABLE_H */

@@ -111,6 +111,13 @@ static int generic_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr,
 	return old && (entry_flags(s, old, MMP_PTE) & MMP_E_ACCESSED);
 }
 
+static void generic_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+					   unsigned int nr, unsigned int eflags)
+{
+	for (unsigned int i = 0; i < nr; i++)
+		pte_update(s, ptep + i, 0, eflags);
+}
+
 static void generic_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 					  unsigned int eflags)
 {
@@ -152,10 +159,7 @@ static mmp_pte_t generic_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum
 	}
 }
 
-extern const struct mmp_copy_ops mmp_copy_generic;
 extern const struct mmp_cost_model mmp_cost_x86_64;
-
-static const struct mmp_copy_ops *const generic_copy_ops[] = { &mmp_copy_generic, NULL };
 
 const struct mmp_arch mmp_arch_generic = {
 	.name = "generic",
@@ -172,12 +176,13 @@ const struct mmp_arch mmp_arch_generic = {
 	.wrprotect_ptes = generic_wrprotect_ptes,
 	.ptep_test_and_clear_young = generic_ptep_test_and_clear_young,
 	.ptep_set_access_flags = generic_ptep_set_access_flags,
+	.clear_young_dirty_ptes = generic_clear_young_dirty_ptes,
 	.pte_batch_hint = generic_pte_batch_hint,
 	.hw_update_leaf = generic_hw_update_leaf,
 	.tlbi_broadcast = false,
 	.tlb_flush_ceiling = 33,
 	.cost = &mmp_cost_x86_64,
-	.copy_ops = generic_copy_ops,
+	.copy_ops = mmp_copy_host,	/* host code: lib/copy.c */
 };
 
 #define FILL(hook)					\
@@ -197,6 +202,7 @@ void mmp_arch_fill_generic(struct mmp_arch *arch)
 	FILL(wrprotect_ptes);
 	FILL(ptep_test_and_clear_young);
 	FILL(ptep_set_access_flags);
+	FILL(clear_young_dirty_ptes);
 	FILL(pte_batch_hint);
 	FILL(hw_update_leaf);
 	FILL(copy_ops);

@@ -71,6 +71,13 @@ extern "C" {
 	X(TLB_FLUSH_ALL,	"tlb_flush_all",	"whole-mm TLB flushes")				\
 	X(TLB_IPI,		"tlb_ipi",		"shootdown IPIs sent to other CPUs")		\
 	X(TLB_SANITIZER,	"tlb_sanitizer",	"TLB hits on translations the tables no longer hold") \
+	X(FOLIO_SPLIT,		"folio_split",		"large folios split into order-0 folios")	\
+	X(LAZYFREE,		"lazyfree",		"pages marked lazyfree by MADV_FREE (PGLAZYFREE)") \
+	X(LAZYFREED,		"lazyfreed",		"lazyfree pages discarded by reclaim (PGLAZYFREED)") \
+	X(LAZYFREE_REDIRTIED,	"lazyfree_redirtied",	"lazyfree folios found dirty: swapbacked again") \
+	X(RECLAIM_ISOLATE,	"reclaim_isolate",	"folios isolated for reclaim")			\
+	X(RECLAIM_ACTIVATE,	"reclaim_activate",	"folios reclaim kept and activated (no swap)")	\
+	X(RECLAIM_KEEP,		"reclaim_keep",		"folios reclaim kept: extra reference or contention") \
 	X(SUBPAGE_CLEAR,	"subpage_clear",	"4 KiB sub-pages cleared")			\
 	X(SUBPAGE_COPY,		"subpage_copy",		"4 KiB sub-pages copied")			\
 	X(GATHER_FLUSH,		"gather_flush",		"mmu_gather flushes (tlb_flush_mmu)")

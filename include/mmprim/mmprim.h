@@ -116,13 +116,45 @@ enum mmp_opt {
 	MMP_OPT_PT_RECLAIM,
 	/* Fault injection for tests: free page tables with no grace period. */
 	MMP_OPT_DEBUG_BROKEN_TABLE_FREE,
+	/* Reclaim decides a PMD-mapped lazyfree THP on the PMD (1, default), or splits it first. */
+	MMP_OPT_LAZYFREE_PMD,
+	/*
+	 * Sub-pages neighbourhood-last copies or clears last around the target;
+	 * 0 (default): from the host's L2 size, L2 / 16 KiB (see enum mmp_huge_order).
+	 */
+	MMP_OPT_HUGE_NEIGHBOURHOOD,
 	MMP_NR_OPTS
 };
 
+/*
+ * The order in which a huge folio's sub-pages are cleared (first-touch fault)
+ * or copied (COW fault): MMP_OPT_HUGE_ORDER. "Target" is the sub-page the
+ * fault is about; user space touches it first when the fault returns. Folios
+ * of more than 1 << MMP_MAX_ORDER pages are always done in ascending order.
+ */
 enum mmp_huge_order {
 	MMP_HUGE_ORDER_ASCENDING,	/* base line: sub-page 0 to N-1 */
+	/*
+	 * Huang Ying's process_huge_page (clear 2017, copy 2018): the sub-pages
+	 * farthest from the target first, then converging on it from both
+	 * sides, one at a time; the target last, so it is cache hot. A target
+	 * near the start means a descending sweep. The default.
+	 */
+	MMP_HUGE_ORDER_TARGET_LAST,
+	/*
+	 * Ascending runs only, so hardware prefetch keeps up: the sub-pages
+	 * right of the target's neighbourhood, then those left of it, then the
+	 * neighbourhood (MMP_OPT_HUGE_NEIGHBOURHOOD sub-pages, a quarter of them
+	 * below the target) from above the target and last up to the target.
+	 * With a non-temporal copy variant ("-nt") only the neighbourhood goes
+	 * through the caches, so the rest does not evict the working set.
+	 */
+	MMP_HUGE_ORDER_NEIGHBOURHOOD_LAST,
 	MMP_NR_HUGE_ORDERS
 };
+
+/** mmp_huge_order_name() - "ascending", "target-last", "neighbourhood-last"; NULL if unknown. */
+const char *mmp_huge_order_name(int order);
 
 int mmp_space_set_opt(struct mmp_space *space, enum mmp_opt opt, long value);
 int mmp_space_get_opt(struct mmp_space *space, enum mmp_opt opt, long *value);
@@ -140,6 +172,37 @@ enum mmp_thp_mode {
  * madvise mode and the others never, as on a stock Debian kernel.
  */
 int mmp_space_set_thp(struct mmp_space *space, unsigned int order, enum mmp_thp_mode mode);
+
+/*
+ * Host data movement. Page copies and clears run host code; the variants are
+ * those of the host the library was built for (x86-64: "rep-movsb", "avx512",
+ * "avx512-nt", "avx2", "avx2-nt", "clzero"; aarch64: "dc-zva", "ldp-stp",
+ * "neon", "stnp"; every host: "generic", memcpy/memset), whatever architecture
+ * a space simulates. A new space takes the first one this CPU can run.
+ */
+
+/** mmp_copy_variant_count() - variants built for this host, including any this CPU lacks. */
+int mmp_copy_variant_count(void);
+
+/** mmp_copy_variant_name() - name of variant @index (0 is preferred), NULL out of range. */
+const char *mmp_copy_variant_name(int index);
+
+/**
+ * mmp_space_set_copy() - copy and clear pages of @space with variant @name.
+ * Returns 0, -EINVAL (NULL), -ENOENT (no such variant), -ENOTSUP (this CPU
+ * cannot run it). Faults already copying finish with the old variant.
+ */
+int mmp_space_set_copy(struct mmp_space *space, const char *name);
+
+/** mmp_space_copy() - the name of @space's copy variant. */
+const char *mmp_space_copy(const struct mmp_space *space);
+
+/**
+ * mmp_page_address() - the host memory holding frame @pfn (page_address()),
+ * e.g. of a page pinned with mmp_gup(), for tools that measure the host caches.
+ * NULL when @pfn is not a frame of @phys. Valid while the frame stays pinned.
+ */
+void *mmp_page_address(struct mmp_phys *phys, uint64_t pfn);
 
 /**
  * mmp_modeled_ns() - what the events in @c would cost on the hardware of
@@ -171,6 +234,7 @@ int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat *st);
 #define MMP_MAP_FIXED		0x10
 #define MMP_MAP_POPULATE	0x8000
 #define MMP_MAP_FIXED_NOREPLACE	0x100000
+#define MMP_MAP_DROPPABLE	0x08	/* reclaim may drop its pages even when dirty */
 
 /**
  * mmp_mmap() - map @len bytes of private anonymous memory.
@@ -209,11 +273,25 @@ int mmp_mremap(struct mmp_space *space, uint64_t addr, uint64_t old_len, uint64_
 	       int flags, uint64_t new_addr, uint64_t *new_addr_out);
 
 #define MMP_MADV_DONTNEED	4
+#define MMP_MADV_FREE		8	/* lazyfree: reclaim may drop the pages unless rewritten */
+#define MMP_MADV_PAGEOUT	21	/* reclaim the range now */
 #define MMP_MADV_HUGEPAGE	14
 #define MMP_MADV_NOHUGEPAGE	15
 
-/** mmp_madvise() - as madvise(2): -EINVAL (unaligned, bad advice), -ENOMEM (hole). */
+/**
+ * mmp_madvise() - as madvise(2): -EINVAL (unaligned, bad advice), -ENOMEM (hole).
+ * MADV_FREE and MADV_PAGEOUT act on folios this mm maps alone; with no swap
+ * device (the model), MADV_PAGEOUT frees clean lazyfree folios and keeps the
+ * others resident (activated).
+ */
 int mmp_madvise(struct mmp_space *space, uint64_t addr, uint64_t len, int advice);
+
+/**
+ * mmp_reclaim() - reclaim every anonymous folio of @space now, shared ones
+ * included: lazyfree folios that stayed clean are unmapped from every space
+ * that maps them (through the reverse map) and freed; the rest stay.
+ */
+int mmp_reclaim(struct mmp_space *space);
 
 /* ---- simulated CPUs ----------------------------------------------------- */
 

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Host data movement: the copy/clear variants of this host and the choice of
+ * one per space.
+ *
+ * Data movement is host code, not part of the simulated architecture: a
+ * simulated arm64 running on an x86-64 host copies pages with x86-64
+ * instructions, and the host's caches are what a cache-footprint bench
+ * measures. So there is one list, mmp_copy_host, formed when the library is
+ * built: arch/x86_64/copy.c on an x86-64 host, arch/arm64/copy.c on an aarch64
+ * host (each ends its list with the generic variant), the generic variant
+ * alone elsewhere. Every back end points its copy_ops at it; a back end could
+ * still narrow its own list. Which entries run is decided at start-up from
+ * CPUID (or DCZID_EL0): the first usable one is a new space's default.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/* lib/meson.build compiles one of the arch copy files exactly on these hosts. */
+#if !defined(__x86_64__) && !defined(__aarch64__)
+const struct mmp_copy_ops *const mmp_copy_host[] = {
+	&mmp_copy_generic,
+	NULL,
+};
+#endif
+
+static bool copy_ops_usable(const struct mmp_copy_ops *op)
+{
+	return !op->usable || op->usable();
+}
+
+MMP_EXPORT int mmp_copy_variant_count(void)
+{
+	int n = 0;
+
+	while (mmp_copy_host[n])
+		n++;
+	return n;
+}
+
+MMP_EXPORT const char *mmp_copy_variant_name(int index)
+{
+	if (index < 0 || index >= mmp_copy_variant_count())
+		return NULL;
+	return mmp_copy_host[index]->name;
+}
+
+MMP_EXPORT int mmp_space_set_copy(struct mmp_space *s, const char *name)
+{
+	if (!s || !name)
+		return -EINVAL;
+	for (const struct mmp_copy_ops *const *op = s->arch->copy_ops; *op; op++) {
+		if (strcmp((*op)->name, name))
+			continue;
+		if (!copy_ops_usable(*op))
+			return -ENOTSUP;
+		/* Faults read it once per copy: one aligned pointer store. */
+		__atomic_store_n(&s->copy, *op, __ATOMIC_RELEASE);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+MMP_EXPORT const char *mmp_space_copy(const struct mmp_space *s)
+{
+	return s ? __atomic_load_n(&s->copy, __ATOMIC_ACQUIRE)->name : NULL;
+}
+
+/*
+ * page_address(): where a frame's data lives in host memory, for tools that
+ * measure the host's caches around a copy (the caller holds a pin on it).
+ */
+MMP_EXPORT void *mmp_page_address(struct mmp_phys *phys, uint64_t pfn)
+{
+	if (!phys || pfn >= phys->nr_pages)
+		return NULL;
+	return pfn_to_virt(phys, pfn);
+}

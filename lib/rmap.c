@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The anonymous reverse map: a folio records its anon_vma and page index; a
+ * VMA whose anon_vma lineage holds that anon_vma maps the folio at
+ * vm_start + (index - vm_pgoff) pages, in any space on the phys (fork shares
+ * folios). try_to_unmap_one() unmaps a lazyfree folio from one such VMA.
+ */
+#include "internal.h"
+#include "mm.h"
+#include "rcu.h"
+
+/* Give @vma an anon_vma before its first folio (anon_vma_prepare). mmap lock held. */
+int anon_vma_prepare(struct mmp_space *s, struct mmp_vma *vma)
+{
+	struct anon_vma *av;
+
+	if (likely(READ_ONCE(vma->anon_vma)))
+		return 0;
+	av = anon_vma_alloc(NULL);
+	if (!av)
+		return -ENOMEM;
+	spin_lock(&s->page_table_lock);
+	if (!vma->anon_vma) {
+		WRITE_ONCE(vma->anon_vma, av);
+		av = NULL;
+	}
+	spin_unlock(&s->page_table_lock);
+	anon_vma_put(av);
+	return 0;
+}
+
+/* folio->mapping and folio->index of a new folio whose first page maps at @addr. */
+void folio_set_anon(struct mmp_page *head, struct mmp_vma *vma, uint64_t addr)
+{
+	head->anon_vma = vma->anon_vma->id;
+	head->index = linear_page_index(vma, addr);
+	/* MAP_DROPPABLE memory is never swapbacked: reclaim may always drop it. */
+	if (vma->flags & VM_DROPPABLE)
+		page_flag_clear(head, PG_swapbacked);
+}
+
+/*
+ * rmap_walk_anon: call @fn for every VMA that may map @head, with the part of
+ * the folio's range inside it. Other spaces are only trylocked: reclaim does
+ * not wait for a busy mm (rwc->try_lock). Stops when @fn returns false.
+ * Returns false when it stopped early or skipped a contended space.
+ */
+bool rmap_walk_anon(struct mmp_space *self, uint32_t head_pfn, rmap_fn fn, void *arg)
+{
+	struct mmp_phys *phys = self->phys;
+	struct mmp_page *head = pfn_to_page(phys, head_pfn);
+	uint64_t nr = folio_nr_pages(head), id = head->anon_vma, index = head->index;
+	bool ok = true;
+
+	if (pthread_mutex_trylock(&phys->spaces_lock))
+		return false;
+	for (struct mmp_space *s = phys->spaces; s && ok; s = s->phys_next) {
+		if (s != self && pthread_rwlock_tryrdlock(&s->mmap_lock)) {
+			ok = false;
+			break;
+		}
+		for (unsigned int i = 0; i < s->nr_vmas && ok; i++) {
+			struct mmp_vma *vma = &s->vmas[i];
+			uint64_t vnr = (vma->end - vma->start) >> PAGE_SHIFT, first, last;
+
+			if (!anon_vma_covers(vma->anon_vma, id))
+				continue;
+			/* The folio's pages [index, index + nr) against the VMA's [pgoff, pgoff + vnr). */
+			first = MAX(index, vma->pgoff);
+			last = MIN(index + nr, vma->pgoff + vnr);
+			if (first >= last)
+				continue;
+			ok = fn(s, vma, head_pfn, vma->start + ((first - vma->pgoff) << PAGE_SHIFT),
+				vma->start + ((last - vma->pgoff) << PAGE_SHIFT), arg);
+		}
+		if (s != self)
+			pthread_rwlock_unlock(&s->mmap_lock);
+	}
+	pthread_mutex_unlock(&phys->spaces_lock);
+	return ok;
+}
+
+/* ---- try_to_unmap_one: lazyfree folios ------------------------------------------- */
+
+static bool pfn_in_folio(uint64_t pfn, uint32_t head_pfn, unsigned int nr)
+{
+	return pfn >= head_pfn && pfn < (uint64_t)head_pfn + nr;
+}
+
+/*
+ * folio_unmap_pte_batch: a lazyfree large folio unmaps its PTEs in batches
+ * (within one VMA and one table); anything else one at a time.
+ */
+static unsigned int folio_unmap_pte_batch(struct mmp_space *s, struct mmp_page *head,
+					  mmp_pte_t *ptep, mmp_pte_t pte, unsigned int max_nr)
+{
+	if (!head->order || page_flag_test(head, PG_swapbacked) || !pte_batching(s))
+		return 1;
+	return folio_pte_batch(s, ptep, pte, max_nr);
+}
+
+/*
+ * The PTEs of [addr, end) that map @head_pfn's folio, in one table. For each
+ * batch: clear and flush, then (after a full barrier, pairing with GUP-fast)
+ * read the counts. Dirty and not droppable: restore, swapbacked again, abort.
+ * An extra reference: restore and abort. Otherwise the mapping is dropped.
+ */
+static bool try_to_unmap_ptes(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_t *pmdp,
+			      uint32_t head_pfn, uint64_t addr, uint64_t end)
+{
+	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
+	unsigned int nr_pages = folio_nr_pages(head), nr;
+	mmp_spinlock_t *ptl;
+	mmp_pte_t *ptes, *ptep;
+	bool ret = true;
+
+	rcu_read_lock();
+	ptes = pte_offset_map_lock(s, pmdp, &ptl);
+	if (!ptes) {
+		rcu_read_unlock();
+		return true;
+	}
+	ptep = &ptes[level_index(addr, MMP_PTE)];
+	for (; addr < end && ret; addr += nr * PAGE_SIZE, ptep += nr) {
+		mmp_pte_t pte = s->arch->ptep_get(s, ptep);
+		unsigned int f = entry_flags(s, pte, MMP_PTE);
+		uint64_t pfn = entry_pfn(s, pte, MMP_PTE);
+		int ref, map;
+
+		nr = 1;
+		if (!(f & MMP_E_PRESENT) || (f & MMP_E_SPECIAL) || !pfn_in_folio(pfn, head_pfn, nr_pages))
+			continue;
+		nr = folio_unmap_pte_batch(s, head, ptep, pte, (end - addr) >> PAGE_SHIFT);
+		pte = s->arch->get_and_clear_full_ptes(s, addr, ptep, nr, 0);
+		inc_tlb_flush_pending(s);
+		flush_tlb_range(s, addr, addr + (uint64_t)nr * PAGE_SIZE, PAGE_SHIFT);
+		dec_tlb_flush_pending(s);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		ref = folio_ref_count(head);
+		map = folio_mapcount(head);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (entry_flags(s, pte, MMP_PTE) & MMP_E_DIRTY)
+			page_flag_set(head, PG_dirty);
+		if (page_flag_test(head, PG_dirty) && !(vma->flags & VM_DROPPABLE)) {
+			s->arch->set_ptes(s, addr, ptep, pte, nr);
+			page_flag_set(head, PG_swapbacked);
+			count_inc(s, MMP_C_LAZYFREE_REDIRTIED);
+			ret = false;
+		} else if (ref != map + 1) {
+			/* GUP or a speculative reference: keep it, and not as swapbacked. */
+			s->arch->set_ptes(s, addr, ptep, pte, nr);
+			ret = false;
+		} else {
+			folio_remove_rmap_ptes(head, pfn_to_page(s->phys, pfn), nr);
+			rss_add(s, -(int64_t)nr);
+			folio_put_refs(s, head_pfn, nr);
+		}
+	}
+	spin_unlock(ptl);
+	rcu_read_unlock();
+	return ret;
+}
+
+/*
+ * try_to_unmap_one for a lazyfree anonymous folio in one VMA. A PMD mapping
+ * is decided on the PMD itself (optimized), or split into 512 PTEs and walked
+ * (the base line, as the kernel did before "Avoid splitting pmd for lazyfree
+ * pmd-mapped THP in try_to_unmap").
+ */
+static bool try_to_unmap_one(struct mmp_space *s, struct mmp_vma *vma, uint32_t head_pfn,
+			     uint64_t start, uint64_t end, void *arg)
+{
+	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
+
+	for (uint64_t addr = start; addr < end; ) {
+		uint64_t next = level_addr_end(addr, end, MMP_PMD);
+		mmp_pte_t *pmdp = pmd_offset(s, addr), pmd;
+		unsigned int f;
+
+		if (!pmdp || !(pmd = READ_ONCE(*pmdp))) {
+			addr = next;
+			continue;
+		}
+		f = entry_flags(s, pmd, MMP_PMD);
+		if ((f & MMP_E_LEAF) && entry_pfn(s, pmd, MMP_PMD) == head_pfn) {
+			if (READ_ONCE(s->opts[MMP_OPT_LAZYFREE_PMD]) || !(f & MMP_E_PRESENT)) {
+				/* walk_done on true, walk_abort on false */
+				if (!unmap_huge_pmd_locked(s, vma, pmdp, addr & PMD_MASK, head_pfn, false))
+					return false;
+				addr = next;
+				continue;
+			}
+			/* Before the seed: only a clean one is discarded on the PMD. */
+			if (unmap_huge_pmd_locked(s, vma, pmdp, addr & PMD_MASK, head_pfn, true)) {
+				addr = next;
+				continue;
+			}
+			split_huge_pmd(s, pmdp, addr & PMD_MASK);	/* TTU_SPLIT_HUGE_PMD */
+		}
+		if (!try_to_unmap_ptes(s, vma, pmdp, head_pfn, addr, next))
+			return false;
+		addr = next;
+	}
+	(void)head;
+	return true;
+}
+
+/* Unmap a lazyfree folio everywhere; true if no mapping is left. */
+bool try_to_unmap(struct mmp_space *self, uint32_t head_pfn)
+{
+	rmap_walk_anon(self, head_pfn, try_to_unmap_one, NULL);
+	return folio_mapcount(pfn_to_page(self->phys, head_pfn)) == 0;
+}

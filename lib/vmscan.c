@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Reclaim of anonymous folios (shrink_folio_list) with no swap device, the
+ * default: a lazyfree folio is unmapped through the rmap and freed if it
+ * stayed clean and unreferenced; a swapbacked one cannot be written anywhere,
+ * so it is activated and stays resident, as on a machine without swap.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "mm.h"
+#include "rcu.h"
+
+/* folio_mark_lazyfree: clean anonymous memory the owner no longer needs. */
+void folio_mark_lazyfree(struct mmp_space *s, struct mmp_page *head)
+{
+	if (!page_flag_test(head, PG_anon) || !page_flag_test(head, PG_swapbacked))
+		return;
+	page_flag_clear(head, PG_swapbacked);
+	page_flag_set(head, PG_lazyfree);
+	count_add(s, MMP_C_LAZYFREE, folio_nr_pages(head));
+}
+
+/* Take a folio off the "LRU" for reclaim, holding a reference; false if already taken. */
+bool folio_isolate(struct mmp_space *s, struct folio_list *list, uint32_t head_pfn)
+{
+	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
+
+	if (__atomic_fetch_or(&head->flags, PG_isolated, __ATOMIC_ACQ_REL) & PG_isolated)
+		return false;
+	if (list->nr == list->cap) {
+		unsigned int cap = MAX(64u, list->cap * 2);
+		uint32_t *p = realloc(list->pfns, cap * sizeof(*p));
+
+		if (!p) {
+			page_flag_clear(head, PG_isolated);
+			return false;
+		}
+		list->pfns = p;
+		list->cap = cap;
+	}
+	folio_ref_add(head, 1);
+	list->pfns[list->nr++] = head_pfn;
+	count_inc(s, MMP_C_RECLAIM_ISOLATE);
+	return true;
+}
+
+/* Put a folio back and drop reclaim's reference (folio_putback_lru). */
+static void folio_putback(struct mmp_space *s, uint32_t head_pfn)
+{
+	page_flag_clear(pfn_to_page(s->phys, head_pfn), PG_isolated);
+	folio_put_refs(s, head_pfn, 1);
+}
+
+/* shrink_folio_list over @list; the caller holds @s's mmap lock for reading. */
+void reclaim_pages(struct mmp_space *s, struct folio_list *list)
+{
+	for (unsigned int i = 0; i < list->nr; i++) {
+		uint32_t pfn = list->pfns[i];
+		struct mmp_page *head = pfn_to_page(s->phys, pfn);
+		unsigned int nr = folio_nr_pages(head);
+
+		if (page_flag_test(head, PG_swapbacked)) {
+			/* No swap device: nowhere to write it (activate_locked). */
+			count_inc(s, MMP_C_RECLAIM_ACTIVATE);
+			folio_putback(s, pfn);
+			continue;
+		}
+		if (folio_mapcount(head) && !try_to_unmap(s, pfn)) {
+			if (page_flag_test(head, PG_swapbacked))
+				count_inc(s, MMP_C_RECLAIM_ACTIVATE);	/* redirtied */
+			else
+				count_inc(s, MMP_C_RECLAIM_KEEP);	/* pinned, or contended */
+			folio_putback(s, pfn);
+			continue;
+		}
+		/*
+		 * Unmapped lazyfree folio: free it if reclaim's reference is the
+		 * only one left (folio_ref_freeze(folio, 1)).
+		 */
+		int one = 1;
+
+		if (__atomic_compare_exchange_n(&head->refcount, &one, 0, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			count_add(s, MMP_C_LAZYFREED, nr);
+			count_inc(s, MMP_C_FOLIO_FREE);
+			folio_free(s->phys, pfn);
+		} else {
+			count_inc(s, MMP_C_RECLAIM_KEEP);
+			folio_putback(s, pfn);
+		}
+	}
+	list->nr = 0;
+}
