@@ -9,10 +9,12 @@
 
 extern const struct mmp_arch mmp_arch_x86_64;
 extern const struct mmp_arch mmp_arch_arm64;
+extern const struct mmp_arch mmp_arch_riscv64;
 
 static const struct mmp_arch *const registered[] = {
 	&mmp_arch_x86_64,
 	&mmp_arch_arm64,
+	&mmp_arch_riscv64,
 	&mmp_arch_generic,
 };
 

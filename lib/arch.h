@@ -100,7 +100,11 @@ struct mmp_arch {
 
 	/* ---- PTE access (PTL held unless said otherwise) ---- */
 	mmp_pte_t (*ptep_get)(struct mmp_space *s, mmp_pte_t *ptep);
-	/* Without the PTL (GUP-fast): retry on a racing change the arch can see. */
+	/*
+	 * Without the PTL (GUP-fast, verify, the TLB sanitizer): retry on a
+	 * racing change the arch can see. Like ptep_get, it returns the entry as
+	 * core mm understands it: the pfn of this very page, A/D of its block.
+	 */
 	mmp_pte_t (*ptep_get_lockless)(struct mmp_space *s, mmp_pte_t *ptep);
 	/* Map @nr consecutive pages of one folio, pfn advancing; @nr > 1 needs none targets. */
 	void (*set_ptes)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte,

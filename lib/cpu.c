@@ -186,7 +186,9 @@ static void tlb_sanitize(struct mmp_cpu *cpu, uint64_t va, struct mmp_tlb_entry 
 	if (__atomic_load_n(&s->tlb_flush_pending, __ATOMIC_SEQ_CST))
 		return;
 	for (l = MMP_PGD;; l--) {
-		e = __atomic_load_n(&table[level_index(va, l)], __ATOMIC_ACQUIRE);
+		/* A leaf PTE is read as the arch presents it (riscv NAPOT: this page's pfn). */
+		e = l == MMP_PTE ? s->arch->ptep_get_lockless(s, &table[level_index(va, l)])
+				 : __atomic_load_n(&table[level_index(va, l)], __ATOMIC_ACQUIRE);
 		f = entry_flags(s, e, l);
 		if (!(f & MMP_E_PRESENT) || !(f & MMP_E_TABLE) || l == MMP_PTE)
 			break;

@@ -164,6 +164,23 @@ int do_huge_pmd_anonymous_page(struct vm_fault *vmf)
 	return 0;
 }
 
+/* huge_pmd_set_accessed: the Svade fault for a huge PMD. */
+void huge_pmd_set_accessed(struct vm_fault *vmf)
+{
+	struct mmp_space *s = vmf->s;
+	unsigned int set = MMP_E_ACCESSED | (vmf->flags & FAULT_FLAG_WRITE ? MMP_E_DIRTY : 0);
+
+	spin_lock(&s->page_table_lock);
+	if (pmd_read(s, vmf->pmdp) == vmf->orig_pmd) {
+		ptep_modify(s, vmf->pmdp, MMP_PMD, set, 0);
+		count_inc(s, MMP_C_PMD_WRITE);
+		count_inc(s, MMP_C_FAULT_AD);
+	} else {
+		count_inc(s, MMP_C_FAULT_SPURIOUS);
+	}
+	spin_unlock(&s->page_table_lock);
+}
+
 /*
  * Replace the huge PMD at @pmdp (still equal to @orig, page_table_lock held)
  * with a writable mapping of the new folio @pfn.
@@ -498,7 +515,7 @@ int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint32_t head_pfn, 
 	if (!head->order || head->folio.entire_mapcount)
 		return -EINVAL;
 	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++) {
-		mmp_pte_t e = READ_ONCE(ptes[i]);
+		mmp_pte_t e = s->arch->ptep_get_lockless(s, &ptes[i]);
 
 		if (e && !(entry_flags(s, e, MMP_PTE) & MMP_E_SPECIAL) &&
 		    pfn_in_range(entry_pfn(s, e, MMP_PTE), head_pfn, nr))

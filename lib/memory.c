@@ -271,6 +271,35 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	return 0;
 }
 
+/* Does the access need A/D the MMU does not set itself (Svade)? */
+static bool pte_needs_young_dirty(unsigned int f, unsigned int flags)
+{
+	return !(f & MMP_E_ACCESSED) || ((flags & FAULT_FLAG_WRITE) && !(f & MMP_E_DIRTY));
+}
+
+/*
+ * An MMU that does not manage A/D faults instead; the kernel marks the entry
+ * young (and dirty on a write) and retries (pte_mkyoung + ptep_set_access_flags).
+ */
+static void do_access_fault(struct vm_fault *vmf, mmp_pte_t *ptes, unsigned int f)
+{
+	struct mmp_space *s = vmf->s;
+	mmp_pte_t *ptep = &ptes[level_index(vmf->address, MMP_PTE)];
+	mmp_spinlock_t *ptl = pte_lock_recheck(vmf, ptes);
+	unsigned int set = MMP_E_ACCESSED | (vmf->flags & FAULT_FLAG_WRITE ? MMP_E_DIRTY : 0);
+
+	if (!ptl)
+		return;
+	f = entry_flags(s, s->arch->ptep_get(s, ptep), MMP_PTE);
+	if ((f & MMP_E_PRESENT) && pte_needs_young_dirty(f, vmf->flags)) {
+		s->arch->ptep_set_access_flags(s, vmf->address & PAGE_MASK, ptep, set);
+		count_inc(s, MMP_C_FAULT_AD);
+	} else {
+		count_inc(s, MMP_C_FAULT_SPURIOUS);
+	}
+	spin_unlock(ptl);
+}
+
 /*
  * The PTE level of a fault. The table is used inside a read-side section
  * (pte_offset_map): PT_RECLAIM frees tables through RCU, so the memory stays
@@ -293,6 +322,8 @@ static int handle_pte_fault(struct vm_fault *vmf)
 		ret = do_anonymous_page(vmf, ptes);
 	else if ((f & MMP_E_PRESENT) && (vmf->flags & FAULT_FLAG_WRITE) && !(f & MMP_E_WRITE))
 		ret = do_wp_page(vmf, ptes);
+	else if ((f & MMP_E_PRESENT) && pte_needs_young_dirty(f, vmf->flags))
+		do_access_fault(vmf, ptes, f);
 	else	/* Present and allowed: another CPU fixed it, or the TLB was stale. */
 		count_inc(s, MMP_C_FAULT_SPURIOUS);
 out:
@@ -324,6 +355,9 @@ int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, u
 				ret = do_huge_pmd_wp_page(&vmf);
 				if (ret != VM_FAULT_FALLBACK)
 					return ret;
+			} else if ((pf & MMP_E_PRESENT) && pte_needs_young_dirty(pf, flags)) {
+				huge_pmd_set_accessed(&vmf);
+				return 0;
 			} else {
 				count_inc(s, MMP_C_FAULT_SPURIOUS);
 				return 0;

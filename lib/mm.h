@@ -118,6 +118,7 @@ int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, u
 bool vma_thp_allowed(struct mmp_space *s, struct mmp_vma *vma, unsigned int order);
 int do_huge_pmd_anonymous_page(struct vm_fault *vmf);
 int do_huge_pmd_wp_page(struct vm_fault *vmf);
+void huge_pmd_set_accessed(struct vm_fault *vmf);
 void split_huge_pmd_locked(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t haddr);
 void split_huge_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t haddr);
 int zap_huge_pmd(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr);

@@ -33,6 +33,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->opts[MMP_OPT_PT_RECLAIM] = 1;
 	s->opts[MMP_OPT_HUGE_ORDER] = MMP_HUGE_ORDER_TARGET_LAST;
 	s->opts[MMP_OPT_LAZYFREE_PMD] = 1;
+	s->opts[MMP_OPT_HW_AD] = 1;
 	pthread_rwlock_init(&s->mmap_lock, NULL);
 	/* The PGD belongs to the mm itself (pgd_alloc): not counted in VmPTE. */
 	s->pgd_pfn = phys_alloc_pages(phys, 0);
@@ -168,6 +169,7 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 	case MMP_OPT_PT_RECLAIM:
 	case MMP_OPT_DEBUG_BROKEN_TABLE_FREE:
 	case MMP_OPT_LAZYFREE_PMD:
+	case MMP_OPT_HW_AD:
 		if (value != 0 && value != 1)
 			return -EINVAL;
 		break;

@@ -118,7 +118,8 @@ static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level,
 
 	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++) {
 		uint64_t va = base + i * level_size(level);
-		mmp_pte_t e = READ_ONCE(table[i]);
+		mmp_pte_t e = level == MMP_PTE ? s->arch->ptep_get_lockless(s, &table[i])
+					       : READ_ONCE(table[i]);
 		unsigned int f = entry_flags(s, e, level);
 		struct mmp_vma *vma;
 		uint64_t pfn = e ? entry_pfn(s, e, level) : 0;
@@ -224,7 +225,8 @@ static void check_tlbs(struct verify *v)
 					if (f & MMP_E_LEAF) {
 						pfn = entry_pfn(s, e, MMP_PMD) + level_index(pva, MMP_PTE);
 					} else if (pte_table(s, e)) {
-						e = READ_ONCE(pte_table(s, e)[level_index(pva, MMP_PTE)]);
+						e = s->arch->ptep_get_lockless(s,
+							&pte_table(s, e)[level_index(pva, MMP_PTE)]);
 						f = entry_flags(s, e, MMP_PTE);
 						pfn = entry_pfn(s, e, MMP_PTE);
 					} else {

@@ -23,6 +23,7 @@ extern "C" {
 	X(FAULT_HUGE_COW,	"fault_huge_cow",	"write faults that copied a PMD THP")		\
 	X(FAULT_HUGE_REUSE,	"fault_huge_reuse",	"write faults that reused a PMD THP")		\
 	X(FAULT_FALLBACK,	"fault_fallback",	"huge faults that fell back to PTEs")		\
+	X(FAULT_AD,		"fault_ad",		"faults that set accessed/dirty in software (Svade)") \
 	X(FAULT_SPURIOUS,	"fault_spurious",	"faults another CPU had already handled")	\
 	X(FAULT_SIGSEGV,	"fault_sigsegv",	"faults with no VMA or no permission")		\
 	X(FOLIO_ALLOC_O0,	"folio_alloc_o0",	"folios allocated, order 0")			\

@@ -119,6 +119,12 @@ enum mmp_opt {
 	/* Reclaim decides a PMD-mapped lazyfree THP on the PMD (1, default), or splits it first. */
 	MMP_OPT_LAZYFREE_PMD,
 	/*
+	 * The MMU sets accessed/dirty itself (1, default: x86, arm64 FEAT_HAFDBS,
+	 * riscv Svadu), or faults so the kernel sets them (0: riscv Svade). Back
+	 * ends without the choice ignore it.
+	 */
+	MMP_OPT_HW_AD,
+	/*
 	 * Sub-pages neighbourhood-last copies or clears last around the target;
 	 * 0 (default): from the host's L2 size, L2 / 16 KiB (see enum mmp_huge_order).
 	 */

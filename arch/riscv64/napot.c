@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Svnapot runs for 64 KiB folios, used the way arm64 uses contpte: 16 aligned
+ * entries mapping 16 aligned pages of one folio with the same attributes hold
+ * one identical NAPOT value. Mainline Linux uses NAPOT for hugetlb only (no
+ * pte_batch_hint override); this follows the unmerged proposals to treat it
+ * like contpte, so the port exercises the same core paths.
+ *
+ * Core mm never sees a raw NAPOT value: ptep_get and friends return each
+ * page's own entry with A/D gathered over the run, and the setters fold and
+ * unfold (break-before-make) behind the ordinary names.
+ */
+#include "mm.h"
+#include "pgtable.h"
+
+static inline mmp_pte_t *napot_align_down(mmp_pte_t *ptep)
+{
+	return (mmp_pte_t *)((uintptr_t)ptep & ~(uintptr_t)(NAPOT_PTES * sizeof(mmp_pte_t) - 1));
+}
+
+static inline mmp_pte_t raw_get(struct mmp_space *s, mmp_pte_t *ptep)
+{
+	count_inc(s, MMP_C_PTE_READ);
+	return __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
+}
+
+static inline mmp_pte_t raw_get_and_clear(struct mmp_space *s, mmp_pte_t *ptep)
+{
+	count_inc(s, MMP_C_PTE_READ);
+	count_inc(s, MMP_C_PTE_WRITE);
+	return __atomic_exchange_n(ptep, 0, __ATOMIC_ACQ_REL);
+}
+
+static inline void raw_set(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t pte)
+{
+	count_inc(s, MMP_C_PTE_WRITE);
+	__atomic_store_n(ptep, pte, __ATOMIC_RELEASE);
+}
+
+/* The entry at @ptep as core mm reads it. */
+static inline mmp_pte_t pte_for_core(mmp_pte_t raw, const mmp_pte_t *ptep)
+{
+	return pte_napot(raw) ? napot_normalize(raw, ptep) : raw;
+}
+
+static inline mmp_pte_t pte_advance_pfn(mmp_pte_t pte, uint64_t nr)
+{
+	return pte + (nr << _PAGE_PFN_SHIFT);
+}
+
+/*
+ * Rewrite the run holding @ptep from @pte (this page's plain entry), as one
+ * NAPOT value or as 16 plain entries: clear all 16 gathering A/D, flush the
+ * run from every TLB, write (break-before-make, as set_huge_pte_at does).
+ */
+static void napot_convert(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte,
+			  bool napot)
+{
+	uint64_t start = addr & NAPOT_MASK;
+	mmp_pte_t *first = napot_align_down(ptep);
+
+	pte -= (uint64_t)(ptep - first) << _PAGE_PFN_SHIFT;	/* the run's first page */
+	inc_tlb_flush_pending(s);
+	for (unsigned int i = 0; i < NAPOT_PTES; i++)
+		pte |= raw_get_and_clear(s, first + i) & (_PAGE_A | _PAGE_D);
+	flush_tlb_range(s, start, start + NAPOT_SIZE, PAGE_SHIFT);
+	for (unsigned int i = 0; i < NAPOT_PTES; i++)
+		raw_set(s, first + i, napot ? pte_mknapot(pte) : pte_advance_pfn(pte, i));
+	dec_tlb_flush_pending(s);
+}
+
+static void napot_try_unfold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t raw)
+{
+	if (pte_napot(raw)) {
+		count_inc(s, MMP_C_CONTPTE_UNFOLD);
+		napot_convert(s, addr, ptep, napot_normalize(raw, ptep), false);
+	}
+}
+
+/* One folio covering the 16 pages from @base_pfn? */
+static bool folio_covers_run(struct mmp_space *s, uint64_t base_pfn)
+{
+	uint64_t head = folio_pfn(s->phys, base_pfn);
+	struct mmp_page *page = pfn_to_page(s->phys, head);
+
+	return (page->flags & PG_head) && !(page->flags & PG_reserved) &&
+	       base_pfn + NAPOT_PTES <= head + folio_nr_pages(page);
+}
+
+/* Fold when the run's last entry completes it (the contpte_try_fold rule). */
+static void napot_try_fold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte)
+{
+	uint64_t pfn = rv_ppn(pte), base = pfn - (NAPOT_PTES - 1);
+	mmp_pte_t *first = napot_align_down(ptep);
+
+	if (((addr >> PAGE_SHIFT) & (NAPOT_PTES - 1)) != NAPOT_PTES - 1 ||
+	    (pfn & (NAPOT_PTES - 1)) != NAPOT_PTES - 1 || !(pte & _PAGE_V) ||
+	    (pte & _PAGE_SPECIAL) || !folio_covers_run(s, base))
+		return;
+	for (unsigned int i = 0; i < NAPOT_PTES; i++) {
+		mmp_pte_t e = raw_get(s, first + i);
+
+		if (!(e & _PAGE_V) || pte_napot(e) || rv_ppn(e) != base + i ||
+		    rv_prot_noad(e) != rv_prot_noad(pte))
+			return;
+	}
+	count_inc(s, MMP_C_CONTPTE_FOLD);
+	napot_convert(s, addr, ptep, pte, true);
+}
+
+mmp_pte_t napot_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
+{
+	mmp_pte_t raw = raw_get(s, ptep), *first;
+
+	count_inc(s, MMP_C_PTEP_GET);
+	if (!pte_napot(raw))
+		return raw;
+	/* Hardware set A/D on whichever entry it used: the run's state is their OR. */
+	first = napot_align_down(ptep);
+	for (unsigned int i = 0; i < NAPOT_PTES; i++) {
+		raw |= raw_get(s, first + i) & (_PAGE_A | _PAGE_D);
+		if ((raw & (_PAGE_A | _PAGE_D)) == (_PAGE_A | _PAGE_D))
+			break;
+	}
+	return napot_normalize(raw, ptep);
+}
+
+/* No PTL: retry until all 16 hold the same value but for A/D. */
+mmp_pte_t napot_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
+{
+	for (;;) {
+		mmp_pte_t raw = __atomic_load_n(ptep, __ATOMIC_ACQUIRE), *first;
+		bool stable = true;
+
+		if (!pte_napot(raw))
+			return raw;
+		first = napot_align_down(ptep);
+		for (unsigned int i = 0; i < NAPOT_PTES && stable; i++) {
+			mmp_pte_t e = __atomic_load_n(first + i, __ATOMIC_ACQUIRE);
+
+			stable = (e & ~(_PAGE_A | _PAGE_D)) == (raw & ~(_PAGE_A | _PAGE_D));
+			raw |= e & (_PAGE_A | _PAGE_D);
+		}
+		if (stable)
+			return napot_normalize(raw, ptep);
+		cpu_relax();
+	}
+}
+
+unsigned int napot_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte)
+{
+	mmp_pte_t raw = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
+
+	if (!pte_napot(raw))
+		return 1;
+	return NAPOT_PTES - (((uintptr_t)ptep >> 3) & (NAPOT_PTES - 1));
+}
+
+/* One entry unfolds its run and may fold one; a range writes whole aligned runs as NAPOT. */
+void napot_set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte,
+		    unsigned int nr)
+{
+	uint64_t end = addr + (uint64_t)nr * PAGE_SIZE;
+
+	pte = pte_for_core(pte, ptep);
+	if (nr == 1) {
+		napot_try_unfold(s, addr, ptep, raw_get(s, ptep));
+		raw_set(s, ptep, pte);
+		napot_try_fold(s, addr, ptep, pte);
+		return;
+	}
+	while (addr < end) {
+		uint64_t next = MIN((addr + NAPOT_SIZE) & NAPOT_MASK, end);
+		unsigned int n = (next - addr) >> PAGE_SHIFT;
+		bool run = ((addr | next | rv_ppn(pte) << PAGE_SHIFT) & ~NAPOT_MASK) == 0 &&
+			   (pte & _PAGE_V) && !(pte & _PAGE_SPECIAL);
+
+		for (unsigned int i = 0; i < n; i++)
+			raw_set(s, ptep + i, run ? pte_mknapot(pte) : pte_advance_pfn(pte, i));
+		pte = pte_advance_pfn(pte, n);
+		ptep += n;
+		addr = next;
+	}
+}
+
+mmp_pte_t napot_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep)
+{
+	napot_try_unfold(s, addr, ptep, raw_get(s, ptep));
+	return raw_get_and_clear(s, ptep);
+}
+
+/* Unfold the first and last runs if the range covers them only in part. */
+static void napot_try_unfold_partial(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+				     unsigned int nr)
+{
+	uint64_t last = addr + (uint64_t)(nr - 1) * PAGE_SIZE;
+
+	if (addr & ~NAPOT_MASK)
+		napot_try_unfold(s, addr, ptep, raw_get(s, ptep));
+	if ((last + PAGE_SIZE) & ~NAPOT_MASK)
+		napot_try_unfold(s, last, ptep + nr - 1, raw_get(s, ptep + nr - 1));
+}
+
+mmp_pte_t napot_get_and_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+					unsigned int nr, int full)
+{
+	mmp_pte_t pte;
+
+	if (nr == 1)
+		return napot_ptep_get_and_clear(s, addr, ptep);
+	napot_try_unfold_partial(s, addr, ptep, nr);
+	pte = pte_for_core(raw_get_and_clear(s, ptep), ptep);
+	for (unsigned int i = 1; i < nr; i++)
+		pte |= raw_get_and_clear(s, ptep + i) & (_PAGE_A | _PAGE_D);
+	return pte;
+}
+
+void napot_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, unsigned int nr,
+			   int full)
+{
+	if (nr == 1) {
+		napot_ptep_get_and_clear(s, addr, ptep);
+		return;
+	}
+	napot_try_unfold_partial(s, addr, ptep, nr);
+	for (unsigned int i = 0; i < nr; i++)
+		raw_get_and_clear(s, ptep + i);
+}
+
+/* Clear @bits in one raw entry, keeping what the walker sets meanwhile. */
+static int raw_clear_bits(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t bits)
+{
+	mmp_pte_t old = __atomic_fetch_and(ptep, ~bits, __ATOMIC_ACQ_REL);
+
+	count_inc(s, MMP_C_PTE_READ);
+	count_inc(s, MMP_C_PTE_WRITE);
+	return !!(old & bits);
+}
+
+/* Whole runs in place (all 16 stay identical), partial ends unfolded. */
+void napot_wrprotect_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, unsigned int nr)
+{
+	if (nr == 1)
+		napot_try_unfold(s, addr, ptep, raw_get(s, ptep));
+	else
+		napot_try_unfold_partial(s, addr, ptep, nr);
+	for (unsigned int i = 0; i < nr; i++)
+		raw_clear_bits(s, ptep + i, _PAGE_W);
+}
+
+int napot_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep)
+{
+	mmp_pte_t *first = ptep;
+	unsigned int n = 1;
+	int young = 0;
+
+	if (pte_napot(raw_get(s, ptep))) {
+		first = napot_align_down(ptep);
+		n = NAPOT_PTES;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		young |= raw_clear_bits(s, first + i, _PAGE_A);
+	return young;
+}
+
+/* Widened to whole runs, never unfolding: A/D belong to the run. */
+void napot_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+				  unsigned int nr, unsigned int eflags)
+{
+	mmp_pte_t bits = (eflags & MMP_E_ACCESSED ? _PAGE_A : 0) | (eflags & MMP_E_DIRTY ? _PAGE_D : 0);
+	uint64_t end = addr + (uint64_t)nr * PAGE_SIZE;
+
+	if (pte_napot(raw_get(s, ptep))) {
+		ptep -= (addr & ~NAPOT_MASK) >> PAGE_SHIFT;
+		addr &= NAPOT_MASK;
+	}
+	if (pte_napot(raw_get(s, ptep + ((end - addr) >> PAGE_SHIFT) - 1)))
+		end = (end + NAPOT_SIZE - 1) & NAPOT_MASK;
+	for (; addr < end; addr += PAGE_SIZE, ptep++)
+		raw_clear_bits(s, ptep, bits);
+}
+
+/* A write-permission change unfolds the run; A/D alone may land on this entry. */
+void napot_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+				 unsigned int eflags)
+{
+	mmp_pte_t raw = raw_get(s, ptep);
+
+	if ((eflags & MMP_E_WRITE) && !(raw & _PAGE_W))
+		napot_try_unfold(s, addr, ptep, raw);
+	__atomic_fetch_or(ptep, (eflags & MMP_E_WRITE ? _PAGE_W : 0) |
+				(eflags & MMP_E_ACCESSED ? _PAGE_A : 0) |
+				(eflags & MMP_E_DIRTY ? _PAGE_D : 0), __ATOMIC_ACQ_REL);
+	count_inc(s, MMP_C_PTE_WRITE);
+}
