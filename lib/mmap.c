@@ -12,7 +12,7 @@
  */
 int do_munmap(struct mmp_space *s, uint64_t start, uint64_t end)
 {
-	struct mmp_vma *first = find_vma_intersection(s, start, end);
+	struct mmp_vma *first = start < end ? find_vma_intersection(s, start, end) : NULL;
 	int err;
 
 	if (!first)

@@ -208,7 +208,11 @@ static int do_mremap(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint6
 			*out = new_addr;
 		return err;
 	}
-	if (!(flags & MMP_MREMAP_DONTUNMAP) && new_len <= old_len) {
+	if (!(flags & MMP_MREMAP_DONTUNMAP) && new_len == old_len) {
+		*out = addr;	/* nothing to resize */
+		return 0;
+	}
+	if (!(flags & MMP_MREMAP_DONTUNMAP) && new_len < old_len) {
 		/* Shrink in place. */
 		err = do_munmap(s, addr + new_len, addr + old_len);
 		if (!err)
