@@ -373,7 +373,8 @@ MMP_EXPORT int mmp_phys_stat(struct mmp_phys *phys, struct mmp_phys_stat *st)
 {
 	if (!phys || !st)
 		return -EINVAL;
-	/* Report the buddy state with every per-CPU list given back. */
+	/* Settled state: tables in a grace period land, per-CPU lists go back. */
+	rcu_barrier();
 	phys_drain_pcp(phys);
 	spin_lock(&phys->lock);
 	st->total_pages = phys->nr_pages;

@@ -56,7 +56,11 @@ struct mmp_phys_stat {
 	uint64_t free_blocks[MMP_MAX_ORDER + 1]; /* free buddy blocks per order */
 };
 
-/** mmp_phys_stat() - frame usage of @phys. */
+/**
+ * mmp_phys_stat() - frame usage of @phys, settled: it first waits for page
+ * tables still in an RCU grace period (rcu_barrier) and gives the per-CPU page
+ * lists back to the buddy allocator.
+ */
 int mmp_phys_stat(struct mmp_phys *phys, struct mmp_phys_stat *st);
 
 /* ---- address spaces ---------------------------------------------------- */
