@@ -408,7 +408,7 @@ static void report_hook(int ok, const char *msg)
 	if (nr_rows == cap_rows) {
 		cap_rows = cap_rows ? 2 * cap_rows : 256;
 		rows = realloc(rows, cap_rows * sizeof(*rows));
-		tap_require(rows, "memory for the report");
+		tap_require(rows != NULL, "memory for the report");
 	}
 	r = &rows[nr_rows++];
 	snprintf(r->arch, sizeof(r->arch), "%.*s", colon ? (int)(colon - msg) : 0, msg);
