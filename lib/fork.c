@@ -124,7 +124,9 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 
 			*v = parent->vmas[i];
 			/* anon_vma_fork: a new anon_vma whose lineage holds the parent's. */
-			if (v->anon_vma) {
+			if (v->flags & VM_WIPEONFORK) {
+				v->anon_vma = NULL;	/* the child starts empty */
+			} else if (v->anon_vma) {
 				v->anon_vma = anon_vma_alloc(v->anon_vma);
 				err = v->anon_vma ? 0 : -ENOMEM;
 			}
@@ -135,8 +137,9 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 	c.dst = child;
 	inc_tlb_flush_pending(parent);
 	for (unsigned int i = 0; !err && i < parent->nr_vmas; i++)
-		err = walk_pmd_range(parent, parent->vmas[i].start, parent->vmas[i].end, copy_pmd,
-				     &c);
+		if (!(parent->vmas[i].flags & VM_WIPEONFORK))
+			err = walk_pmd_range(parent, parent->vmas[i].start, parent->vmas[i].end,
+					     copy_pmd, &c);
 	/* The parent's entries were write-protected: flush its TLBs (dup_mmap). */
 	flush_tlb_mm(parent);
 	dec_tlb_flush_pending(parent);

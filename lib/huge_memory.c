@@ -408,7 +408,7 @@ static bool __discard_anon_folio_pmd_locked(struct mmp_space *s, struct mmp_vma 
 		if (entry_flags(s, orig, MMP_PMD) & MMP_E_DIRTY)
 			page_flag_set(head, PG_dirty);
 		if (page_flag_test(head, PG_dirty) && !droppable) {
-			page_flag_set(head, PG_swapbacked);
+			folio_set_swapbacked(head);
 			count_inc(s, MMP_C_LAZYFREE_REDIRTIED);
 			return false;
 		}
@@ -428,7 +428,7 @@ static bool __discard_anon_folio_pmd_locked(struct mmp_space *s, struct mmp_vma 
 	}
 	if (page_flag_test(head, PG_dirty) && !droppable) {
 		if (!old) {
-			page_flag_set(head, PG_swapbacked);
+			folio_set_swapbacked(head);
 			count_inc(s, MMP_C_LAZYFREE_REDIRTIED);
 		}
 		set_pmd_at(s, pmdp, orig);
@@ -454,8 +454,8 @@ bool unmap_huge_pmd_locked(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_t *
 
 	spin_lock(&s->page_table_lock);
 	/* Still this folio's PMD? Otherwise there is nothing to decide here. */
-	if ((entry_flags(s, READ_ONCE(*pmdp), MMP_PMD) & (MMP_E_LEAF | MMP_E_PRESENT)) ==
-		    (MMP_E_LEAF | MMP_E_PRESENT) &&
+	if ((entry_flags(s, READ_ONCE(*pmdp), MMP_PMD) & MMP_E_LEAF) &&
+	    entry_present(entry_flags(s, READ_ONCE(*pmdp), MMP_PMD)) &&
 	    entry_pfn(s, READ_ONCE(*pmdp), MMP_PMD) == head_pfn)
 		ret = __discard_anon_folio_pmd_locked(s, vma, pmdp, haddr, head, old);
 	else
@@ -482,7 +482,7 @@ bool madvise_free_huge_pmd(struct mmp_gather *tlb, struct mmp_vma *vma, mmp_pte_
 		spin_unlock(&s->page_table_lock);
 		return false;
 	}
-	if (is_huge_zero_pmd(s, pmd) || !(entry_flags(s, pmd, MMP_PMD) & MMP_E_PRESENT))
+	if (is_huge_zero_pmd(s, pmd) || !entry_present(entry_flags(s, pmd, MMP_PMD)))
 		goto out;
 	head = pfn_to_page(s->phys, entry_pfn(s, pmd, MMP_PMD));
 	if (folio_mapcount(head) != 1)

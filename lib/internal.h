@@ -261,6 +261,7 @@ static inline int counter_shard(void)
 #define VM_HUGEPAGE	0x20000000ul
 #define VM_NOHUGEPAGE	0x40000000ul
 #define VM_DROPPABLE	0x80000000ul	/* reclaim drops it even when dirty */
+#define VM_WIPEONFORK	0x02000000ul	/* a child gets the range empty */
 
 #define MMP_MAX_MAP_COUNT 65530	/* sysctl vm.max_map_count */
 

@@ -72,7 +72,7 @@ static void madvise_pte_range(struct madv_walk *w, mmp_pte_t *pmdp, uint64_t add
 		struct mmp_page *head;
 
 		nr = 1;
-		if (!(f & MMP_E_PRESENT) || (f & MMP_E_SPECIAL))
+		if (!entry_present(f) || (f & MMP_E_SPECIAL))
 			continue;
 		head_pfn = folio_pfn(s->phys, pfn);
 		head = pfn_to_page(s->phys, head_pfn);
@@ -101,10 +101,7 @@ static void madvise_pte_range(struct madv_walk *w, mmp_pte_t *pmdp, uint64_t add
 			}
 			folio_mark_lazyfree(s, head);
 		} else {
-			if (ad & MMP_E_ACCESSED) {
-				s->arch->clear_young_dirty_ptes(s, addr, ptep, nr, MMP_E_ACCESSED);
-				tlb_remove_tlb_entries(w->tlb, addr, (uint64_t)nr * PAGE_SIZE);
-			}
+			/* Pageout ignores references (reclaim_pages): young stays as it is. */
 			folio_isolate(s, &w->list, head_pfn);
 		}
 	}
@@ -129,7 +126,7 @@ static int madvise_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint
 		if (whole && w->kind == WALK_FREE && madvise_free_huge_pmd(w->tlb, w->vma, pmdp, addr))
 			return 0;
 		if (whole && w->kind != WALK_FREE) {
-			if ((f & MMP_E_PRESENT) && !(f & MMP_E_SPECIAL) &&
+			if (entry_present(f) && !(f & MMP_E_SPECIAL) &&
 			    (w->kind == WALK_RECLAIM || folio_mapcount(head) == 1))
 				folio_isolate(s, &w->list, entry_pfn(s, pmd, MMP_PMD));
 			return 0;

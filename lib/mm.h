@@ -288,6 +288,12 @@ static inline void folio_remove_rmap_pmd(struct mmp_page *head)
 	__atomic_fetch_sub(&head->folio.large_mapcount, 1, __ATOMIC_RELAXED);
 }
 
+/* pte_present(): mapped, even if PROT_NONE makes it invalid for the hardware. */
+static inline bool entry_present(unsigned int eflags)
+{
+	return eflags & (MMP_E_PRESENT | MMP_E_PROTNONE);
+}
+
 static inline void page_flag_set(struct mmp_page *p, uint32_t f)
 {
 	__atomic_fetch_or(&p->flags, f, __ATOMIC_RELAXED);
@@ -301,6 +307,13 @@ static inline void page_flag_clear(struct mmp_page *p, uint32_t f)
 static inline bool page_flag_test(struct mmp_page *p, uint32_t f)
 {
 	return __atomic_load_n(&p->flags, __ATOMIC_RELAXED) & f;
+}
+
+/* A lazyfree folio found dirty goes back to being swap-backed anonymous memory. */
+static inline void folio_set_swapbacked(struct mmp_page *head)
+{
+	__atomic_fetch_or(&head->flags, PG_swapbacked, __ATOMIC_RELAXED);
+	__atomic_fetch_and(&head->flags, ~PG_lazyfree, __ATOMIC_RELAXED);
 }
 
 static inline void rss_add(struct mmp_space *s, int64_t nr)

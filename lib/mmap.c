@@ -68,7 +68,10 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 	if (len > MMP_TASK_SIZE)
 		return -ENOMEM;
 	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
-	vm_flags = calc_vm_prot_bits(prot) | (flags & MMP_MAP_DROPPABLE ? VM_DROPPABLE : 0);
+	vm_flags = calc_vm_prot_bits(prot);
+	/* do_mmap: droppable memory is also wiped on fork. */
+	if (flags & MMP_MAP_DROPPABLE)
+		vm_flags |= VM_DROPPABLE | VM_WIPEONFORK;
 
 	pthread_rwlock_wrlock(&s->mmap_lock);
 	if (flags & (MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE)) {

@@ -128,7 +128,7 @@ static bool try_to_unmap_ptes(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_
 		int ref, map;
 
 		nr = 1;
-		if (!(f & MMP_E_PRESENT) || (f & MMP_E_SPECIAL) || !pfn_in_folio(pfn, head_pfn, nr_pages))
+		if (!entry_present(f) || (f & MMP_E_SPECIAL) || !pfn_in_folio(pfn, head_pfn, nr_pages))
 			continue;
 		nr = folio_unmap_pte_batch(s, head, ptep, pte, (end - addr) >> PAGE_SHIFT);
 		pte = s->arch->get_and_clear_full_ptes(s, addr, ptep, nr, 0);
@@ -143,7 +143,7 @@ static bool try_to_unmap_ptes(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_
 			page_flag_set(head, PG_dirty);
 		if (page_flag_test(head, PG_dirty) && !(vma->flags & VM_DROPPABLE)) {
 			s->arch->set_ptes(s, addr, ptep, pte, nr);
-			page_flag_set(head, PG_swapbacked);
+			folio_set_swapbacked(head);
 			count_inc(s, MMP_C_LAZYFREE_REDIRTIED);
 			ret = false;
 		} else if (ref != map + 1) {
@@ -183,7 +183,7 @@ static bool try_to_unmap_one(struct mmp_space *s, struct mmp_vma *vma, uint32_t 
 		}
 		f = entry_flags(s, pmd, MMP_PMD);
 		if ((f & MMP_E_LEAF) && entry_pfn(s, pmd, MMP_PMD) == head_pfn) {
-			if (READ_ONCE(s->opts[MMP_OPT_LAZYFREE_PMD]) || !(f & MMP_E_PRESENT)) {
+			if (READ_ONCE(s->opts[MMP_OPT_LAZYFREE_PMD])) {
 				/* walk_done on true, walk_abort on false */
 				if (!unmap_huge_pmd_locked(s, vma, pmdp, addr & PMD_MASK, head_pfn, false))
 					return false;
