@@ -209,7 +209,7 @@ static void tlb_sanitize(struct mmp_cpu *cpu, uint64_t va, struct mmp_tlb_entry 
 	count_inc(s, MMP_C_TLB_SANITIZER);
 	fprintf(stderr, "libmmprim: TLB sanitizer: cpu %d used a stale translation of %#llx (%s): "
 		"missing TLB flush after %s\n", cpu->index, (unsigned long long)va, why,
-		s->last_op ? s->last_op : "?");
+		READ_ONCE(s->last_op) ? READ_ONCE(s->last_op) : "?");
 }
 
 /*

@@ -143,7 +143,7 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 	/* The parent's entries were write-protected: flush its TLBs (dup_mmap). */
 	flush_tlb_mm(parent);
 	dec_tlb_flush_pending(parent);
-	parent->last_op = "mmp_fork";
+	WRITE_ONCE(parent->last_op, "mmp_fork");
 	pthread_rwlock_unlock(&parent->mmap_lock);
 	space_link(child);
 	if (err) {

@@ -227,14 +227,24 @@ MMP_EXPORT int mmp_unpin(struct mmp_space *s, const uint64_t *pfns, unsigned int
 {
 	if (!s || (!pfns && nr))
 		return -EINVAL;
+	/*
+	 * Every mapping holds one reference; only what is above the mapcount can
+	 * be a pin. An unpin of more than that would free a mapped folio.
+	 */
 	for (unsigned int i = 0; i < nr; i++) {
+		uint64_t head_pfn;
 		struct mmp_page *head;
+		int unpins = 1;
 
 		if (!phys_pfn_valid(s->phys, pfns[i]))
 			return -EINVAL;
-		head = pfn_to_page(s->phys, folio_pfn(s->phys, pfns[i]));
-		if (!(head->flags & PG_head) || (head->flags & PG_reserved) ||
-		    folio_ref_count(head) <= 0)
+		head_pfn = folio_pfn(s->phys, pfns[i]);
+		head = pfn_to_page(s->phys, head_pfn);
+		if (!(head->flags & PG_head) || (head->flags & PG_reserved))
+			return -EINVAL;
+		for (unsigned int j = 0; j < i; j++)
+			unpins += folio_pfn(s->phys, pfns[j]) == head_pfn;
+		if (folio_ref_count(head) - folio_mapcount(head) < unpins)
 			return -EINVAL;
 	}
 	for (unsigned int i = 0; i < nr; i++)

@@ -23,7 +23,7 @@ static int madvise_dontneed(struct mmp_space *s, uint64_t start, uint64_t end)
 		unmap_page_range(&tlb, MAX(start, vma->start), MIN(end, vma->end));
 	}
 	tlb_finish_mmu(&tlb);
-	s->last_op = "mmp_madvise(MADV_DONTNEED)";
+	WRITE_ONCE(s->last_op, "mmp_madvise(MADV_DONTNEED)");
 	pthread_rwlock_unlock(&s->mmap_lock);
 	return err;
 }
@@ -155,8 +155,8 @@ static int madvise_walk(struct mmp_space *s, uint64_t start, uint64_t end, enum 
 	}
 	tlb_finish_mmu(&tlb);
 	free(w.list.pfns);
-	s->last_op = kind == WALK_FREE ? "mmp_madvise(MADV_FREE)" :
-		     kind == WALK_PAGEOUT ? "mmp_madvise(MADV_PAGEOUT)" : "mmp_reclaim";
+	WRITE_ONCE(s->last_op, kind == WALK_FREE ? "mmp_madvise(MADV_FREE)" :
+		     kind == WALK_PAGEOUT ? "mmp_madvise(MADV_PAGEOUT)" : "mmp_reclaim");
 	pthread_rwlock_unlock(&s->mmap_lock);
 	return 0;
 }

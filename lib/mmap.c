@@ -74,7 +74,10 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 		vm_flags |= VM_DROPPABLE | VM_WIPEONFORK;
 
 	pthread_rwlock_wrlock(&s->mmap_lock);
-	if (flags & (MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE)) {
+	/* Too many mappings? Refused before anything is unmapped (do_mmap). */
+	if (s->nr_vmas >= MMP_MAX_MAP_COUNT) {
+		err = -ENOMEM;
+	} else if (flags & (MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE)) {
 		addr = hint;
 		if (addr & (PAGE_SIZE - 1)) {
 			err = -EINVAL;
@@ -94,13 +97,11 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 		if (!addr)
 			err = -ENOMEM;
 	}
-	if (!err && s->nr_vmas >= MMP_MAX_MAP_COUNT)
-		err = -ENOMEM;	/* the new VMA would pass max_map_count */
 	if (!err)
 		err = vma_insert(s, addr, addr + len, vm_flags, addr >> PAGE_SHIFT, NULL);
 	if (!err) {
 		vma_merge_range(s, addr, addr + len);
-		s->last_op = "mmp_mmap";
+		WRITE_ONCE(s->last_op, "mmp_mmap");
 	}
 	pthread_rwlock_unlock(&s->mmap_lock);
 	if (err)
@@ -123,7 +124,7 @@ MMP_EXPORT int mmp_munmap(struct mmp_space *s, uint64_t addr, uint64_t len)
 	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
 	pthread_rwlock_wrlock(&s->mmap_lock);
 	err = do_munmap(s, addr, addr + len);
-	s->last_op = "mmp_munmap";
+	WRITE_ONCE(s->last_op, "mmp_munmap");
 	pthread_rwlock_unlock(&s->mmap_lock);
 	return err;
 }

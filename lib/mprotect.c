@@ -134,7 +134,7 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 		dec_tlb_flush_pending(s);
 	}
 	vma_merge_range(s, start, end);
-	s->last_op = "mmp_mprotect";
+	WRITE_ONCE(s->last_op, "mmp_mprotect");
 out:
 	pthread_rwlock_unlock(&s->mmap_lock);
 	return err;

@@ -196,7 +196,10 @@ static int do_mremap(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint6
 		return -EFAULT;
 
 	if (flags & MMP_MREMAP_FIXED) {
-		/* mremap_to: clear the destination, drop the old tail, then move. */
+		/* mremap_to: room for the splits first, then clear the destination... */
+		if (s->nr_vmas + 4 > MMP_MAX_MAP_COUNT)
+			return -ENOMEM;
+		/* ...drop the old tail, then move. */
 		err = do_munmap(s, new_addr, new_addr + new_len);
 		if (!err && old_len > new_len) {
 			err = do_munmap(s, addr + new_len, addr + old_len);
@@ -270,7 +273,7 @@ MMP_EXPORT int mmp_mremap(struct mmp_space *s, uint64_t addr, uint64_t old_len, 
 
 	pthread_rwlock_wrlock(&s->mmap_lock);
 	err = do_mremap(s, addr, old_len, new_len, flags, new_addr, &out);
-	s->last_op = "mmp_mremap";
+	WRITE_ONCE(s->last_op, "mmp_mremap");
 	pthread_rwlock_unlock(&s->mmap_lock);
 	if (!err)
 		*new_addr_out = out;
