@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The whole test suite: a native build (build/) and an ASan+UBSan build
-# (build-asan/), each followed by meson test. Both run even when the first
-# fails; the last line printed is "N passed, N failed[, N skipped]" over both.
-# MMP_TEST_ARGS (word-split) is passed to both meson test runs, e.g.
+# The whole test suite: a native build (build/), an ASan+UBSan build
+# (build-asan/) and an aarch64 cross build run under qemu-aarch64 (build-arm64/,
+# scripts/test-arm64.sh), each followed by meson test. All run even when one
+# fails; the last line printed is "N passed, N failed[, N skipped]" over all.
+# MMP_TEST_ARGS (word-split) is passed to every meson test run, e.g.
 #   MMP_TEST_ARGS='--suite conformance -v' bash scripts/test.sh
+# MMP_SKIP_ARM64=1 leaves the arm64 suite out. When its cross setup fails (no
+# network to the Debian archive, not root for the first install, ...), it
+# counts as one failure.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 
@@ -54,11 +58,28 @@ count_results() {
 	' "$log"
 }
 
+# Add the results in $1/meson-logs/testlog.json of suite $2, whose meson test
+# exited with $3, to the totals.
+add_results() {
+	local dir=$1 name=$2 rc=$3 pass fail skip
+	read -r pass fail skip < <(count_results "$dir")
+	if ((rc != 0 && fail == 0)); then
+		# meson test failed without a failing test in its log (bad arguments,
+		# no tests found, a crash of meson itself): still a failure.
+		echo "==> $name: meson test exited with $rc"
+		fail=1
+	fi
+	echo "==> $name: $pass passed, $fail failed, $skip skipped"
+	total_pass=$((total_pass + pass))
+	total_fail=$((total_fail + fail))
+	total_skip=$((total_skip + skip))
+}
+
 # Build $1 and run its tests; the remaining arguments go to meson test.
 run_suite() {
 	local dir=$1 name=$2
 	shift 2
-	local pass=0 fail=0 skip=0 rc
+	local rc
 
 	echo "==> $name: building in $dir"
 	if ! ninja -C "$dir"; then
@@ -76,17 +97,7 @@ run_suite() {
 		total_fail=$((total_fail + 1))
 		return
 	fi
-	read -r pass fail skip < <(count_results "$dir")
-	if ((rc != 0 && fail == 0)); then
-		# meson test failed without a failing test in its log (bad arguments,
-		# no tests found, a crash of meson itself): still a failure.
-		echo "==> $name: meson test exited with $rc"
-		fail=1
-	fi
-	echo "==> $name: $pass passed, $fail failed, $skip skipped"
-	total_pass=$((total_pass + pass))
-	total_fail=$((total_fail + fail))
-	total_skip=$((total_skip + skip))
+	add_results "$dir" "$name" "$rc"
 }
 
 if ! bash scripts/deps.sh; then
@@ -110,6 +121,22 @@ if configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbenche
 else
 	echo "==> asan+ubsan: meson setup failed"
 	total_fail=$((total_fail + 1))
+fi
+
+# arm64: cross-built for aarch64, every test under qemu-aarch64. Exit 2 of
+# test-arm64.sh means the cross setup or the build failed and no test ran.
+if [[ ${MMP_SKIP_ARM64:-0} == 1 ]]; then
+	echo "==> arm64: skipped (MMP_SKIP_ARM64=1)"
+else
+	rm -f build-arm64/meson-logs/testlog.json
+	env -u ASAN_OPTIONS -u UBSAN_OPTIONS bash scripts/test-arm64.sh "${extra_args[@]}"
+	rc=$?
+	if ((rc == 2)) || [[ ! -f build-arm64/meson-logs/testlog.json ]]; then
+		echo "==> arm64: FAILED: no arm64 test ran (test-arm64.sh exit $rc); counted as 1 failure"
+		total_fail=$((total_fail + 1))
+	else
+		add_results build-arm64 arm64 "$rc"
+	fi
 fi
 
 summary="$total_pass passed, $total_fail failed"
