@@ -6,6 +6,8 @@
  *                                   one byte per 4 KiB page (time: the faults only)
  *   munmap/<arch>/<folio KiB>       munmap of 128 MiB populated (time: the munmap only)
  *   mmap_munmap/<arch>              mmap + munmap of 1 MiB never touched
+ *   huge_copy/<order>/<variant>/<n>/<pressure>
+ *                                   COW of a cold 2 MiB THP at sub-page n (bench_huge_copy.c)
  *
  * Each row carries the library counters per iteration as user counters;
  * --benchmark_format=json gives them as keys of the row.
@@ -18,6 +20,7 @@
 #include <mmprim/mmprim.h>
 
 #include "common.h"
+#include "huge_copy.h"
 #include "shim.h"
 
 #define PHYS_BYTES	(512 * BENCH_MIB)
@@ -241,6 +244,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "mmprim-bench: cannot register benches\n");
 			return 1;
 		}
+	}
+
+	if (hc_register_benches()) {
+		fprintf(stderr, "mmprim-bench: cannot register the huge_copy benches\n");
+		return 1;
 	}
 
 	ret = mmp_bench_main(argc, argv);

@@ -3,7 +3,7 @@
  * mmprim-seeds: the registry of seed reproductions and its command line.
  *
  *   mmprim-seeds list
- *   mmprim-seeds NAME|all [--arch A] [--quick] [--json]
+ *   mmprim-seeds NAME|all [--arch A] [--quick] [--json] [--deterministic] [--csv FILE]
  *
  * Exit status: 0, 1 when a seed failed, 2 on a usage error (unknown seed, arch
  * or option; a seed that cannot run on the arch asked for).
@@ -19,7 +19,11 @@
 /* The registry: X(id) for each file defining mmp_seed_<id>. */
 #define MMP_SEEDS(X)		\
 	X(page_fault)		\
-	X(mremap)
+	X(mremap)		\
+	X(huge_copy)		\
+	X(anon_cow_seq)		\
+	X(lazyfree)		\
+	X(rcu_free)
 
 #define MMP_SEED_DECLARE(id)	extern const struct mmp_seed mmp_seed_##id;
 MMP_SEEDS(MMP_SEED_DECLARE)
@@ -120,13 +124,17 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mmprim-seeds list\n"
-		"       mmprim-seeds NAME|all [--arch ARCH] [--quick] [--json]\n"
+		"       mmprim-seeds NAME|all [--arch ARCH] [--quick] [--json] [--deterministic]\n"
+		"                    [--csv FILE]\n"
 		"\n"
 		"Reproduce the measurement of each seed patch, baseline and optimized side by side.\n"
 		"  list          the seeds, one per line: name and title\n"
 		"  --arch ARCH   run on this back end only (default: the seed's default back ends)\n"
 		"  --quick       a smaller, faster run\n"
-		"  --json        one JSON object per seed and arch on stdout, nothing else\n");
+		"  --json        one JSON object per seed and arch on stdout, nothing else\n"
+		"  --deterministic  a fixed tiny workload whose cache misses cachegrind can count\n"
+		"                (seeds that measure caches; the others ignore it)\n"
+		"  --csv FILE    write every sample to FILE for plotting (seeds that support it)\n");
 }
 
 /* 0, EXIT_FAILED or EXIT_USAGE. In `all`, a seed that cannot run on the arch is skipped. */
@@ -163,6 +171,14 @@ int main(int argc, char **argv)
 			opts.quick = true;
 		} else if (!strcmp(a, "--json")) {
 			opts.json = true;
+		} else if (!strcmp(a, "--deterministic")) {
+			opts.deterministic = true;
+		} else if (!strcmp(a, "--csv")) {
+			if (i + 1 == argc) {
+				fprintf(stderr, "mmprim-seeds: --csv needs a file name\n");
+				return EXIT_USAGE;
+			}
+			opts.csv = argv[++i];
 		} else if (!strcmp(a, "--arch")) {
 			if (i + 1 == argc) {
 				fprintf(stderr, "mmprim-seeds: --arch needs a back end name\n");

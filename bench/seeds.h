@@ -18,6 +18,8 @@ struct mmp_seed_opts {
 	const char *arch;	/* NULL: each default back end of the seed */
 	bool quick;		/* a smaller, faster run (smoke tests) */
 	bool json;		/* one JSON object per line on stdout, nothing else */
+	bool deterministic;	/* a fixed tiny workload for cachegrind, no timing claims */
+	const char *csv;	/* write every sample to this file, for plotting (NULL: none) */
 };
 
 struct mmp_seed {

@@ -22,9 +22,26 @@ static bool folio_try_get(struct mmp_page *head)
 	return true;
 }
 
-static void gup_put(struct mmp_space *s, uint64_t pfn)
+/*
+ * Drop a speculative reference. The frame may have become anything since it
+ * was read (a page table, another folio): the last reference frees it as what
+ * it is now.
+ */
+static void put_speculative(struct mmp_space *s, uint32_t pfn)
 {
-	folio_put_refs(s, folio_pfn(s->phys, pfn), 1);
+	struct mmp_page *page = pfn_to_page(s->phys, pfn);
+
+	if (__atomic_sub_fetch(&page->refcount, 1, __ATOMIC_ACQ_REL) == 0) {
+		if (page->flags & PG_anon)
+			count_inc(s, MMP_C_FOLIO_FREE);
+		phys_free_pages(s->phys, pfn, page->order);
+	}
+}
+
+/* Pin one more reference of a folio already referenced (try_grab_folio with FOLL_PIN). */
+static void folio_pin(struct mmp_page *head)
+{
+	__atomic_fetch_add(&head->pincount, 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -42,37 +59,52 @@ static bool table_poisoned(struct mmp_space *s, mmp_pte_t e, const mmp_pte_t *ta
 	return true;
 }
 
-/* Pin one page through a leaf entry read locklessly at @ep; recheck after the grab. */
+static mmp_pte_t gup_read_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level)
+{
+	return level == MMP_PTE ? s->arch->ptep_get_lockless(s, ep)
+				: __atomic_load_n(ep, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Pin one page through a leaf entry read locklessly at @ep. The folio is
+ * grabbed speculatively (only if its count is not zero), then everything is
+ * rechecked: that the frame is still a page of the same anonymous folio, and
+ * that the entry still maps it. Otherwise the grab is undone.
+ */
 static bool gup_fast_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level, uint64_t addr,
 			  bool write, uint64_t *pfn_out)
 {
-	mmp_pte_t e = level == MMP_PTE ? s->arch->ptep_get_lockless(s, ep)
-				       : __atomic_load_n(ep, __ATOMIC_ACQUIRE);
+	mmp_pte_t e = gup_read_leaf(s, ep, level);
 	unsigned int f = entry_flags(s, e, level);
 	uint64_t pfn;
+	uint32_t head_pfn;
 	struct mmp_page *head;
 
 	if (e == PT_POISON) {
 		count_inc(s, MMP_C_PT_POISON_SEEN);
 		return false;
 	}
-	if (!(f & MMP_E_PRESENT) || (f & MMP_E_SPECIAL) || (write && !(f & MMP_E_WRITE)))
+	if (!(f & MMP_E_PRESENT) || (f & MMP_E_SPECIAL) || (write && !(f & MMP_E_WRITE)) ||
+	    (level == MMP_PMD && !(f & MMP_E_LEAF)))
 		return false;
 	pfn = entry_pfn(s, e, level);
 	if (level == MMP_PMD)
 		pfn += level_index(addr, MMP_PTE);
 	if (!phys_pfn_valid(s->phys, pfn))
 		return false;
-	head = pfn_to_page(s->phys, folio_pfn(s->phys, pfn));
+	head_pfn = folio_pfn(s->phys, pfn);
+	head = pfn_to_page(s->phys, head_pfn);
 	if (!folio_try_get(head))
 		return false;
 	/* Pairs with reclaim's clear, full barrier, read refcount: one of us sees the other. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if ((level == MMP_PTE ? s->arch->ptep_get_lockless(s, ep)
-			      : __atomic_load_n(ep, __ATOMIC_ACQUIRE)) != e) {
-		folio_put_refs(s, folio_pfn(s->phys, pfn), 1);
+	if ((__atomic_load_n(&head->flags, __ATOMIC_ACQUIRE) & (PG_head | PG_anon | PG_reserved)) !=
+		    (PG_head | PG_anon) ||
+	    folio_pfn(s->phys, pfn) != head_pfn || gup_read_leaf(s, ep, level) != e) {
+		put_speculative(s, head_pfn);
 		return false;
 	}
+	folio_pin(head);
 	*pfn_out = pfn;
 	return true;
 }
@@ -155,6 +187,7 @@ static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool
 			    (!write || (f & MMP_E_WRITE))) {
 				*pfn = entry_pfn(s, pte, MMP_PMD) + level_index(addr, MMP_PTE);
 				folio_ref_add(pfn_to_page(s->phys, entry_pfn(s, pte, MMP_PMD)), 1);
+				folio_pin(pfn_to_page(s->phys, entry_pfn(s, pte, MMP_PMD)));
 				ok = true;
 			}
 			spin_unlock(&s->page_table_lock);
@@ -168,6 +201,7 @@ static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool
 				    (!write || (f & MMP_E_WRITE))) {
 					*pfn = entry_pfn(s, pte, MMP_PTE);
 					folio_ref_add(pfn_to_page(s->phys, folio_pfn(s->phys, *pfn)), 1);
+					folio_pin(pfn_to_page(s->phys, folio_pfn(s->phys, *pfn)));
 					ok = true;
 				}
 				spin_unlock(ptl);
@@ -214,8 +248,8 @@ MMP_EXPORT int mmp_gup(struct mmp_space *s, uint64_t addr, unsigned int nr, bool
 	pthread_rwlock_unlock(&s->mmap_lock);
 	if (err) {
 		/* All or nothing: give back what was taken. */
-		for (unsigned int i = 0; i < got; i++)
-			gup_put(s, pfns[i]);
+		__atomic_fetch_add(&s->phys->nr_pinned, got, __ATOMIC_RELAXED);
+		mmp_unpin(s, pfns, got);
 		return err;
 	}
 	count_add(s, MMP_C_GUP_SLOW, got);
@@ -223,32 +257,42 @@ MMP_EXPORT int mmp_gup(struct mmp_space *s, uint64_t addr, unsigned int nr, bool
 	return got;
 }
 
+/* unpin_user_page: a pin must be there to drop (folio->_pincount). */
+static bool folio_unpin(struct mmp_page *head)
+{
+	int pins = __atomic_load_n(&head->pincount, __ATOMIC_RELAXED);
+
+	do {
+		if (pins <= 0)
+			return false;
+	} while (!__atomic_compare_exchange_n(&head->pincount, &pins, pins - 1, false,
+					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	return true;
+}
+
 MMP_EXPORT int mmp_unpin(struct mmp_space *s, const uint64_t *pfns, unsigned int nr)
 {
+	unsigned int i;
+
 	if (!s || (!pfns && nr))
 		return -EINVAL;
-	/*
-	 * Every mapping holds one reference; only what is above the mapcount can
-	 * be a pin. An unpin of more than that would free a mapped folio.
-	 */
-	for (unsigned int i = 0; i < nr; i++) {
-		uint64_t head_pfn;
+	for (i = 0; i < nr; i++) {
 		struct mmp_page *head;
-		int unpins = 1;
 
 		if (!phys_pfn_valid(s->phys, pfns[i]))
-			return -EINVAL;
-		head_pfn = folio_pfn(s->phys, pfns[i]);
-		head = pfn_to_page(s->phys, head_pfn);
-		if (!(head->flags & PG_head) || (head->flags & PG_reserved))
-			return -EINVAL;
-		for (unsigned int j = 0; j < i; j++)
-			unpins += folio_pfn(s->phys, pfns[j]) == head_pfn;
-		if (folio_ref_count(head) - folio_mapcount(head) < unpins)
-			return -EINVAL;
+			break;
+		head = pfn_to_page(s->phys, folio_pfn(s->phys, pfns[i]));
+		if (!(head->flags & PG_head) || (head->flags & PG_reserved) || !folio_unpin(head))
+			break;
 	}
-	for (unsigned int i = 0; i < nr; i++)
-		gup_put(s, pfns[i]);
+	if (i < nr) {
+		/* Refuse the whole call: put back the pins already taken off. */
+		while (i-- > 0)
+			folio_pin(pfn_to_page(s->phys, folio_pfn(s->phys, pfns[i])));
+		return -EINVAL;
+	}
+	for (i = 0; i < nr; i++)
+		folio_put_refs(s, folio_pfn(s->phys, pfns[i]), 1);
 	__atomic_fetch_sub(&s->phys->nr_pinned, nr, __ATOMIC_RELAXED);
 	return 0;
 }

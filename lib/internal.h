@@ -156,8 +156,10 @@ struct mmp_page {
 						   deposited table: the next one; NO_PFN ends */
 		} pt;
 	};
-	/* Anonymous folio head: the reverse map (folio->mapping and folio->index). */
-	uint64_t anon_vma;	/* id of the anon_vma the folio was faulted in */
+	/* Anonymous folio head: the reverse map (folio->mapping and folio->index)... */
+	uint32_t anon_vma;	/* id of the anon_vma the folio was faulted in */
+	/* ...and the references GUP pinned (folio->_pincount), part of refcount. */
+	int32_t pincount;
 	uint64_t index;		/* linear page index of its first page */
 };
 
@@ -271,7 +273,7 @@ static inline int counter_shard(void)
  * descendant VMA (anon_vma_fork's chain). Refcounted by VMAs and children.
  */
 struct anon_vma {
-	uint64_t id;
+	uint32_t id;
 	struct anon_vma *parent;
 	int refcount;
 };
@@ -462,7 +464,7 @@ int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long 
 struct anon_vma *anon_vma_alloc(struct anon_vma *parent);
 void anon_vma_get(struct anon_vma *av);
 void anon_vma_put(struct anon_vma *av);
-bool anon_vma_covers(const struct anon_vma *av, uint64_t id);
+bool anon_vma_covers(const struct anon_vma *av, uint32_t id);
 int vma_split(struct mmp_space *s, uint64_t addr);
 unsigned int vma_splits_needed(struct mmp_space *s, uint64_t start, uint64_t end);
 void vma_remove_range(struct mmp_space *s, uint64_t start, uint64_t end);

@@ -55,7 +55,9 @@ void pgtable_release(struct mmp_space *s, uint32_t pfn, enum mmp_counter how)
 	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++)
 		__atomic_store_n(&t[i], PT_POISON, __ATOMIC_RELAXED);
 	count_inc(s, how);
-	phys_free_pages(s->phys, pfn, 0);
+	/* put_page: a speculative GUP-fast grab on the frame defers the free to its put. */
+	if (__atomic_sub_fetch(&pfn_to_page(s->phys, pfn)->refcount, 1, __ATOMIC_ACQ_REL) == 0)
+		phys_free_pages(s->phys, pfn, 0);
 }
 
 /*

@@ -49,7 +49,8 @@ bool rmap_walk_anon(struct mmp_space *self, uint32_t head_pfn, rmap_fn fn, void 
 {
 	struct mmp_phys *phys = self->phys;
 	struct mmp_page *head = pfn_to_page(phys, head_pfn);
-	uint64_t nr = folio_nr_pages(head), id = head->anon_vma, index = head->index;
+	uint64_t nr = folio_nr_pages(head), index = head->index;
+	uint32_t id = head->anon_vma;
 	bool ok = true;
 
 	if (pthread_mutex_trylock(&phys->spaces_lock))

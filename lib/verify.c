@@ -18,7 +18,7 @@ struct verify {
 	int32_t *entire;	/* per folio head: PMD mappings seen */
 	uint8_t *table;		/* per frame: reached as a page table */
 	uint8_t *free;		/* per frame: inside a free buddy block */
-	int64_t extra_refs;	/* folio references beyond the mappings: GUP pins */
+	int64_t extra_refs;	/* GUP pins over all folios */
 	/* per space */
 	struct mmp_space *s;
 	int64_t rss, tables;
@@ -324,11 +324,11 @@ static void check_frames(struct verify *v)
 				       (unsigned long long)pfn, i, p[i].mapcount, v->maps[pfn + i]);
 			mapped += v->maps[pfn + i];
 		}
-		/* Every reference is a mapping's or a GUP pin's (summed below). */
-		if (p->refcount < v->refs[pfn] || p->refcount <= 0)
-			report(v, "folio %llu: refcount %d, %d mappings hold references",
-			       (unsigned long long)pfn, p->refcount, v->refs[pfn]);
-		v->extra_refs += p->refcount - v->refs[pfn];
+		/* Every reference is a mapping's or a GUP pin's. */
+		if (p->refcount != v->refs[pfn] + p->pincount || p->refcount <= 0 || p->pincount < 0)
+			report(v, "folio %llu: refcount %d, %d mappings and %d pins hold references",
+			       (unsigned long long)pfn, p->refcount, v->refs[pfn], p->pincount);
+		v->extra_refs += p->pincount;
 		if (p->order && (p->folio.large_mapcount != mapped ||
 				 p->folio.entire_mapcount != v->entire[pfn]))
 			report(v, "folio %llu: mapcount %d (entire %d), tables map it %d (entire %d)",
@@ -368,7 +368,7 @@ MMP_EXPORT int mmp_space_verify(struct mmp_space *space)
 		verify_space(&v, s);
 	check_frames(&v);
 	if (v.extra_refs != READ_ONCE(phys->nr_pinned))
-		report(&v, "folios hold %lld references beyond their mappings, %lld are GUP pins",
+		report(&v, "folios hold %lld GUP pins, %lld were taken and not given back",
 		       (long long)v.extra_refs, (long long)phys->nr_pinned);
 	for (s = phys->spaces; s; s = s->phys_next)
 		pthread_rwlock_unlock(&s->mmap_lock);

@@ -62,7 +62,8 @@ static int vma_reserve(struct mmp_space *s, unsigned int more)
 
 /* ---- anon_vma ------------------------------------------------------------------- */
 
-static uint64_t anon_vma_next_id = 1;
+/* 32-bit ids, as the memmap stores them; 0 is never handed out. */
+static uint32_t anon_vma_next_id = 1;
 
 struct anon_vma *anon_vma_alloc(struct anon_vma *parent)
 {
@@ -70,7 +71,9 @@ struct anon_vma *anon_vma_alloc(struct anon_vma *parent)
 
 	if (!av)
 		return NULL;
-	av->id = __atomic_fetch_add(&anon_vma_next_id, 1, __ATOMIC_RELAXED);
+	do
+		av->id = __atomic_fetch_add(&anon_vma_next_id, 1, __ATOMIC_RELAXED);
+	while (!av->id);
 	av->parent = parent;
 	av->refcount = 1;
 	if (parent)
@@ -95,7 +98,7 @@ void anon_vma_put(struct anon_vma *av)
 }
 
 /* Can a folio of anon_vma @id be mapped in a VMA of @av? (its lineage holds @id) */
-bool anon_vma_covers(const struct anon_vma *av, uint64_t id)
+bool anon_vma_covers(const struct anon_vma *av, uint32_t id)
 {
 	for (; av; av = av->parent)
 		if (av->id == id)

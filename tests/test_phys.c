@@ -349,6 +349,7 @@ static void expect_bug(void (*fn)(struct mmp_phys *), struct mmp_phys *phys, con
 	pid = fork();
 	must(pid >= 0, "fork");
 	if (pid == 0) {
+		tap_in_child();
 		dup2(fds[1], STDERR_FILENO);
 		close(fds[0]);
 		fn(phys);

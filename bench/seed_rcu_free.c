@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Seed "rcu-free" (Qi Zheng, "x86: mm: free page table pages by RCU instead of
+ * semi RCU", v2 6/7, Nov 2024): `stress-ng --mmap 1 --mmap-bytes 1G` with the
+ * latency of every munmap() in a bpftrace log2 histogram. The seed saw the bulk
+ * unchanged ([1K, 4K)) and fewer calls in the [512K, 1M) tail (68 -> 29).
+ *
+ * Here each mmp_munmap() of the simulated space is timed, baseline (each freed
+ * table after its own synchronize_rcu, MMP_OPT_RCU_TABLE_FREE 0) against
+ * optimized (tables batched to call_rcu), in three workloads:
+ *   - map 1 GiB (quick: 64 MiB), touch every page, munmap;
+ *   - a loop of map 2 MiB, touch, munmap, for a time budget;
+ *   - stress-ng's own order: map, touch, then munmap 4 KiB pages in random
+ *     order, so only the last munmap of each 2 MiB span frees a table;
+ * each alone and with reader CPUs (threads with an attached CPU) pinning and
+ * unpinning pages of another region of the same space with mmp_gup_fast. The
+ * two paths alternate in one space, so host drift hits both alike.
+ *
+ * Readers: one per online CPU but the one munmapping (1 to 3); MMPRIM_SEED_READERS=N
+ * (up to 3) asks for N, more than the idle CPUs to see readers preempted inside
+ * their read-side sections, which synchronize_rcu must wait out.
+ *
+ * JSON: one object per (arch, case); "seconds" is the p99 munmap latency.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "seeds.h"
+
+#define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
+/* A PGD slot of its own; the readers share its PUD table, not its PMD table. */
+#define RF_WORK		0x100000000000ULL
+#define RF_READERS	(RF_WORK + 4 * 1024 * BENCH_MIB)
+#define RF_READER_LEN	(4 * BENCH_MIB)
+#define RF_PIN		16
+#define RF_MAX_READERS	3
+#define RF_BAR		52		/* bpftrace's bar width */
+
+#define RF_MIN(a, b)	((a) < (b) ? (a) : (b))
+#define RF_MAX(a, b)	((a) > (b) ? (a) : (b))
+
+enum rf_workload { RF_BIG, RF_LOOP, RF_STRESSNG, RF_NR_WORKLOADS };
+
+static const char *const rf_workload_names[RF_NR_WORKLOADS] = {
+	[RF_BIG] = "map-touch-munmap",
+	[RF_LOOP] = "2MiB loop",
+	[RF_STRESSNG] = "4K random munmap",
+};
+
+/* Everything one path saw in one workload and mode. */
+struct rf_side {
+	uint64_t *ns;		/* one latency per munmap */
+	size_t n, cap;
+	double busy_s;		/* whole iterations: map, touch, munmap */
+	uint64_t tables;	/* page tables unlinked by the munmaps (VmPTE drop) */
+	struct mmp_counters c;	/* summed around each munmap */
+};
+
+struct rf_readers {
+	struct mmp_space *s;
+	pthread_t th[RF_MAX_READERS];
+	int n, stop, errors;
+	uint64_t pins;
+};
+
+struct rf_ctx {
+	const struct mmp_seed_opts *opts;
+	const char *arch;
+	struct bench_env env;
+	uint64_t big_bytes, stressng_bytes, rng;
+	uint32_t *order;	/* stress-ng: page indexes, shuffled */
+};
+
+static uint64_t rf_rnd(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* ---- readers ------------------------------------------------------------------------ */
+
+static void *rf_reader(void *arg)
+{
+	struct rf_readers *r = arg;
+	uint64_t pfns[RF_PIN], rng = (uintptr_t)&pfns | 1, pins = 0;
+	struct mmp_cpu *cpu;
+	int errors = 0;
+
+	if (mmp_cpu_attach(r->s, &cpu)) {
+		__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t page = rf_rnd(&rng) % (RF_READER_LEN / MMP_PAGE_SIZE - RF_PIN);
+		int n = mmp_gup_fast(r->s, RF_READERS + page * MMP_PAGE_SIZE, RF_PIN, false, pfns);
+
+		if (n < 0 || (n > 0 && mmp_unpin(r->s, pfns, n)))
+			errors++;
+		pins += n > 0 ? n : 0;
+	}
+	errors += !!mmp_cpu_detach(cpu);
+	__atomic_fetch_add(&r->pins, pins, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&r->errors, errors, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static int rf_readers_start(struct rf_readers *r, struct mmp_space *s, int n)
+{
+	memset(r, 0, sizeof(*r));
+	r->s = s;
+	for (r->n = 0; r->n < n; r->n++)
+		if (pthread_create(&r->th[r->n], NULL, rf_reader, r))
+			return -EAGAIN;
+	/* Let every reader attach before the first munmap is timed. */
+	usleep(2000);
+	return 0;
+}
+
+static int rf_readers_stop(struct rf_readers *r)
+{
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < r->n; i++)
+		pthread_join(r->th[i], NULL);
+	return r->errors ? -EIO : 0;
+}
+
+/* ---- one iteration ------------------------------------------------------------------- */
+
+static int rf_side_add(struct rf_side *side, uint64_t ns)
+{
+	if (side->n == side->cap) {
+		size_t cap = side->cap ? side->cap * 2 : 4096;
+		uint64_t *p = realloc(side->ns, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		side->ns = p;
+		side->cap = cap;
+	}
+	side->ns[side->n++] = ns;
+	return 0;
+}
+
+static uint64_t rf_vmpte(struct mmp_space *s)
+{
+	struct mmp_space_stat st;
+
+	mmp_space_stat(s, &st);
+	return st.pgtable_bytes;
+}
+
+/* Time one munmap; its counters and the tables it unlinked go to @side. */
+static int rf_munmap(struct rf_ctx *x, struct rf_side *side, uint64_t addr, uint64_t len)
+{
+	struct mmp_space *s = x->env.space;
+	struct mmp_counters c0, c1;
+	uint64_t pte0 = rf_vmpte(s), t0, t1;
+	int err;
+
+	mmp_space_counters(s, &c0);
+	t0 = bench_now_ns();
+	err = mmp_munmap(s, addr, len);
+	t1 = bench_now_ns();
+	mmp_space_counters(s, &c1);
+	if (err)
+		return err;
+	for (int k = 0; k < MMP_NR_COUNTERS; k++)
+		side->c.v[k] += c1.v[k] - c0.v[k];
+	side->tables += (pte0 - rf_vmpte(s)) / MMP_PAGE_SIZE;
+	return rf_side_add(side, t1 - t0);
+}
+
+/* One iteration of @wl on the path @side stands for; @side NULL: a warm-up. */
+static int rf_iteration(struct rf_ctx *x, enum rf_workload wl, struct rf_side *side)
+{
+	struct mmp_space *s = x->env.space;
+	struct rf_side scratch = { 0 };
+	uint64_t len = wl == RF_BIG ? x->big_bytes : wl == RF_LOOP ? 2 * BENCH_MIB
+								   : x->stressng_bytes;
+	uint64_t addr, pages = len / MMP_PAGE_SIZE;
+	double t0 = bench_now();
+	int err;
+
+	err = mmp_mmap(s, RF_WORK, len, RW, MMP_MAP_FIXED, &addr);
+	if (!err)
+		err = mmp_memset(x->env.cpu, RF_WORK, 0x5a, len);
+	if (err)
+		return err;
+	if (!side)
+		side = &scratch;
+	if (wl != RF_STRESSNG) {
+		err = rf_munmap(x, side, RF_WORK, len);
+	} else {
+		/* Step 1 of stress-ng's mmap stressor: unmap every page in random order. */
+		for (uint64_t i = 0; i < pages; i++)
+			x->order[i] = i;
+		for (uint64_t i = pages - 1; i > 0; i--) {
+			uint64_t j = rf_rnd(&x->rng) % (i + 1), t = x->order[i];
+
+			x->order[i] = x->order[j];
+			x->order[j] = t;
+		}
+		for (uint64_t i = 0; i < pages && !err; i++)
+			err = rf_munmap(x, side, RF_WORK + (uint64_t)x->order[i] * MMP_PAGE_SIZE,
+					MMP_PAGE_SIZE);
+	}
+	side->busy_s += bench_now() - t0;
+	free(scratch.ns);
+	return err;
+}
+
+/* ---- statistics and the bpftrace histogram -------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of sorted @v. */
+static uint64_t rf_pct(const uint64_t *v, size_t n, double p)
+{
+	size_t rank = (size_t)(p / 100.0 * n + 0.999999);
+
+	if (!n)
+		return 0;
+	return v[rank ? RF_MIN(rank, n) - 1 : 0];
+}
+
+/* bpftrace's bucket labels: 512, 1K, 2K, ..., 1M. */
+static void rf_label(char *buf, size_t size, unsigned int log2)
+{
+	static const char *const suffix[] = { "", "K", "M", "G", "T", "P" };
+	unsigned int unit = log2 / 10;
+
+	snprintf(buf, size, "%llu%s", 1ULL << (log2 - unit * 10), suffix[unit]);
+}
+
+/* `@ns[munmap]:` and one `[lo, hi)  count |@@@...|` row per bucket, as bpftrace's hist(). */
+static void rf_hist(const uint64_t *v, size_t n)
+{
+	uint64_t bucket[64] = { 0 }, top = 0;
+	int first = 64, last = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		int b = v[i] ? 63 - __builtin_clzll(v[i]) : 0;
+
+		bucket[b]++;
+		first = RF_MIN(first, b);
+		last = RF_MAX(last, b);
+	}
+	for (int b = first; b <= last; b++)
+		top = RF_MAX(top, bucket[b]);
+	printf("@ns[munmap]:\n");
+	for (int b = first; b <= last; b++) {
+		char lo[16], hi[16], head[40], bar[RF_BAR + 1];
+		int w = top ? (int)(bucket[b] * RF_BAR / top) : 0;
+
+		rf_label(lo, sizeof(lo), b);
+		rf_label(hi, sizeof(hi), b + 1);
+		snprintf(head, sizeof(head), "[%s, %s)", lo, hi);
+		memset(bar, '@', w);
+		bar[w] = 0;
+		printf("%-16s%8llu |%-*s|\n", head, (unsigned long long)bucket[b], RF_BAR, bar);
+	}
+}
+
+static void rf_time(char *buf, size_t size, double ns)
+{
+	if (ns < 1e3)
+		snprintf(buf, size, "%.0f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, size, "%.1f us", ns / 1e3);
+	else
+		snprintf(buf, size, "%.2f ms", ns / 1e6);
+}
+
+struct rf_stats {
+	uint64_t p50, p99, max;
+};
+
+static struct rf_stats rf_stats(struct rf_side *side)
+{
+	qsort(side->ns, side->n, sizeof(side->ns[0]), cmp_u64);
+	return (struct rf_stats){
+		.p50 = rf_pct(side->ns, side->n, 50),
+		.p99 = rf_pct(side->ns, side->n, 99),
+		.max = side->n ? side->ns[side->n - 1] : 0,
+	};
+}
+
+/* ---- one case: a workload, alone or with readers, both paths --------------------------- */
+
+static void rf_row(const char *name, double base, double opt, bool time)
+{
+	char b[32], o[32];
+
+	if (time) {
+		rf_time(b, sizeof(b), base);
+		rf_time(o, sizeof(o), opt);
+	} else {
+		snprintf(b, sizeof(b), "%.0f", base);
+		snprintf(o, sizeof(o), "%.0f", opt);
+	}
+	printf("%-*s %*s %*s\n", BENCH_NAME_W, name, BENCH_VALUE_W, b, BENCH_VALUE_W, o);
+}
+
+static int rf_case(struct rf_ctx *x, enum rf_workload wl, int nr_readers)
+{
+	const struct mmp_seed_opts *opts = x->opts;
+	struct mmp_space *s = x->env.space;
+	struct mmp_seed_result base = { .label = "synchronize_rcu" }, opt = { .label = "call_rcu" };
+	struct rf_side side[2] = { 0 };		/* 0: baseline, 1: optimized */
+	const double budget = opts->quick ? 0.15 : 1.0;
+	const int iters = wl == RF_LOOP ? 0 : opts->quick ? 2 : 3;
+	struct rf_readers readers = { 0 };
+	struct mmp_counters m0, m1;
+	struct rf_stats st[2];
+	char name[96], extra[1536];
+	int err = 0, err2;
+
+	/* A warm-up of each path; verify waits for its batches, so m0 starts clean. */
+	for (int v = 0; v < 2 && !err; v++) {
+		err = mmp_space_set_opt(s, MMP_OPT_RCU_TABLE_FREE, v);
+		if (!err)
+			err = rf_iteration(x, wl, NULL);
+	}
+	if (!err)
+		err = mmp_space_verify(s);
+	mmp_space_counters(s, &m0);
+	if (nr_readers && !err)
+		err = rf_readers_start(&readers, s, nr_readers);
+	/* The paths alternate, so that drift of the host hits both alike. */
+	if (wl == RF_LOOP) {
+		for (int v = 0; !err && (side[0].busy_s < budget || side[1].busy_s < budget);
+		     v ^= 1) {
+			err = mmp_space_set_opt(s, MMP_OPT_RCU_TABLE_FREE, v);
+			for (int i = 0; i < 16 && !err; i++)
+				err = rf_iteration(x, wl, &side[v]);
+		}
+	} else {
+		for (int i = 0; i < iters * 2 && !err; i++) {
+			err = mmp_space_set_opt(s, MMP_OPT_RCU_TABLE_FREE, i & 1);
+			if (!err)
+				err = rf_iteration(x, wl, &side[i & 1]);
+		}
+	}
+	if (nr_readers) {
+		err2 = rf_readers_stop(&readers);
+		err = err ?: err2;
+	}
+	/* Lets the batches still in a grace period land, and checks the space. */
+	err2 = mmp_space_verify(s);
+	err = err ?: err2;
+	mmp_space_counters(s, &m1);
+	if (err)
+		goto out;
+
+	/* Readers' pins are no munmap's work; RCU frees land later, on another thread. */
+	for (int v = 0; v < 2; v++) {
+		side[v].c.v[MMP_C_GUP_FAST] = side[v].c.v[MMP_C_GUP_FAST_BACKOFF] = 0;
+		side[v].c.v[MMP_C_PGTABLE_FREE_RCU] = 0;
+		st[v] = rf_stats(&side[v]);
+	}
+	side[1].c.v[MMP_C_PGTABLE_FREE_RCU] = m1.v[MMP_C_PGTABLE_FREE_RCU] -
+					      m0.v[MMP_C_PGTABLE_FREE_RCU];
+	base.seconds = st[0].p99 * 1e-9;
+	opt.seconds = st[1].p99 * 1e-9;
+	base.counters = side[0].c;
+	opt.counters = side[1].c;
+	snprintf(name, sizeof(name), "%s %s", rf_workload_names[wl],
+		 nr_readers ? "with readers" : "alone");
+
+	if (!opts->json) {
+		printf("rcu-free [%s, %s", x->arch, rf_workload_names[wl]);
+		if (wl == RF_BIG)
+			printf(" %llu MiB", (unsigned long long)(x->big_bytes / BENCH_MIB));
+		if (wl == RF_STRESSNG)
+			printf(" of %llu MiB", (unsigned long long)(x->stressng_bytes / BENCH_MIB));
+		if (nr_readers)
+			printf(", %d reader CPU%s pinning with mmp_gup_fast: %llu pins]\n",
+			       nr_readers, nr_readers > 1 ? "s" : "",
+			       (unsigned long long)readers.pins);
+		else
+			printf(", alone]\n");
+		printf("baseline, synchronize_rcu per table (%zu munmaps):\n", side[0].n);
+		rf_hist(side[0].ns, side[0].n);
+		printf("optimized, call_rcu batches (%zu munmaps):\n", side[1].n);
+		rf_hist(side[1].ns, side[1].n);
+		printf("%-*s %*s %*s\n", BENCH_NAME_W, "munmap latency", BENCH_VALUE_W, "baseline",
+		       BENCH_VALUE_W, "optimized");
+		rf_row("p50", st[0].p50, st[1].p50, true);
+		rf_row("p99", st[0].p99, st[1].p99, true);
+		rf_row("max", st[0].max, st[1].max, true);
+		rf_row("munmaps", side[0].n, side[1].n, false);
+		rf_row("tables freed", side[0].tables, side[1].tables, false);
+		rf_row("synchronize_rcu", side[0].c.v[MMP_C_RCU_SYNC], side[1].c.v[MMP_C_RCU_SYNC],
+		       false);
+		rf_row("call_rcu", side[0].c.v[MMP_C_RCU_CALL], side[1].c.v[MMP_C_RCU_CALL], false);
+		printf("p50 %.2fx, p99 %.2fx, max %.2fx (baseline / optimized)\n",
+		       (double)st[0].p50 / st[1].p50, (double)st[0].p99 / st[1].p99,
+		       (double)st[0].max / st[1].max);
+		if (nr_readers)
+			printf("target (p50 no worse, p99 >= 2x better with readers): %s\n",
+			       st[1].p50 <= st[0].p50 && st[0].p99 >= 2 * st[1].p99 ? "met"
+										 : "NOT met");
+		printf("(table: seconds = p99 of mmp_munmap; counters summed over the munmaps)\n");
+	}
+	snprintf(extra, sizeof(extra),
+		 "\"case\":\"%s\",\"workload\":\"%s\",\"readers\":%d,\"reader_pins\":%llu,"
+		 "\"seconds_is\":\"p99 of mmp_munmap latency\",\"bytes\":%llu,"
+		 "\"baseline_munmaps\":%zu,\"optimized_munmaps\":%zu,"
+		 "\"baseline_p50_ns\":%llu,\"baseline_p99_ns\":%llu,\"baseline_max_ns\":%llu,"
+		 "\"optimized_p50_ns\":%llu,\"optimized_p99_ns\":%llu,\"optimized_max_ns\":%llu,"
+		 "\"baseline_tables_freed\":%llu,\"optimized_tables_freed\":%llu,"
+		 "\"baseline_rcu_sync\":%llu,\"optimized_rcu_call\":%llu",
+		 name, rf_workload_names[wl], nr_readers, (unsigned long long)readers.pins,
+		 (unsigned long long)(wl == RF_BIG ? x->big_bytes
+			: wl == RF_LOOP ? 2 * BENCH_MIB : x->stressng_bytes),
+		 side[0].n, side[1].n,
+		 (unsigned long long)st[0].p50, (unsigned long long)st[0].p99,
+		 (unsigned long long)st[0].max, (unsigned long long)st[1].p50,
+		 (unsigned long long)st[1].p99, (unsigned long long)st[1].max,
+		 (unsigned long long)side[0].tables, (unsigned long long)side[1].tables,
+		 (unsigned long long)side[0].c.v[MMP_C_RCU_SYNC],
+		 (unsigned long long)side[1].c.v[MMP_C_RCU_CALL]);
+	mmp_seed_report(opts, "rcu-free", x->arch, &base, &opt, extra);
+	if (!opts->json)
+		putchar('\n');
+out:
+	free(side[0].ns);
+	free(side[1].ns);
+	return err;
+}
+
+static int rf_arch(const struct mmp_seed_opts *opts, const char *arch)
+{
+	struct rf_ctx x = {
+		.opts = opts,
+		.arch = arch,
+		.big_bytes = (opts->quick ? 64 : 1024) * BENCH_MIB,
+		.stressng_bytes = (opts->quick ? 8 : 64) * BENCH_MIB,
+		.rng = 0x2545f4914f6cdd1dULL,
+	};
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *env = getenv("MMPRIM_SEED_READERS");
+	int nr_readers = (int)RF_MAX(1, RF_MIN(RF_MAX_READERS, cpus - 1));
+	uint64_t addr;
+	int err;
+
+	/* More readers than idle CPUs: readers get preempted inside their read-side sections. */
+	if (env && atoi(env) > 0)
+		nr_readers = RF_MIN(atoi(env), RF_MAX_READERS);
+	/* One mapping at a time, its tables, the readers' region and room to spare. */
+	err = bench_env_create(&x.env, NULL, x.big_bytes + 64 * BENCH_MIB, arch, 0);
+	if (err)
+		return err;
+	x.order = malloc(x.stressng_bytes / MMP_PAGE_SIZE * sizeof(*x.order));
+	err = x.order ? 0 : -ENOMEM;
+	if (!err)
+		err = mmp_mmap(x.env.space, RF_READERS, RF_READER_LEN, RW,
+			       MMP_MAP_FIXED | MMP_MAP_POPULATE, &addr);
+	if (!err && !opts->json)
+		printf("rcu-free [%s]: munmap latency, baseline = one synchronize_rcu per freed "
+		       "table (MMP_OPT_RCU_TABLE_FREE 0), optimized = call_rcu batches; %d reader "
+		       "CPU%s in the 'with readers' cases\n\n", arch, nr_readers,
+		       nr_readers > 1 ? "s" : "");
+	for (int wl = 0; wl < RF_NR_WORKLOADS && !err; wl++)
+		for (int r = 0; r < 2 && !err; r++)
+			err = rf_case(&x, wl, r ? nr_readers : 0);
+	free(x.order);
+	bench_env_destroy(&x.env);
+	return err;
+}
+
+static int rf_run(const struct mmp_seed_opts *opts)
+{
+	/* The RCU effect does not depend on the table format: one back end unless asked. */
+	static const char *const defaults[] = { "x86_64", NULL };
+
+	return mmp_seed_for_each_arch(opts, defaults, rf_arch);
+}
+
+const struct mmp_seed mmp_seed_rcu_free = {
+	.name = "rcu-free",
+	.title = "munmap latency histogram: page tables freed by call_rcu against synchronize_rcu",
+	.run = rf_run,
+};

@@ -1,0 +1,645 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Lockless walkers against table freeing, on every back end. Walker threads
+ * (each with a CPU, so each an RCU reader) pin random pages of a fixed address
+ * window with mmp_gup_fast, check each pinned frame is an allocated anonymous
+ * folio holding what the mutators write, and unpin. Mutator threads (each with
+ * a CPU) map, touch, MADV_DONTNEED whole 2 MiB tables (PT_RECLAIM) and partial
+ * ranges, munmap and mremap inside the same window with MMP_MAP_FIXED, so the
+ * walkers keep reading tables that are being unlinked and freed.
+ *
+ * Checks: no walk read a freed table (MMP_C_PT_POISON_SEEN 0), no pinned frame
+ * was anything but a live folio, verify passes, and work was done (pins, RCU
+ * batches, reclaimed tables). Three phases per back end: that mix through
+ * call_rcu, the same through synchronize_rcu (half the time), and THPs made
+ * and split under read-only pins (half the time), where a huge PMD turns into
+ * a table pointer under GUP-fast.
+ *
+ * Then the same with MMP_OPT_DEBUG_BROKEN_TABLE_FREE 1 (tables freed with no
+ * grace period) in a forked child, which may crash or corrupt itself: it exits
+ * 0 once a walker read a freed table, 1 when none did within its budget. The
+ * parent requires the detection: the check above can fail. A walk sees a freed
+ * table only when it is delayed between reading a PMD and the table below, so
+ * the broken run keeps everyone on the hot pages and frees their tables most.
+ *
+ * A run with a seed to repeat (threads still interleave differently):
+ *   MMP_STRESS_SEED=N test_rcu_stress [ARCH]
+ *
+ * Duration: MMP_STRESS_SECONDS per back end (default 1.0). Soak:
+ *   test_rcu_stress --soak SECONDS [ARCH]
+ * runs SECONDS per back end (or on ARCH only), verifies every 5 s with the
+ * threads paused, and skips the broken run; `meson test --benchmark
+ * rcu-stress-soak` runs it for 60 s per back end.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "mm.h"
+#include "util.h"
+
+#define PG		MMP_PAGE_SIZE
+#define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
+#define PHYS_BYTES	(64 * MiB)
+/* The window: 1 GiB aligned, so its tables are exactly its 2 MiB slots. */
+#define WIN_BASE	0x20000000000ULL
+#define WIN_TABLES	8
+#define WIN_LEN		(WIN_TABLES * PMD_SIZE)
+#define TABLE_PAGES	(PMD_SIZE / PG)
+/* Most of the traffic goes to the first tables and their first pages. */
+#define HOT_TABLES	2
+#define HOT_PAGES	8
+#define NR_WALKERS	2
+#define NR_MUTATORS	2
+#define MAX_PIN		4
+#define TAG_MAGIC	0xa5c3ULL	/* top 16 bits of every word the mutators write */
+#define BROKEN_BUDGET	5.0	/* seconds for the broken child to see a freed table */
+#define MAX_MSGS	20
+
+enum { OP_TOUCH, OP_DONTNEED_TABLE, OP_DONTNEED_PART, OP_MUNMAP_TABLE, OP_MUNMAP_PART,
+       OP_MREMAP, OP_MAP_TABLE, OP_THP, NR_OPS };
+
+struct run {
+	const char *arch;
+	struct mmp_phys *phys;
+	struct mmp_space *s;
+	bool broken;		/* fault injection: the child must notice */
+	const struct mix *mix;
+	int stop;
+	int pause, paused;	/* soak: park every thread for a verify */
+	/* totals, added by each thread at its end */
+	uint64_t pins, gup_calls, slow_pins, bad_pins, errors;
+	uint64_t ops[NR_OPS];
+};
+
+/* A workload: how often each mutation runs (out of OP_WEIGHTS) and where walkers go. */
+struct mix {
+	const char *name;
+	unsigned int weight[NR_OPS];
+	bool hot_only;		/* every walk and mutation on the hot pages */
+	bool read_pins;		/* walkers pin for reading only */
+};
+#define OP_WEIGHTS	16
+
+static const struct mix mix_all = {
+	.name = "mixed",
+	.weight = { [OP_TOUCH] = 4, [OP_DONTNEED_TABLE] = 3, [OP_DONTNEED_PART] = 1,
+		    [OP_MUNMAP_TABLE] = 2, [OP_MUNMAP_PART] = 1, [OP_MREMAP] = 2,
+		    [OP_MAP_TABLE] = 2, [OP_THP] = 1 },
+};
+
+/* THPs made and split under read pins: GUP-fast must see a PMD turn into a table. */
+static const struct mix mix_split = {
+	.name = "thp-split",
+	.weight = { [OP_TOUCH] = 2, [OP_DONTNEED_TABLE] = 2, [OP_DONTNEED_PART] = 4,
+		    [OP_MUNMAP_PART] = 2, [OP_MAP_TABLE] = 2, [OP_THP] = 4 },
+	.hot_only = true,
+	.read_pins = true,
+};
+
+/* The broken run frees the tables the walkers use as often as it can. */
+static const struct mix mix_pressure = {
+	.name = "pressure",
+	.weight = { [OP_TOUCH] = 5, [OP_DONTNEED_TABLE] = 6, [OP_MUNMAP_TABLE] = 3,
+		    [OP_MAP_TABLE] = 2 },
+	.hot_only = true,
+};
+
+static const char *const op_names[NR_OPS] = {
+	"touch", "dontneed-table", "dontneed-part", "munmap-table", "munmap-part", "mremap",
+	"map-table", "thp",
+};
+
+struct thr {
+	struct run *run;
+	int id;
+	pthread_t th;
+	uint64_t rng;
+	uint64_t pins, gup_calls, slow_pins, bad_pins, errors;
+	uint64_t ops[NR_OPS];
+};
+
+static pthread_mutex_t msg_lock = PTHREAD_MUTEX_INITIALIZER;
+static int nr_msgs;
+
+__attribute__((format(printf, 1, 2)))
+static void msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&msg_lock);
+	if (nr_msgs++ < MAX_MSGS) {
+		printf("# ");
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		printf("\n");
+		fflush(stdout);
+	}
+	pthread_mutex_unlock(&msg_lock);
+}
+
+static uint64_t rnd(struct thr *t)
+{
+	t->rng ^= t->rng << 13;
+	t->rng ^= t->rng >> 7;
+	t->rng ^= t->rng << 17;
+	return t->rng;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static bool stopping(struct run *r)
+{
+	return __atomic_load_n(&r->stop, __ATOMIC_ACQUIRE);
+}
+
+/* Soak: park here while the main thread verifies. */
+static void maybe_pause(struct run *r)
+{
+	if (!__atomic_load_n(&r->pause, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_fetch_add(&r->paused, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&r->pause, __ATOMIC_ACQUIRE))
+		usleep(500);
+	__atomic_fetch_sub(&r->paused, 1, __ATOMIC_ACQ_REL);
+}
+
+static uint64_t table_addr(unsigned int t)
+{
+	return WIN_BASE + (uint64_t)t * PMD_SIZE;
+}
+
+/* A table of the window, the hot ones half of the time (or always). */
+static unsigned int pick_table(struct thr *t)
+{
+	return t->run->mix->hot_only || rnd(t) & 1 ? rnd(t) % HOT_TABLES : rnd(t) % WIN_TABLES;
+}
+
+/*
+ * A frame a walker pinned must be a page of a live anonymous folio (our pin
+ * holds it), holding zeros or a word a mutator wrote.
+ */
+static bool pin_ok(struct run *r, uint64_t pfn, const char **why)
+{
+	struct mmp_phys *phys = r->phys;
+	uint64_t word, head_pfn;
+	struct mmp_page *head;
+	uint32_t flags;
+
+	/* The broken run may hand out anything: look before dereferencing. */
+	head_pfn = pfn < phys->nr_pages ? folio_pfn(phys, pfn) : pfn;
+	if (head_pfn >= phys->nr_pages) {
+		*why = "pfn out of range";
+		return false;
+	}
+	head = pfn_to_page(phys, head_pfn);
+	flags = __atomic_load_n(&head->flags, __ATOMIC_ACQUIRE);
+	if (!(flags & PG_head) || !(flags & PG_anon) ||
+	    (flags & (PG_buddy | PG_pcp | PG_table | PG_reserved))) {
+		*why = "not an allocated anon folio";
+		return false;
+	}
+	if (__atomic_load_n(&head->refcount, __ATOMIC_ACQUIRE) < 1) {
+		*why = "refcount below the pin";
+		return false;
+	}
+	word = __atomic_load_n((uint64_t *)pfn_to_virt(phys, pfn), __ATOMIC_RELAXED);
+	if (word && word >> 48 != TAG_MAGIC) {
+		*why = "data that no mutator wrote";
+		return false;
+	}
+	return true;
+}
+
+/* The broken run is over as soon as one walk read a freed table. */
+static bool poison_seen(struct run *r)
+{
+	return counter(r->s, MMP_C_PT_POISON_SEEN) != 0;
+}
+
+static void *walker(void *arg)
+{
+	struct thr *t = arg;
+	struct run *r = t->run;
+	struct mmp_cpu *cpu;
+	uint64_t pfns[MAX_PIN];
+
+	if (mmp_cpu_attach(r->s, &cpu)) {
+		t->errors++;
+		return NULL;
+	}
+	while (!stopping(r)) {
+		unsigned int table = pick_table(t), nr = 1 + rnd(t) % MAX_PIN;
+		uint64_t page = r->mix->hot_only || rnd(t) % 4 ? rnd(t) % HOT_PAGES
+							       : rnd(t) % (TABLE_PAGES - MAX_PIN);
+		uint64_t va = table_addr(table) + page * PG;
+		bool write = !r->mix->read_pins && rnd(t) & 1, slow = rnd(t) % 64 == 0;
+		const char *why;
+		int n;
+
+		maybe_pause(r);
+		t->gup_calls++;
+		n = slow ? mmp_gup(r->s, va, nr, write, pfns)
+			 : mmp_gup_fast(r->s, va, nr, write, pfns);
+		if (slow && (n == -EFAULT || n == -EAGAIN))
+			continue;	/* a hole, or a race lost 100 times */
+		if (n < 0) {
+			t->errors++;
+			msg("%s walker %d: gup at %#llx: %s", r->arch, t->id,
+			    (unsigned long long)va, mmp_strerror(n));
+			continue;
+		}
+		if (r->broken && (unsigned int)n < nr && poison_seen(r))
+			break;
+		for (int i = 0; i < n; i++) {
+			if (!pin_ok(r, pfns[i], &why)) {
+				t->bad_pins++;
+				if (!r->broken)
+					msg("%s walker %d: pinned pfn %#llx for %#llx: %s",
+					    r->arch, t->id, (unsigned long long)pfns[i],
+					    (unsigned long long)(va + i * PG), why);
+			}
+		}
+		/* Hold the pins a moment: let a mutator zap and free under them. */
+		for (volatile int spin = rnd(t) % 256; spin > 0; spin--)
+			;
+		for (int i = 0; i < n; i++)
+			if (!pin_ok(r, pfns[i], &why))
+				t->bad_pins++;
+		if (n > 0 && mmp_unpin(r->s, pfns, n)) {
+			t->errors++;
+			msg("%s walker %d: unpin refused", r->arch, t->id);
+		}
+		t->pins += n;
+		t->slow_pins += slow ? n : 0;
+	}
+	if (mmp_cpu_detach(cpu))
+		t->errors++;
+	return NULL;
+}
+
+/* Write a tag into pages [first, first + n) of @table, mapping the table first if it is gone. */
+static int touch(struct thr *t, struct mmp_cpu *cpu, unsigned int table, uint64_t first,
+		 uint64_t n)
+{
+	struct mmp_space *s = t->run->s;
+	uint64_t base = table_addr(table), addr;
+
+	for (uint64_t p = first; p < first + n; p++) {
+		uint64_t va = base + p * PG, tag = TAG_MAGIC << 48 | va;
+		int err = mmp_write(cpu, va, &tag, sizeof(tag));
+
+		if (err == -EFAULT) {
+			err = mmp_mmap(s, base, PMD_SIZE, RW, MMP_MAP_FIXED, &addr);
+			if (!err)
+				err = mmp_write(cpu, va, &tag, sizeof(tag));
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int mutate(struct thr *t, struct mmp_cpu *cpu)
+{
+	const unsigned int *weight = t->run->mix->weight;
+	struct mmp_space *s = t->run->s;
+	unsigned int table = pick_table(t), roll = rnd(t) % OP_WEIGHTS, op;
+	uint64_t first = rnd(t) % TABLE_PAGES, n = 1 + rnd(t) % 64, base = table_addr(table);
+	uint64_t addr;
+	int err;
+
+	if (first + n > TABLE_PAGES)
+		n = TABLE_PAGES - first;
+
+	for (op = 0; op < NR_OPS - 1 && roll >= weight[op]; op++)
+		roll -= weight[op];
+	t->ops[op]++;
+	switch (op) {
+	case OP_TOUCH:
+		err = touch(t, cpu, table, rnd(t) % 2 ? first % HOT_PAGES : first, n);
+		break;
+	case OP_DONTNEED_TABLE:
+		err = mmp_madvise(s, base, PMD_SIZE, MMP_MADV_DONTNEED);
+		/* Refill at once half of the time: the walkers then find a new table there. */
+		if ((!err || err == -ENOMEM) && rnd(t) % 2)
+			err = touch(t, cpu, table, 0, HOT_PAGES);
+		break;
+	case OP_DONTNEED_PART:
+		err = mmp_madvise(s, base + first * PG, n * PG, MMP_MADV_DONTNEED);
+		break;
+	case OP_MUNMAP_TABLE:
+		err = mmp_munmap(s, base, PMD_SIZE);
+		break;
+	case OP_MUNMAP_PART:
+		err = mmp_munmap(s, base + first * PG, n * PG);
+		break;
+	case OP_MREMAP: {
+		unsigned int to = (table + 1 + rnd(t) % (WIN_TABLES - 1)) % WIN_TABLES;
+
+		/* Whole tables (move_pmd) or a few pages to the same offset elsewhere. */
+		if (rnd(t) % 2)
+			err = mmp_mremap(s, base, PMD_SIZE, PMD_SIZE,
+					 MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED, table_addr(to),
+					 &addr);
+		else
+			err = mmp_mremap(s, base + first * PG, n * PG, n * PG,
+					 MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED,
+					 table_addr(to) + first * PG, &addr);
+		break;
+	}
+	case OP_MAP_TABLE:
+		err = mmp_mmap(s, base, PMD_SIZE, RW, MMP_MAP_FIXED, &addr);
+		break;
+	case OP_THP:
+		err = mmp_madvise(s, base, PMD_SIZE, MMP_MADV_HUGEPAGE);
+		if (!err || err == -ENOMEM)
+			err = touch(t, cpu, table, first, 1);
+		break;
+	default:
+		err = -EINVAL;
+	}
+	/*
+	 * Holes are part of the game: madvise says -ENOMEM, mremap -EFAULT, and
+	 * a touch races with the other mutator's munmap.
+	 */
+	if (err == -EFAULT && (op == OP_TOUCH || op == OP_DONTNEED_TABLE || op == OP_THP))
+		err = 0;
+	if (err == -ENOMEM && (op == OP_DONTNEED_TABLE || op == OP_DONTNEED_PART || op == OP_THP))
+		err = 0;
+	if (err == -EFAULT && op == OP_MREMAP)
+		err = 0;
+	if (err)
+		msg("%s mutator %d: %s at %#llx: %s", t->run->arch, t->id, op_names[op],
+		    (unsigned long long)base, mmp_strerror(err));
+	return err;
+}
+
+static void *mutator(void *arg)
+{
+	struct thr *t = arg;
+	struct run *r = t->run;
+	struct mmp_cpu *cpu;
+
+	if (mmp_cpu_attach(r->s, &cpu)) {
+		t->errors++;
+		return NULL;
+	}
+	while (!stopping(r)) {
+		maybe_pause(r);
+		if (mutate(t, cpu))
+			t->errors++;
+	}
+	if (mmp_cpu_detach(cpu))
+		t->errors++;
+	return NULL;
+}
+
+static void start(struct run *r, struct thr *thr, uint64_t seed)
+{
+	for (int i = 0; i < NR_WALKERS + NR_MUTATORS; i++) {
+		thr[i] = (struct thr){
+			.run = r, .id = i, .rng = seed * 0x9e3779b97f4a7c15ULL + i + 1,
+		};
+		tap_require(pthread_create(&thr[i].th, NULL, i < NR_WALKERS ? walker : mutator,
+					   &thr[i]) == 0, "start thread %d", i);
+	}
+}
+
+static void join(struct run *r, struct thr *thr)
+{
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < NR_WALKERS + NR_MUTATORS; i++) {
+		pthread_join(thr[i].th, NULL);
+		r->pins += thr[i].pins;
+		r->gup_calls += thr[i].gup_calls;
+		r->slow_pins += thr[i].slow_pins;
+		r->bad_pins += thr[i].bad_pins;
+		r->errors += thr[i].errors;
+		for (int k = 0; k < NR_OPS; k++)
+			r->ops[k] += thr[i].ops[k];
+	}
+}
+
+static bool enough_work(struct mmp_space *s, bool rcu)
+{
+	struct mmp_counters c;
+
+	mmp_space_counters(s, &c);
+	return c.v[MMP_C_GUP_FAST] && c.v[rcu ? MMP_C_RCU_CALL : MMP_C_RCU_SYNC] &&
+	       c.v[MMP_C_PT_RECLAIM_FAST] + c.v[MMP_C_PT_RECLAIM_SLOW];
+}
+
+/* Park every thread, verify, go on. */
+static int pause_and_verify(struct run *r)
+{
+	int err;
+
+	__atomic_store_n(&r->pause, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&r->paused, __ATOMIC_ACQUIRE) != NR_WALKERS + NR_MUTATORS)
+		usleep(1000);
+	err = mmp_space_verify(r->s);
+	__atomic_store_n(&r->pause, 0, __ATOMIC_RELEASE);
+	return err;
+}
+
+static struct mmp_space *stress_space(struct mmp_phys *phys, const char *arch, bool rcu,
+				      bool broken)
+{
+	struct mmp_space_config cfg = { .arch = arch, .tlb_sanitizer = true };
+	struct mmp_space *s = NULL;
+	uint64_t addr;
+
+	if (mmp_space_create(phys, &cfg, &s) ||
+	    mmp_space_set_opt(s, MMP_OPT_RCU_TABLE_FREE, rcu) ||
+	    mmp_space_set_opt(s, MMP_OPT_DEBUG_BROKEN_TABLE_FREE, broken) ||
+	    mmp_mmap(s, WIN_BASE, WIN_LEN, RW, MMP_MAP_FIXED | MMP_MAP_POPULATE, &addr))
+		return NULL;
+	return s;
+}
+
+/* One correct run of @seconds on @arch; @rcu picks the table-free path. */
+static void stress(const char *arch, bool rcu, const struct mix *mix, double seconds, bool soak,
+		   uint64_t seed)
+{
+	struct thr thr[NR_WALKERS + NR_MUTATORS];
+	struct run r = { .arch = arch, .mix = mix };
+	char how[64];
+	struct mmp_counters c;
+	uint64_t free0, reclaim;
+	double t0 = now(), next_verify = t0 + 5;
+	int verify_fails = 0;
+	struct mmp_phys_stat st;
+
+	snprintf(how, sizeof(how), "%s %s", rcu ? "call_rcu" : "synchronize_rcu", mix->name);
+	tap_require(mmp_phys_create(PHYS_BYTES, &r.phys) == 0, "phys");
+	mmp_phys_stat(r.phys, &st);
+	free0 = st.free_pages;
+	r.s = stress_space(r.phys, arch, rcu, false);
+	tap_require(r.s != NULL, "%s: a space with the window mapped", arch);
+	start(&r, thr, seed);
+	/* At least @seconds, and on until every kind of work showed up (a loaded host). */
+	while (now() - t0 < seconds || (!enough_work(r.s, rcu) && now() - t0 < seconds + 30)) {
+		usleep(soak ? 100000 : 10000);
+		if (soak && now() >= next_verify) {
+			verify_fails += !!pause_and_verify(&r);
+			mmp_space_counters(r.s, &c);
+			printf("# %s %s soak %.0f s: pins %llu, rcu_call %llu, rcu_sync %llu, "
+			       "pt_reclaim %llu, pt_poison_seen %llu\n", arch, how, now() - t0,
+			       (unsigned long long)c.v[MMP_C_GUP_FAST],
+			       (unsigned long long)c.v[MMP_C_RCU_CALL],
+			       (unsigned long long)c.v[MMP_C_RCU_SYNC],
+			       (unsigned long long)(c.v[MMP_C_PT_RECLAIM_FAST] +
+						    c.v[MMP_C_PT_RECLAIM_SLOW]),
+			       (unsigned long long)c.v[MMP_C_PT_POISON_SEEN]);
+			fflush(stdout);
+			next_verify = now() + 5;
+		}
+	}
+	join(&r, thr);
+
+	mmp_space_counters(r.s, &c);
+	reclaim = c.v[MMP_C_PT_RECLAIM_FAST] + c.v[MMP_C_PT_RECLAIM_SLOW];
+	printf("# %s %s %.1f s: %llu gup calls, %llu pins (%llu locked), ops", arch, how,
+	       now() - t0, (unsigned long long)r.gup_calls, (unsigned long long)r.pins,
+	       (unsigned long long)r.slow_pins);
+	for (int k = 0; k < NR_OPS; k++)
+		printf(" %s %llu", op_names[k], (unsigned long long)r.ops[k]);
+	printf("; rcu_call %llu, rcu_sync %llu, pt_reclaim %llu, freed rcu/sync %llu/%llu\n",
+	       (unsigned long long)c.v[MMP_C_RCU_CALL], (unsigned long long)c.v[MMP_C_RCU_SYNC],
+	       (unsigned long long)reclaim, (unsigned long long)c.v[MMP_C_PGTABLE_FREE_RCU],
+	       (unsigned long long)c.v[MMP_C_PGTABLE_FREE_SYNC]);
+	tap_eq(c.v[MMP_C_PT_POISON_SEEN], 0, "%s %s: no lockless walk read a freed table", arch,
+	       how);
+	tap_eq(r.bad_pins, 0, "%s %s: every pinned frame was a live folio of ours", arch, how);
+	tap_eq(r.errors, 0, "%s %s: no call failed unexpectedly", arch, how);
+	tap_eq(verify_fails, 0, "%s %s: periodic verify", arch, how);
+	tap_eq(mmp_space_verify(r.s), 0, "%s %s: verify after the run", arch, how);
+	tap_ok(c.v[MMP_C_GUP_FAST] > 0, "%s %s: gup_fast pinned pages (%llu)", arch, how,
+	       (unsigned long long)c.v[MMP_C_GUP_FAST]);
+	if (rcu)
+		tap_ok(c.v[MMP_C_RCU_CALL] > 0, "%s %s: tables went through call_rcu (%llu)", arch,
+		       how, (unsigned long long)c.v[MMP_C_RCU_CALL]);
+	else
+		tap_ok(c.v[MMP_C_RCU_SYNC] > 0, "%s %s: tables went through synchronize_rcu (%llu)",
+		       arch, how, (unsigned long long)c.v[MMP_C_RCU_SYNC]);
+	tap_ok(reclaim > 0, "%s %s: PT_RECLAIM freed tables (%llu)", arch, how,
+	       (unsigned long long)reclaim);
+	tap_eq(mmp_munmap(r.s, WIN_BASE, WIN_LEN), 0, "%s %s: munmap the window", arch, how);
+	tap_eq(mmp_space_destroy(r.s), 0, "%s %s: destroy", arch, how);
+	mmp_phys_stat(r.phys, &st);
+	/* The huge zero folio, once a read fault made it, lives as long as the phys. */
+	if (r.phys->huge_zero_pfn != NO_PFN)
+		free0 -= HPAGE_PMD_NR;
+	tap_eq(st.free_pages, free0, "%s %s: every frame back", arch, how);
+	tap_eq(mmp_phys_destroy(r.phys), 0, "%s %s: phys destroyed", arch, how);
+}
+
+/*
+ * The broken run, in a child: exit 0 once a walk read a freed table, 1 when
+ * none did in BROKEN_BUDGET seconds, 2 when it could not start. The child's
+ * state may be garbage, so it leaves with _exit and no teardown.
+ */
+static void broken_child(const char *arch, uint64_t seed)
+{
+	struct thr thr[NR_WALKERS + NR_MUTATORS];
+	struct run r = { .arch = arch, .broken = true, .mix = &mix_pressure };
+	double t0;
+
+	alarm(BROKEN_BUDGET + 10);
+	if (mmp_phys_create(PHYS_BYTES, &r.phys))
+		_exit(2);
+	r.s = stress_space(r.phys, arch, true, true);
+	if (!r.s)
+		_exit(2);
+	t0 = now();
+	start(&r, thr, seed);
+	while (now() - t0 < BROKEN_BUDGET) {
+		usleep(200);
+		if (poison_seen(&r)) {
+			printf("# %s broken table free: a walk read a freed table after %.3f s\n",
+			       arch, now() - t0);
+			fflush(stdout);
+			_exit(0);
+		}
+	}
+	printf("# %s broken table free: no walk read a freed table in %.1f s\n", arch,
+	       BROKEN_BUDGET);
+	fflush(stdout);
+	_exit(1);
+}
+
+static void broken(const char *arch, uint64_t seed)
+{
+	int status = 0;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		tap_require(0, "fork");	/* no "ok" line: the child would print one too */
+	if (pid == 0) {
+		tap_in_child();
+		broken_child(arch, seed);
+	}
+	tap_require(waitpid(pid, &status, 0) == pid, "waitpid");
+	if (!WIFEXITED(status))
+		printf("# %s broken child died of signal %d\n", arch, WTERMSIG(status));
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "%s: with MMP_OPT_DEBUG_BROKEN_TABLE_FREE the stress test sees a freed table", arch);
+}
+
+int main(int argc, char **argv)
+{
+	const char *env = getenv("MMP_STRESS_SECONDS"), *only = NULL, *arch;
+	uint64_t seed = getenv("MMP_STRESS_SEED") ? strtoull(getenv("MMP_STRESS_SEED"), NULL, 0)
+						  : (uint64_t)time(NULL);
+	double seconds = env ? atof(env) : 1.0;
+	bool soak = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--soak") && i + 1 < argc) {
+			soak = true;
+			seconds = atof(argv[++i]);
+		} else if (argv[i][0] != '-') {
+			only = argv[i];
+		} else {
+			fprintf(stderr, "usage: %s [--soak SECONDS] [ARCH]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (seconds <= 0)
+		seconds = 1.0;
+	printf("# seed %llu (MMP_STRESS_SEED), %.1f s per back end and path\n",
+	       (unsigned long long)seed, seconds);
+	/*
+	 * Each stress phase joins its threads before the next starts, so the
+	 * broken child is forked with no other thread registered (see test_rcu.c).
+	 */
+	for_each_arch(i, arch) {
+		if (only && strcmp(only, arch))
+			continue;
+		stress(arch, true, &mix_all, seconds, soak, seed + i);
+		stress(arch, false, &mix_all, soak ? seconds : seconds / 2, soak, seed + i);
+		stress(arch, true, &mix_split, soak ? seconds : seconds / 2, soak, seed + i);
+		/* qemu-user 7.2 aborts when a forked child of a threaded process starts one. */
+		if (getenv("MMPRIM_QEMU_USER"))
+			tap_ok(1, "%s: broken table free # SKIP qemu-user cannot fork this", arch);
+		else if (!soak)
+			broken(arch, seed + i);
+	}
+	return tap_done();
+}
