@@ -84,6 +84,8 @@ struct mmp_cost_model {
 	double flush_all;	/* a whole-mm flush (CR3 reload / TLBI ASIDE1IS + DSB) */
 	double ipi;		/* one shootdown IPI, sender side, until acked */
 	double page_walk;	/* a hardware walk on a TLB miss */
+	double rcu_sync;	/* freeing one table the slow way: IPI every CPU and wait */
+	double rcu_call;	/* queueing one table batch with call_rcu */
 	const char *source;	/* where the figures come from */
 };
 

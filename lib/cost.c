@@ -20,7 +20,9 @@ MMP_EXPORT int mmp_modeled_ns(struct mmp_space *s, const struct mmp_counters *c,
 		 m->flush_op * c->v[MMP_C_TLB_FLUSH_RANGE] +
 		 m->flush_all * c->v[MMP_C_TLB_FLUSH_ALL] +
 		 m->ipi * c->v[MMP_C_TLB_IPI] +
-		 m->page_walk * c->v[MMP_C_PAGE_WALK];
+		 m->page_walk * c->v[MMP_C_PAGE_WALK] +
+		 m->rcu_sync * c->v[MMP_C_RCU_SYNC] +
+		 m->rcu_call * c->v[MMP_C_RCU_CALL];
 	*ns = cycles / m->ghz;
 	return 0;
 }

@@ -115,7 +115,8 @@ static mmp_pte_t arm64_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum m
  * TLBI VALE1IS issues in tens of cycles but must complete on every core; the
  * DSB ISH that waits for it costs hundreds of cycles (the mremap batching
  * series attributes most of its gain to avoided TLBI+DSB pairs). A whole-ASID
- * TLBI plus DSB is similar to one DSB plus refills.
+ * TLBI plus DSB is similar to one DSB plus refills. The synchronous table
+ * free (tlb_remove_table_sync_one) IPIs every CPU even here: about 2 us.
  */
 static const struct mmp_cost_model arm64_cost = {
 	.ghz = 3.0,
@@ -126,6 +127,8 @@ static const struct mmp_cost_model arm64_cost = {
 	.flush_all = 800,
 	.ipi = 0,
 	.page_walk = 40,
+	.rcu_sync = 6000,
+	.rcu_call = 200,
 	.source = "arm64 big core: TLBI VALE1IS ~60 cycles each, DSB ISH ~500, no IPIs",
 };
 

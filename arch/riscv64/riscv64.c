@@ -114,7 +114,7 @@ static mmp_pte_t rv_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_
  * Cycle costs for a RISC-V application core at 2 GHz. An sfence.vma is cheap
  * locally, but remote shootdowns go through SBI (an ecall into M-mode firmware
  * that IPIs the other harts): several microseconds, the costliest of the three
- * back ends.
+ * back ends; the synchronous table free is one such round.
  */
 static const struct mmp_cost_model riscv64_cost = {
 	.ghz = 2.0,
@@ -125,6 +125,8 @@ static const struct mmp_cost_model riscv64_cost = {
 	.flush_all = 600,
 	.ipi = 10000,
 	.page_walk = 50,
+	.rcu_sync = 10000,
+	.rcu_call = 200,
 	.source = "riscv64 core at 2 GHz: sfence.vma ~80 cycles, SBI remote fence ~5 us",
 };
 

@@ -106,6 +106,8 @@ static mmp_pte_t x86_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_
  * costs about 100-250 cycles; a full flush (CR3 reload with PCID) about 500
  * plus refills. A shootdown IPI costs the sender a few microseconds round
  * trip: 2 to 4 us is what flush_tlb_multi is commonly measured at, so 6000.
+ * Freeing a table synchronously (tlb_remove_table_sync_one) is one such
+ * broadcast IPI and wait; queueing a batch on call_rcu costs a few hundred.
  */
 const struct mmp_cost_model mmp_cost_x86_64 = {
 	.ghz = 3.0,
@@ -116,6 +118,8 @@ const struct mmp_cost_model mmp_cost_x86_64 = {
 	.flush_all = 500,
 	.ipi = 6000,
 	.page_walk = 40,
+	.rcu_sync = 6000,
+	.rcu_call = 200,
 	.source = "x86-64 server core: invlpg ~150 cycles, CR3 reload ~500, IPI round trip ~2 us",
 };
 
