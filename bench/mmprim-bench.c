@@ -6,6 +6,10 @@
  *                                   one byte per 4 KiB page (time: the faults only)
  *   munmap/<arch>/<folio KiB>       munmap of 128 MiB populated (time: the munmap only)
  *   mmap_munmap/<arch>              mmap + munmap of 1 MiB never touched
+ *   move_ptes/<arch>/<folio KiB>/<batch>
+ *                                   mremap of 1 MiB populated to the next MiB (the
+ *                                   seed's loop body), PTE batching off or on
+ *   zap/<arch>/<folio KiB>/<batch>  munmap of 16 MiB populated, batching off or on
  *   huge_copy/<order>/<variant>/<n>/<pressure>
  *                                   COW of a cold 2 MiB THP at sub-page n (bench_huge_copy.c)
  *
@@ -201,6 +205,78 @@ static void bm_mmap_munmap(struct mmp_bench_state *st, void *arg)
 	bench_env_destroy(&env);
 }
 
+/* A space for the batching benches: folio size from range 0, MMP_OPT_PTE_BATCH from range 1. */
+static int batch_env(struct mmp_bench_state *st, struct bench_env *env, const char *arch)
+{
+	unsigned int mask;
+	int err = folio_thp_mask(st, &mask);
+
+	if (!err)
+		err = bench_env_create(env, phys, 0, arch, mask);
+	if (!err)
+		err = mmp_space_set_opt(env->space, MMP_OPT_PTE_BATCH, mmp_bench_range(st, 1));
+	return err;
+}
+
+/*
+ * One timed operation per iteration over a populated mapping: @move moves it
+ * with mremap (move_ptes), otherwise munmap zaps it (zap_pte_range).
+ */
+static void bm_batch(struct mmp_bench_state *st, const char *arch, uint64_t bytes, bool move)
+{
+	const uint64_t base = 1ULL << 30;
+	struct mmp_counters before, after, delta, sum = { { 0 } };
+	struct bench_env env;
+	uint64_t addr, moved;
+	int err, i;
+
+	err = batch_env(st, &env, arch);
+	if (err) {
+		skip(st, "setup", err);
+		return;
+	}
+	while (mmp_bench_keep_running(st)) {
+		double t0, t;
+
+		err = mmp_mmap(env.space, base, bytes, RW, MMP_MAP_FIXED | MMP_MAP_POPULATE, &addr);
+		if (err) {
+			skip(st, "mmap", err);
+			break;
+		}
+		mmp_space_counters(env.space, &before);
+		t0 = bench_now();
+		if (move)
+			err = mmp_mremap(env.space, addr, bytes, bytes,
+					 MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED, addr + bytes, &moved);
+		else
+			err = mmp_munmap(env.space, addr, bytes);
+		t = bench_now() - t0;
+		mmp_space_counters(env.space, &after);
+		if (!err && move)
+			err = mmp_munmap(env.space, moved, bytes);
+		if (err) {
+			skip(st, move ? "mremap" : "munmap", err);
+			break;
+		}
+		bench_counters_sub(&delta, &after, &before);
+		for (i = 0; i < MMP_NR_COUNTERS; i++)
+			sum.v[i] += delta.v[i];
+		mmp_bench_set_iteration_time(st, t);
+	}
+	report_counters(st, &sum);
+	bench_env_destroy(&env);
+}
+
+static void bm_move_ptes(struct mmp_bench_state *st, void *arg)
+{
+	bm_batch(st, arg, MMAP_BYTES, true);
+}
+
+static void bm_zap(struct mmp_bench_state *st, void *arg)
+{
+	bm_batch(st, arg, 16 * BENCH_MIB, false);
+}
+
 static int register_arch(const char *arch)
 {
 	char name[128];
@@ -219,6 +295,24 @@ static int register_arch(const char *arch)
 		return -ENOMEM;
 	mmp_bench_unit(mmp_bench_use_manual_time(mmp_bench_arg(mmp_bench_arg(b, 4), 64)),
 		       MMP_BENCH_US);
+
+	snprintf(name, sizeof(name), "move_ptes/%s", arch);
+	b = mmp_bench_register(name, bm_move_ptes, (void *)arch);
+	if (!b)
+		return -ENOMEM;
+	for (long kib = 4; kib <= 64; kib *= 16)
+		for (long batch = 0; batch <= 1; batch++)
+			mmp_bench_args(b, kib, batch);
+	mmp_bench_unit(mmp_bench_use_manual_time(b), MMP_BENCH_US);
+
+	snprintf(name, sizeof(name), "zap/%s", arch);
+	b = mmp_bench_register(name, bm_zap, (void *)arch);
+	if (!b)
+		return -ENOMEM;
+	for (long kib = 4; kib <= 64; kib *= 16)
+		for (long batch = 0; batch <= 1; batch++)
+			mmp_bench_args(b, kib, batch);
+	mmp_bench_unit(mmp_bench_use_manual_time(b), MMP_BENCH_US);
 
 	snprintf(name, sizeof(name), "mmap_munmap/%s", arch);
 	b = mmp_bench_register(name, bm_mmap_munmap, (void *)arch);

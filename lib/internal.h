@@ -467,6 +467,7 @@ void anon_vma_put(struct anon_vma *av);
 bool anon_vma_covers(const struct anon_vma *av, uint32_t id);
 int vma_split(struct mmp_space *s, uint64_t addr);
 unsigned int vma_splits_needed(struct mmp_space *s, uint64_t start, uint64_t end);
+int vma_split_range(struct mmp_space *s, uint64_t start, uint64_t end);
 void vma_remove_range(struct mmp_space *s, uint64_t start, uint64_t end);
 void vma_merge_range(struct mmp_space *s, uint64_t start, uint64_t end);
 uint64_t get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64_t len, uint64_t align);

@@ -175,13 +175,7 @@ static int madvise_hugepage(struct mmp_space *s, uint64_t start, uint64_t end, i
 	int err;
 
 	pthread_rwlock_wrlock(&s->mmap_lock);
-	if (s->nr_vmas + vma_splits_needed(s, start, end) > MMP_MAX_MAP_COUNT) {
-		err = -ENOMEM;
-		goto out;
-	}
-	err = vma_split(s, start);
-	if (!err)
-		err = vma_split(s, end);
+	err = vma_split_range(s, start, end);
 	if (err)
 		goto out;
 	for (int i = vma_index(s, start); i < (int)s->nr_vmas && s->vmas[i].start < end; i++)

@@ -113,13 +113,7 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 		}
 		addr = s->vmas[i].end;
 	}
-	if (s->nr_vmas + vma_splits_needed(s, start, end) > MMP_MAX_MAP_COUNT) {
-		err = -ENOMEM;
-		goto out;
-	}
-	err = vma_split(s, start);
-	if (!err)
-		err = vma_split(s, end);
+	err = vma_split_range(s, start, end);
 	if (err)
 		goto out;
 	for (i = vma_index(s, start); i < (int)s->nr_vmas && s->vmas[i].start < end; i++) {

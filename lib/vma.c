@@ -152,6 +152,20 @@ unsigned int vma_splits_needed(struct mmp_space *s, uint64_t start, uint64_t end
 	return (a && a->start < start) + (b && b->start < end);
 }
 
+/*
+ * Make [start, end) a run of whole VMAs (the splits of mprotect and madvise),
+ * or change nothing and return -ENOMEM when that would pass max_map_count.
+ */
+int vma_split_range(struct mmp_space *s, uint64_t start, uint64_t end)
+{
+	int err;
+
+	if (s->nr_vmas + vma_splits_needed(s, start, end) > MMP_MAX_MAP_COUNT)
+		return -ENOMEM;
+	err = vma_split(s, start);
+	return err ? err : vma_split(s, end);
+}
+
 /* Drop every VMA inside [start, end); both ends are already boundaries. */
 void vma_remove_range(struct mmp_space *s, uint64_t start, uint64_t end)
 {
