@@ -30,7 +30,6 @@ fail_setup() {
 qemu_fork="its fork test starts threads in the child of a threaded process, which aborts qemu-user 7.2 itself"
 declare -A excluded=(
 	[example-pkgconfig]="tests/test-example.sh builds examples/hello.c with the host cc and executes it directly; a cross build needs the cross compiler and qemu (no binfmt_misc here)"
-	[test_rcu]=$qemu_fork
 	[test_rcu_stress]=$qemu_fork
 )
 [[ ${MMP_ARM64_RUN_ALL:-0} == 1 ]] && excluded=()
