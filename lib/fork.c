@@ -3,7 +3,9 @@
  * fork: duplicate the VMAs and share every anonymous folio copy-on-write
  * (dup_mmap, copy_page_range). Writable entries become read-only on both
  * sides, the child's entries are old, and PG_anon_exclusive is cleared so the
- * next write on either side copies.
+ * next write on either side copies. An exclusive page of a pinned folio is not
+ * shared: the child gets its own copy now, so the pin keeps seeing the page
+ * the parent writes (folio_try_dup_anon_rmap refusing, copy_present_page).
  */
 #include <string.h>
 
@@ -12,18 +14,44 @@
 
 struct copy_ctx {
 	struct mmp_space *dst;
-	unsigned long pages;
+	struct mmp_vma *dst_vma;
 };
+
+/* May the pages be DMA-pinned? Then an exclusive one cannot become shared. */
+static bool folio_maybe_dma_pinned(struct mmp_page *head)
+{
+	return __atomic_load_n(&head->pincount, __ATOMIC_RELAXED) > 0;
+}
+
+/* copy_present_page: the child's own copy of @pfn, mapped writable as a new folio. 0 on ENOMEM. */
+static unsigned int copy_present_page(struct mmp_space *dst, struct mmp_vma *dst_vma,
+				      mmp_pte_t *dst_ptep, uint64_t addr, uint64_t pfn,
+				      unsigned int f)
+{
+	uint32_t new_pfn = folio_alloc_anon(dst, 0);
+
+	if (new_pfn == NO_PFN)
+		return 0;
+	dst->copy->copy_page(pfn_to_virt(dst->phys, new_pfn), pfn_to_virt(dst->phys, pfn));
+	count_inc(dst, MMP_C_SUBPAGE_COPY);
+	folio_add_new_anon_rmap(pfn_to_page(dst->phys, new_pfn), 1, false);
+	folio_set_anon(pfn_to_page(dst->phys, new_pfn), dst_vma, addr);
+	rss_add(dst, 1);
+	f |= MMP_E_DIRTY | (dst_vma->flags & VM_WRITE ? MMP_E_WRITE : 0);
+	dst->arch->set_ptes(dst, addr, dst_ptep, mk_entry(dst, new_pfn, f, MMP_PTE), 1);
+	return 1;
+}
 
 /*
  * Share the present entries at @src_ptep with the child (copy_present_ptes):
  * a batch of one large folio takes its references and mapcounts at once and is
  * write-protected with one wrprotect_ptes. Returns the entries handled.
  */
-static unsigned int copy_present_ptes(struct mmp_space *dst, struct mmp_space *src,
+static unsigned int copy_present_ptes(struct copy_ctx *c, struct mmp_space *src,
 				      mmp_pte_t *dst_ptep, mmp_pte_t *src_ptep, mmp_pte_t pte,
 				      uint64_t addr, unsigned int max_nr)
 {
+	struct mmp_space *dst = c->dst;
 	unsigned int f = entry_flags(src, pte, MMP_PTE), nr = 1;
 	uint64_t pfn = entry_pfn(src, pte, MMP_PTE);
 
@@ -31,7 +59,10 @@ static unsigned int copy_present_ptes(struct mmp_space *dst, struct mmp_space *s
 		struct mmp_page *page = pfn_to_page(src->phys, pfn);
 		struct mmp_page *head = pfn_to_page(src->phys, folio_pfn(src->phys, pfn));
 
-		if (head->order && pte_batching(src)) {
+		if (folio_maybe_dma_pinned(head) && page_flag_test(page, PG_anon_exclusive))
+			return copy_present_page(dst, c->dst_vma, dst_ptep, addr, pfn,
+						 f & ~(MMP_E_ACCESSED | MMP_E_CONT | MMP_E_SOFT_DIRTY));
+		if (head->order && pte_batching(src) && !folio_maybe_dma_pinned(head)) {
 			/* Private mapping: dirty must match; write is merged (and then dropped). */
 			nr = folio_pte_batch_flags(src, src_ptep, &pte, max_nr,
 						   FPB_MERGE_WRITE | FPB_RESPECT_DIRTY);
@@ -53,12 +84,14 @@ static unsigned int copy_present_ptes(struct mmp_space *dst, struct mmp_space *s
 	return nr;
 }
 
-static int copy_pte_range(struct mmp_space *dst, struct mmp_space *src, mmp_pte_t *dst_pmdp,
+static int copy_pte_range(struct copy_ctx *c, struct mmp_space *src, mmp_pte_t *dst_pmdp,
 			  mmp_pte_t *src_ptes, uint64_t addr, uint64_t end)
 {
+	struct mmp_space *dst = c->dst;
 	mmp_pte_t *dst_ptes, *src_ptep = &src_ptes[level_index(addr, MMP_PTE)], *dst_ptep;
 	mmp_spinlock_t *src_ptl = pte_lockptr(src, src_ptes), *dst_ptl;
 	unsigned int nr;
+	int err = 0;
 
 	if (pte_alloc(dst, dst_pmdp))
 		return -ENOMEM;
@@ -73,12 +106,16 @@ static int copy_pte_range(struct mmp_space *dst, struct mmp_space *src, mmp_pte_
 
 		nr = 1;
 		if (pte)
-			nr = copy_present_ptes(dst, src, dst_ptep, src_ptep, pte, addr,
+			nr = copy_present_ptes(c, src, dst_ptep, src_ptep, pte, addr,
 					       (end - addr) >> PAGE_SHIFT);
+		if (!nr) {
+			err = -ENOMEM;
+			break;
+		}
 	}
 	spin_unlock(dst_ptl);
 	spin_unlock(src_ptl);
-	return 0;
+	return err;
 }
 
 static int copy_pmd(struct mmp_space *src, mmp_pte_t *src_pmdp, uint64_t addr, uint64_t end,
@@ -92,9 +129,19 @@ static int copy_pmd(struct mmp_space *src, mmp_pte_t *src_pmdp, uint64_t addr, u
 	dst_pmdp = pmd_alloc(c->dst, addr);
 	if (!dst_pmdp)
 		return -ENOMEM;
-	if (entry_flags(src, pmd, MMP_PMD) & MMP_E_LEAF)
-		return copy_huge_pmd(c->dst, src, dst_pmdp, src_pmdp, addr);
-	return copy_pte_range(c->dst, src, dst_pmdp, pte_table(src, pmd), addr, end);
+	if (entry_flags(src, pmd, MMP_PMD) & MMP_E_LEAF) {
+		struct mmp_page *head = pfn_to_page(src->phys, entry_pfn(src, pmd, MMP_PMD));
+
+		if (!(entry_flags(src, pmd, MMP_PMD) & MMP_E_SPECIAL) &&
+		    folio_maybe_dma_pinned(head) && page_flag_test(head, PG_anon_exclusive)) {
+			/* A pinned THP cannot be shared: split, and copy its pages one by one. */
+			split_huge_pmd(src, src_pmdp, addr & PMD_MASK);
+			pmd = READ_ONCE(*src_pmdp);
+		} else {
+			return copy_huge_pmd(c->dst, src, dst_pmdp, src_pmdp, addr);
+		}
+	}
+	return copy_pte_range(c, src, dst_pmdp, pte_table(src, pmd), addr, end);
 }
 
 MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
@@ -136,10 +183,13 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 	}
 	c.dst = child;
 	inc_tlb_flush_pending(parent);
-	for (unsigned int i = 0; !err && i < parent->nr_vmas; i++)
-		if (!(parent->vmas[i].flags & VM_WIPEONFORK))
-			err = walk_pmd_range(parent, parent->vmas[i].start, parent->vmas[i].end,
-					     copy_pmd, &c);
+	for (unsigned int i = 0; !err && i < parent->nr_vmas; i++) {
+		if (parent->vmas[i].flags & VM_WIPEONFORK)
+			continue;
+		c.dst_vma = &child->vmas[i];
+		err = walk_pmd_range(parent, parent->vmas[i].start, parent->vmas[i].end, copy_pmd,
+				     &c);
+	}
 	/* The parent's entries were write-protected: flush its TLBs (dup_mmap). */
 	flush_tlb_mm(parent);
 	dec_tlb_flush_pending(parent);

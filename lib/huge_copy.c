@@ -138,10 +138,16 @@ static void walk_target_last(unsigned int n, unsigned int nr, subpages_fn fn, vo
 		l = nr - n;
 		fn(arg, 0, base, true);
 	}
-	/* The 2l sub-pages left, alternately from each end towards the target. */
+	/*
+	 * The 2l sub-pages left, alternately from each end towards the target;
+	 * the last 8 pairs (64 KiB around the target) go through the cache even
+	 * with a non-temporal variant, or nothing would be left hot.
+	 */
 	for (i = 0; i < l; i++) {
-		fn(arg, base + i, 1, true);
-		fn(arg, base + 2 * l - 1 - i, 1, true);
+		bool far = l - 1 - i >= 8;
+
+		fn(arg, base + i, 1, far);
+		fn(arg, base + 2 * l - 1 - i, 1, far);
 	}
 }
 

@@ -485,8 +485,8 @@ bool madvise_free_huge_pmd(struct mmp_gather *tlb, struct mmp_vma *vma, mmp_pte_
 	if (is_huge_zero_pmd(s, pmd) || !entry_present(entry_flags(s, pmd, MMP_PMD)))
 		goto out;
 	head = pfn_to_page(s->phys, entry_pfn(s, pmd, MMP_PMD));
-	if (folio_mapcount(head) != 1)
-		goto out;	/* shared with another mm: leave it */
+	if (!page_flag_test(head, PG_anon_exclusive))
+		goto out;	/* shared with another mm: leave it, as the PTE path does */
 	page_flag_clear(head, PG_dirty);
 	if (entry_flags(s, pmd, MMP_PMD) & (MMP_E_ACCESSED | MMP_E_DIRTY)) {
 		ptep_modify(s, pmdp, MMP_PMD, 0, MMP_E_ACCESSED | MMP_E_DIRTY);
@@ -505,7 +505,8 @@ out:
  * @extra_refs may hold references: the count is frozen to zero meanwhile, so
  * GUP-fast's speculative grab fails and backs off. -EAGAIN otherwise.
  */
-int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint32_t head_pfn, int extra_refs)
+int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint64_t table_addr, uint32_t head_pfn,
+		       int extra_refs)
 {
 	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
 	unsigned int nr = folio_nr_pages(head), here = 0;
@@ -547,5 +548,21 @@ int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint32_t head_pfn, 
 		}
 	}
 	count_inc(s, MMP_C_FOLIO_SPLIT);
+	/*
+	 * A contiguous block (arm64 contpte, riscv NAPOT) must map one folio:
+	 * rewrite each entry that still carries the hint, which unfolds its block;
+	 * the pieces, order-0 now, never fold again.
+	 */
+	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++) {
+		mmp_pte_t e = READ_ONCE(ptes[i]);
+		uint64_t addr = table_addr + ((uint64_t)i << PAGE_SHIFT);
+
+		if (!e || !(entry_flags(s, e, MMP_PTE) & MMP_E_CONT) ||
+		    !pfn_in_range(entry_pfn(s, s->arch->ptep_get_lockless(s, &ptes[i]), MMP_PTE),
+				  head_pfn, nr))
+			continue;
+		e = s->arch->ptep_get_and_clear(s, addr, &ptes[i]);
+		s->arch->set_ptes(s, addr, &ptes[i], e, 1);
+	}
 	return 0;
 }

@@ -12,7 +12,6 @@
 static int madvise_dontneed(struct mmp_space *s, uint64_t start, uint64_t end)
 {
 	struct mmp_gather tlb;
-	int err = 0;
 
 	pthread_rwlock_rdlock(&s->mmap_lock);
 	tlb_gather_mmu(&tlb, s, false);
@@ -25,7 +24,7 @@ static int madvise_dontneed(struct mmp_space *s, uint64_t start, uint64_t end)
 	tlb_finish_mmu(&tlb);
 	WRITE_ONCE(s->last_op, "mmp_madvise(MADV_DONTNEED)");
 	pthread_rwlock_unlock(&s->mmap_lock);
-	return err;
+	return 0;
 }
 
 /* Is every page of the folio in [page, page + nr) mapped by this mm alone? */
@@ -82,7 +81,7 @@ static void madvise_pte_range(struct madv_walk *w, mmp_pte_t *pmdp, uint64_t add
 			if (nr < folio_nr_pages(head) && w->kind != WALK_RECLAIM) {
 				/* Partly covered: split it if it is ours alone, then look again. */
 				if (folio_range_exclusive(pfn_to_page(s->phys, pfn), nr) &&
-				    !split_folio_locked(s, ptes, head_pfn, 0)) {
+				    !split_folio_locked(s, ptes, addr & PMD_MASK, head_pfn, 0)) {
 					nr = 0;
 					continue;
 				}
@@ -121,14 +120,19 @@ static int madvise_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint
 	if (!pmd)
 		return 0;
 	if (f & MMP_E_LEAF) {
-		struct mmp_page *head = pfn_to_page(s->phys, entry_pfn(s, pmd, MMP_PMD));
-
 		if (whole && w->kind == WALK_FREE && madvise_free_huge_pmd(w->tlb, w->vma, pmdp, addr))
 			return 0;
 		if (whole && w->kind != WALK_FREE) {
-			if (entry_present(f) && !(f & MMP_E_SPECIAL) &&
-			    (w->kind == WALK_RECLAIM || folio_mapcount(head) == 1))
+			/* Under the PMD lock: a racing zap cannot free the folio meanwhile. */
+			spin_lock(&s->page_table_lock);
+			pmd = READ_ONCE(*pmdp);
+			f = entry_flags(s, pmd, MMP_PMD);
+			if ((f & MMP_E_LEAF) && entry_present(f) && !(f & MMP_E_SPECIAL) &&
+			    (w->kind == WALK_RECLAIM ||
+			     page_flag_test(pfn_to_page(s->phys, entry_pfn(s, pmd, MMP_PMD)),
+					    PG_anon_exclusive)))
 				folio_isolate(s, &w->list, entry_pfn(s, pmd, MMP_PMD));
+			spin_unlock(&s->page_table_lock);
 			return 0;
 		}
 		split_huge_pmd(s, pmdp, addr & PMD_MASK);

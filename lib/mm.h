@@ -194,7 +194,8 @@ bool unmap_huge_pmd_locked(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_t *
 bool madvise_free_huge_pmd(struct mmp_gather *tlb, struct mmp_vma *vma, mmp_pte_t *pmdp,
 			   uint64_t addr);
 /* Split a PTE-mapped large folio whose every mapping is in @ptes (PTL held). */
-int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint32_t head_pfn, int extra_refs);
+int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint64_t table_addr, uint32_t head_pfn,
+		       int extra_refs);
 void folio_mark_lazyfree(struct mmp_space *s, struct mmp_page *head);
 
 /* Reclaim: isolated folios, each holding one extra reference. */
@@ -240,8 +241,10 @@ static inline int folio_mapcount(struct mmp_page *head)
 }
 
 /*
- * A new folio's first mapping (folio_add_new_anon_rmap): nobody else can see it
- * yet, so plain stores do. @nr PTEs map pages [0, nr), or one PMD maps it all.
+ * A new folio's first mapping (folio_add_new_anon_rmap): no table maps it yet.
+ * A stale lockless read may still reach the recycled frame, but GUP-fast's
+ * folio_try_get fails while the count is 0, which it is until this store.
+ * @nr PTEs map pages [0, nr), or one PMD maps it all.
  */
 static inline void folio_add_new_anon_rmap(struct mmp_page *head, int nr, bool pmd)
 {

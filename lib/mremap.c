@@ -167,12 +167,15 @@ static int move_vma(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64
 	err = move_page_tables(s, addr, new_addr, old_len, &moved);
 	if (err) {
 		move_page_tables(s, new_addr, addr, moved, &back);
-		vma_split(s, new_addr);
-		vma_split(s, new_addr + new_len);
 		vma_remove_range(s, new_addr, new_addr + new_len);
 		unmap_region(s, new_addr, new_addr + new_len);
 		return err;
 	}
+	/*
+	 * Room for the splits was checked above; only the host running out of
+	 * memory for the VMA array could fail this, and then, as move_vma does,
+	 * the old range stays mapped and empty: the move itself has happened.
+	 */
 	if (!(flags & MMP_MREMAP_DONTUNMAP))
 		do_munmap(s, addr, addr + old_len);
 	vma_merge_range(s, new_addr, new_addr + new_len);

@@ -12,7 +12,6 @@
 #include "rcu.h"
 
 static __thread int rcu_nesting __attribute__((tls_model("initial-exec")));
-static __thread bool rcu_lazy __attribute__((tls_model("initial-exec")));
 static pthread_key_t rcu_exit_key;
 static pthread_once_t rcu_once = PTHREAD_ONCE_INIT;
 
@@ -55,8 +54,7 @@ void rcu_read_lock(void)
 	if (unlikely(!rcu_nesting)) {
 		/* A thread without a CPU (populate from mmap, say): register for good. */
 		mmp_rcu_register();
-		rcu_lazy = true;
-		rcu_nesting++;
+		rcu_nesting++;	/* never dropped: the thread-exit hook unregisters */
 	}
 	urcu_memb_read_lock();
 }

@@ -111,6 +111,18 @@ static void check_folio_page(struct verify *v, uint64_t pfn, uint64_t va, unsign
 		v->maps[pfn]++;
 }
 
+/* A contiguous block (contpte, NAPOT) must lie within one folio, aligned. */
+static void check_cont_block(struct verify *v, uint64_t va, uint64_t pfn)
+{
+	unsigned int n = 1u << (v->s->arch->cont_shift ? v->s->arch->cont_shift - PAGE_SHIFT : 4);
+	uint64_t base = pfn - ((va >> PAGE_SHIFT) & (n - 1)), head = folio_pfn(v->phys, pfn);
+	struct mmp_page *h = pfn_to_page(v->phys, head);
+
+	if (base < head || base + n > head + folio_nr_pages(h) || (base & (n - 1)))
+		report(v, "space %llu: the contiguous block at %#llx spans more than one folio",
+		       (unsigned long long)v->s->id, (unsigned long long)(va & ~(n * PAGE_SIZE - 1)));
+}
+
 static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level, uint64_t base)
 {
 	struct mmp_space *s = v->s;
@@ -154,8 +166,11 @@ static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level,
 			continue;
 		}
 		check_folio_page(v, pfn, va, level == MMP_PMD ? HPAGE_PMD_ORDER : 0);
-		if (phys_pfn_valid(v->phys, pfn) && !v->free[pfn])
+		if (phys_pfn_valid(v->phys, pfn) && !v->free[pfn]) {
 			check_rmap(v, vma, va, pfn);
+			if (level == MMP_PTE && (entry_flags(s, READ_ONCE(table[i]), MMP_PTE) & MMP_E_CONT))
+				check_cont_block(v, va, pfn);
+		}
 		v->rss += level == MMP_PMD ? HPAGE_PMD_NR : 1;
 	}
 	if (level == MMP_PMD) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "mm.h"
 
 /* Index of the first VMA whose end is above @addr (nr_vmas if none). */
 int vma_index(struct mmp_space *s, uint64_t addr)
@@ -135,6 +136,13 @@ int vma_split(struct mmp_space *s, uint64_t addr)
 	err = vma_reserve(s, 1);
 	if (err)
 		return err;
+	/* vma_adjust_trans_huge: no huge PMD may straddle a VMA boundary. */
+	if (addr & ~PMD_MASK) {
+		mmp_pte_t *pmdp = pmd_offset(s, addr);
+
+		if (pmdp && (entry_flags(s, READ_ONCE(*pmdp), MMP_PMD) & MMP_E_LEAF))
+			split_huge_pmd(s, pmdp, addr & PMD_MASK);
+	}
 	memmove(&s->vmas[i + 1], &s->vmas[i], (s->nr_vmas - i) * sizeof(*s->vmas));
 	s->vmas[i].end = addr;
 	s->vmas[i + 1].start = addr;
