@@ -397,45 +397,24 @@ static bool __discard_anon_folio_pmd_locked(struct mmp_space *s, struct mmp_vma 
 					    mmp_pte_t *pmdp, uint64_t haddr, struct mmp_page *head,
 					    bool old)
 {
-	bool droppable = vma->flags & VM_DROPPABLE;
 	mmp_pte_t orig = pmd_read(s, pmdp);
-	int ref, map;
+	bool dirty = entry_flags(s, orig, MMP_PMD) & MMP_E_DIRTY;
 
-	if (old) {
-		if (page_flag_test(head, PG_dirty) || (entry_flags(s, orig, MMP_PMD) & MMP_E_DIRTY))
-			return false;
-	} else {
-		if (entry_flags(s, orig, MMP_PMD) & MMP_E_DIRTY)
+	/* A dirty PMD or folio is decided before the PMD is touched. */
+	if (old && (dirty || page_flag_test(head, PG_dirty)))
+		return false;
+	if (!old) {
+		if (dirty)
 			page_flag_set(head, PG_dirty);
-		if (page_flag_test(head, PG_dirty) && !droppable) {
+		if (page_flag_test(head, PG_dirty) && !(vma->flags & VM_DROPPABLE)) {
 			folio_set_swapbacked(head);
 			count_inc(s, MMP_C_LAZYFREE_REDIRTIED);
 			return false;
 		}
 	}
 	orig = pmdp_huge_clear_flush(s, pmdp, haddr);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	ref = folio_ref_count(head);
-	map = folio_mapcount(head);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-
-	if (entry_flags(s, orig, MMP_PMD) & MMP_E_DIRTY) {
-		if (old) {
-			set_pmd_at(s, pmdp, orig);
-			return false;
-		}
-		page_flag_set(head, PG_dirty);
-	}
-	if (page_flag_test(head, PG_dirty) && !droppable) {
-		if (!old) {
-			folio_set_swapbacked(head);
-			count_inc(s, MMP_C_LAZYFREE_REDIRTIED);
-		}
-		set_pmd_at(s, pmdp, orig);
-		return false;
-	}
-	/* The only references: the mapping's and reclaim's isolation. */
-	if (ref != map + 1) {
+	if (lazyfree_check(s, vma, head, entry_flags(s, orig, MMP_PMD) & MMP_E_DIRTY, !old) !=
+	    LAZYFREE_DISCARD) {
 		set_pmd_at(s, pmdp, orig);
 		return false;
 	}

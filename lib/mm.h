@@ -188,6 +188,9 @@ typedef bool (*rmap_fn)(struct mmp_space *s, struct mmp_vma *vma, uint32_t head_
 			uint64_t start, uint64_t end, void *arg);
 bool rmap_walk_anon(struct mmp_space *self, uint32_t head_pfn, rmap_fn fn, void *arg);
 bool try_to_unmap(struct mmp_space *self, uint32_t head_pfn);
+enum lazyfree_verdict { LAZYFREE_DISCARD, LAZYFREE_REDIRTIED, LAZYFREE_REFERENCED };
+enum lazyfree_verdict lazyfree_check(struct mmp_space *s, struct mmp_vma *vma,
+				     struct mmp_page *head, bool entry_dirty, bool mark);
 /* @old: the rule before the seed (any dirt refuses, without setting swapbacked). */
 bool unmap_huge_pmd_locked(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_t *pmdp,
 			   uint64_t haddr, uint32_t head_pfn, bool old);

@@ -89,6 +89,35 @@ static bool pfn_in_folio(uint64_t pfn, uint32_t head_pfn, unsigned int nr)
 }
 
 /*
+ * The decision on a lazyfree folio whose entries were just cleared and
+ * flushed (shared by the PTE path and __discard_anon_folio_pmd_locked). The
+ * full barrier pairs with GUP-fast's "grab, then recheck the entry": either it
+ * sees the cleared entry, or we see its reference. Dirty and not droppable:
+ * swapbacked again (unless @mark is false, the pre-seed PMD rule). Any reference
+ * beyond the mappings and reclaim's isolation: keep it, not as swapbacked.
+ */
+enum lazyfree_verdict lazyfree_check(struct mmp_space *s, struct mmp_vma *vma,
+				     struct mmp_page *head, bool entry_dirty, bool mark)
+{
+	int ref, map;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	ref = folio_ref_count(head);
+	map = folio_mapcount(head);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (entry_dirty)
+		page_flag_set(head, PG_dirty);
+	if (page_flag_test(head, PG_dirty) && !(vma->flags & VM_DROPPABLE)) {
+		if (mark) {
+			folio_set_swapbacked(head);
+			count_inc(s, MMP_C_LAZYFREE_REDIRTIED);
+		}
+		return LAZYFREE_REDIRTIED;
+	}
+	return ref == map + 1 ? LAZYFREE_DISCARD : LAZYFREE_REFERENCED;
+}
+
+/*
  * folio_unmap_pte_batch: a lazyfree large folio unmaps its PTEs in batches
  * (within one VMA and one table); anything else one at a time.
  */
@@ -101,10 +130,9 @@ static unsigned int folio_unmap_pte_batch(struct mmp_space *s, struct mmp_page *
 }
 
 /*
- * The PTEs of [addr, end) that map @head_pfn's folio, in one table. For each
- * batch: clear and flush, then (after a full barrier, pairing with GUP-fast)
- * read the counts. Dirty and not droppable: restore, swapbacked again, abort.
- * An extra reference: restore and abort. Otherwise the mapping is dropped.
+ * The PTEs of [addr, end) that map @head_pfn's folio, in one table. Each batch
+ * is cleared and flushed, then lazyfree_check decides: discard, or restore
+ * and abort the walk.
  */
 static bool try_to_unmap_ptes(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_t *pmdp,
 			      uint32_t head_pfn, uint64_t addr, uint64_t end)
@@ -126,7 +154,6 @@ static bool try_to_unmap_ptes(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_
 		mmp_pte_t pte = s->arch->ptep_get(s, ptep);
 		unsigned int f = entry_flags(s, pte, MMP_PTE);
 		uint64_t pfn = entry_pfn(s, pte, MMP_PTE);
-		int ref, map;
 
 		nr = 1;
 		if (!entry_present(f) || (f & MMP_E_SPECIAL) || !pfn_in_folio(pfn, head_pfn, nr_pages))
@@ -136,20 +163,9 @@ static bool try_to_unmap_ptes(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_
 		inc_tlb_flush_pending(s);
 		flush_tlb_range(s, addr, addr + (uint64_t)nr * PAGE_SIZE, PAGE_SHIFT);
 		dec_tlb_flush_pending(s);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		ref = folio_ref_count(head);
-		map = folio_mapcount(head);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (entry_flags(s, pte, MMP_PTE) & MMP_E_DIRTY)
-			page_flag_set(head, PG_dirty);
-		if (page_flag_test(head, PG_dirty) && !(vma->flags & VM_DROPPABLE)) {
-			s->arch->set_ptes(s, addr, ptep, pte, nr);
-			folio_set_swapbacked(head);
-			count_inc(s, MMP_C_LAZYFREE_REDIRTIED);
-			ret = false;
-		} else if (ref != map + 1) {
-			/* GUP or a speculative reference: keep it, and not as swapbacked. */
-			s->arch->set_ptes(s, addr, ptep, pte, nr);
+		if (lazyfree_check(s, vma, head, entry_flags(s, pte, MMP_PTE) & MMP_E_DIRTY, true) !=
+		    LAZYFREE_DISCARD) {
+			s->arch->set_ptes(s, addr, ptep, pte, nr);	/* restore, walk_abort */
 			ret = false;
 		} else {
 			folio_remove_rmap_ptes(head, pfn_to_page(s->phys, pfn), nr);
