@@ -104,6 +104,11 @@ static bool gup_fast_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level lev
 		put_speculative(s, head_pfn);
 		return false;
 	}
+	/* gup_must_unshare: a read pin of a shared page must go the slow way. */
+	if (!write && !page_flag_test(pfn_to_page(s->phys, pfn), PG_anon_exclusive)) {
+		put_speculative(s, head_pfn);
+		return false;
+	}
 	folio_pin(head);
 	*pfn_out = pfn;
 	return true;
@@ -184,7 +189,9 @@ static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool
 			pte = READ_ONCE(*pmdp);
 			f = entry_flags(s, pte, MMP_PMD);
 			if ((f & MMP_E_LEAF) && (f & MMP_E_PRESENT) && !(f & MMP_E_SPECIAL) &&
-			    (!write || (f & MMP_E_WRITE))) {
+			    (!write || (f & MMP_E_WRITE)) &&
+			    page_flag_test(pfn_to_page(s->phys, entry_pfn(s, pte, MMP_PMD)),
+					   PG_anon_exclusive)) {
 				*pfn = entry_pfn(s, pte, MMP_PMD) + level_index(addr, MMP_PTE);
 				folio_ref_add(pfn_to_page(s->phys, entry_pfn(s, pte, MMP_PMD)), 1);
 				folio_pin(pfn_to_page(s->phys, entry_pfn(s, pte, MMP_PMD)));
@@ -198,7 +205,9 @@ static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool
 				pte = s->arch->ptep_get(s, &ptes[level_index(addr, MMP_PTE)]);
 				f = entry_flags(s, pte, MMP_PTE);
 				if ((f & MMP_E_PRESENT) && !(f & MMP_E_SPECIAL) &&
-				    (!write || (f & MMP_E_WRITE))) {
+				    (!write || (f & MMP_E_WRITE)) &&
+				    page_flag_test(pfn_to_page(s->phys, entry_pfn(s, pte, MMP_PTE)),
+						   PG_anon_exclusive)) {
 					*pfn = entry_pfn(s, pte, MMP_PTE);
 					folio_ref_add(pfn_to_page(s->phys, folio_pfn(s->phys, *pfn)), 1);
 					folio_pin(pfn_to_page(s->phys, folio_pfn(s->phys, *pfn)));
@@ -210,16 +219,17 @@ static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool
 		}
 		if (ok)
 			return 0;
-		/* Not there, or the zero page and we want to write: fault like a user access. */
-		err = __handle_mm_fault(s, vma, addr, write ? FAULT_FLAG_WRITE : 0);
+		/*
+		 * Not there, read-only for a write pin, or shared (or the zero page)
+		 * for a read pin: fault like a user access, or unshare (FOLL_PIN,
+		 * gup_must_unshare), so the pin and the mapping stay the same page.
+		 */
+		if (!write && pte)
+			err = __handle_mm_fault(s, vma, addr, FAULT_FLAG_UNSHARE);
+		else
+			err = __handle_mm_fault(s, vma, addr, write ? FAULT_FLAG_WRITE : 0);
 		if (err && err != VM_FAULT_FALLBACK)
 			return err;
-		if (!write && !err) {
-			/* A read fault may map the zero page, which has no folio to pin: write it. */
-			write = true;
-			if (!(vma->flags & VM_WRITE))
-				return -EFAULT;
-		}
 	}
 	return -EAGAIN;
 }

@@ -208,6 +208,7 @@ static void huge_pmd_replace(struct vm_fault *vmf, mmp_pte_t orig, uint32_t pfn)
 int do_huge_pmd_wp_page(struct vm_fault *vmf)
 {
 	struct mmp_space *s = vmf->s;
+	bool unshare = vmf->flags & FAULT_FLAG_UNSHARE;
 	uint64_t haddr = vmf->address & PMD_MASK;
 	mmp_pte_t orig;
 	uint32_t old_pfn, pfn;
@@ -228,6 +229,11 @@ int do_huge_pmd_wp_page(struct vm_fault *vmf)
 		if (!page_flag_test(old, PG_anon_exclusive) && folio_ref_count(old) == 1)
 			for (unsigned int i = 0; i < HPAGE_PMD_NR; i++)
 				page_flag_set(old + i, PG_anon_exclusive);
+		if (page_flag_test(old, PG_anon_exclusive) && unshare) {
+			spin_unlock(&s->page_table_lock);
+			count_inc(s, MMP_C_FAULT_HUGE_REUSE);
+			return 0;
+		}
 		if (page_flag_test(old, PG_anon_exclusive)) {
 			ptep_modify(s, vmf->pmdp, MMP_PMD, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED,
 				    0);
@@ -240,6 +246,13 @@ int do_huge_pmd_wp_page(struct vm_fault *vmf)
 	}
 	spin_unlock(&s->page_table_lock);
 
+	if (unshare) {
+		/* Unshare one page, not 2 MiB: split and let the PTE fault copy it. */
+		if (old)
+			folio_put_refs(s, old_pfn, 1);
+		split_huge_pmd(s, vmf->pmdp, haddr);
+		return VM_FAULT_FALLBACK;
+	}
 	pfn = anon_vma_prepare(s, vmf->vma) ? NO_PFN : folio_alloc_anon(s, HPAGE_PMD_ORDER);
 	if (pfn == NO_PFN) {
 		if (old)

@@ -183,11 +183,13 @@ static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 /*
  * A write to a present, write-protected PTE (do_wp_page). An exclusive page is
  * reused in place; anything else is copied into a new order-0 folio, as the
- * kernel does even for a page of a large folio.
+ * kernel does even for a page of a large folio. With FAULT_FLAG_UNSHARE (a
+ * read pin of a shared page) the same happens without making it writable.
  */
 static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 {
 	struct mmp_space *s = vmf->s;
+	bool unshare = vmf->flags & FAULT_FLAG_UNSHARE;
 	mmp_spinlock_t *ptl;
 	mmp_pte_t *ptep = &ptes[level_index(vmf->address, MMP_PTE)];
 	uint64_t addr = vmf->address & PAGE_MASK;
@@ -202,7 +204,7 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		return 0;
 	orig = s->arch->ptep_get(s, ptep);
 	f = entry_flags(s, orig, MMP_PTE);
-	if (!(f & MMP_E_PRESENT) || (f & MMP_E_WRITE)) {
+	if (!(f & MMP_E_PRESENT) || (!unshare && (f & MMP_E_WRITE))) {
 		spin_unlock(ptl);
 		count_inc(s, MMP_C_FAULT_SPURIOUS);
 		return 0;
@@ -216,8 +218,10 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		    folio_ref_count(head) == 1)
 			page_flag_set(page, PG_anon_exclusive);	/* the other mapper left */
 		if (page_flag_test(page, PG_anon_exclusive)) {
-			s->arch->ptep_set_access_flags(s, addr, ptep,
-						       MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED);
+			/* An unshare is done once the page is exclusive: write stays as it was. */
+			if (!unshare)
+				s->arch->ptep_set_access_flags(s, addr, ptep, MMP_E_WRITE |
+							       MMP_E_DIRTY | MMP_E_ACCESSED);
 			spin_unlock(ptl);
 			count_inc(s, MMP_C_FAULT_WP_REUSE);
 			return 0;
@@ -257,7 +261,12 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	dec_tlb_flush_pending(s);
 	folio_add_new_anon_rmap(pfn_to_page(s->phys, new_pfn), 1, false);
 	folio_set_anon(pfn_to_page(s->phys, new_pfn), vmf->vma, addr);
-	f = (f & ~(MMP_E_SPECIAL | MMP_E_SOFT_DIRTY)) | MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED;
+	/* wp_page_copy: an unshared copy keeps the old entry's permission, clean. */
+	if (unshare)
+		f = (f & ~(MMP_E_SPECIAL | MMP_E_DIRTY | MMP_E_CONT)) | MMP_E_ACCESSED;
+	else
+		f = (f & ~(MMP_E_SPECIAL | MMP_E_SOFT_DIRTY | MMP_E_CONT)) | MMP_E_WRITE |
+		    MMP_E_DIRTY | MMP_E_ACCESSED;
 	s->arch->set_ptes(s, addr, ptep, mk_entry(s, new_pfn, f, MMP_PTE), 1);
 	if (head) {
 		folio_remove_rmap_ptes(head, page, 1);
@@ -320,7 +329,8 @@ static int handle_pte_fault(struct vm_fault *vmf)
 	f = entry_flags(s, pte, MMP_PTE);
 	if (!pte)
 		ret = do_anonymous_page(vmf, ptes);
-	else if ((f & MMP_E_PRESENT) && (vmf->flags & FAULT_FLAG_WRITE) && !(f & MMP_E_WRITE))
+	else if ((f & MMP_E_PRESENT) && (((vmf->flags & FAULT_FLAG_WRITE) && !(f & MMP_E_WRITE)) ||
+					 (vmf->flags & FAULT_FLAG_UNSHARE)))
 		ret = do_wp_page(vmf, ptes);
 	else if ((f & MMP_E_PRESENT) && pte_needs_young_dirty(f, vmf->flags))
 		do_access_fault(vmf, ptes, f);
@@ -350,8 +360,8 @@ int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, u
 	} else if (vmf.orig_pmd) {
 		pf = entry_flags(s, vmf.orig_pmd, MMP_PMD);
 		if (pf & MMP_E_LEAF) {
-			if ((pf & MMP_E_PRESENT) && (flags & FAULT_FLAG_WRITE) &&
-			    !(pf & MMP_E_WRITE)) {
+			if ((pf & MMP_E_PRESENT) && (((flags & FAULT_FLAG_WRITE) && !(pf & MMP_E_WRITE)) ||
+						     (flags & FAULT_FLAG_UNSHARE))) {
 				ret = do_huge_pmd_wp_page(&vmf);
 				if (ret != VM_FAULT_FALLBACK)
 					return ret;

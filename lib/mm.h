@@ -100,6 +100,8 @@ void folio_free(struct mmp_phys *phys, uint32_t head_pfn);
 /* ---- faults (lib/memory.c, lib/huge_memory.c) ---- */
 
 #define FAULT_FLAG_WRITE	0x1
+/* Make a shared anonymous page (or the zero page) exclusive without making it writable. */
+#define FAULT_FLAG_UNSHARE	0x2
 
 struct vm_fault {
 	struct mmp_space *s;

@@ -6,7 +6,9 @@
  *  - a VMA split inside a THP left the huge PMD straddling two VMAs, and fork
  *    copied it twice;
  *  - fork shared an exclusive, pinned page, so the parent's next write moved
- *    away from the page the pin holds.
+ *    away from the page the pin holds;
+ *  - a read pin of a page already shared by fork pinned the shared page, so
+ *    the parent's next write (a COW) moved away from it (gup_must_unshare).
  */
 #include <string.h>
 
@@ -85,6 +87,27 @@ static void check_fork_pinned(const char *arch, struct mmp_space *s, struct mmp_
 	mmp_munmap(s, a, len);
 }
 
+static void check_read_pin_after_fork(const char *arch, struct mmp_space *s,
+				      struct mmp_cpu *cpu)
+{
+	uint64_t a = map(s, MMP_PAGE_SIZE, MMP_PROT_READ | MMP_PROT_WRITE), pfn = 0, now = 0;
+	struct mmp_space *c;
+
+	mmp_memset(cpu, a, 1, MMP_PAGE_SIZE);
+	tap_eq(mmp_fork(s, &c), 0, "%s: fork, the page is now shared", arch);
+	tap_eq(mmp_gup_fast(s, a, 1, false, &pfn), 0,
+	       "%s: GUP-fast will not read-pin a shared page", arch);
+	tap_eq(mmp_gup(s, a, 1, false, &pfn), 1, "%s: the slow path unshares and pins", arch);
+	mmp_memset(cpu, a, 2, MMP_PAGE_SIZE);
+	tap_eq(mmp_gup_fast(s, a, 1, false, &now), 1, "%s: look the page up again", arch);
+	tap_eq(now, pfn, "%s: the parent's write went to the read-pinned page", arch);
+	mmp_unpin(s, &now, 1);
+	mmp_unpin(s, &pfn, 1);
+	tap_eq(mmp_space_verify(s), 0, "%s: verify", arch);
+	mmp_space_destroy(c);
+	mmp_munmap(s, a, MMP_PAGE_SIZE);
+}
+
 int main(void)
 {
 	const char *arch;
@@ -99,6 +122,7 @@ int main(void)
 		check_split_vma_inside_thp(arch, s, cpu);
 		check_fork_pinned(arch, s, cpu, false);
 		check_fork_pinned(arch, s, cpu, true);
+		check_read_pin_after_fork(arch, s, cpu);
 		mmp_cpu_detach(cpu);
 		mmp_space_destroy(s);
 	}
