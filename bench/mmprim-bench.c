@@ -277,6 +277,24 @@ static void bm_zap(struct mmp_bench_state *st, void *arg)
 	bm_batch(st, arg, 16 * BENCH_MIB, false);
 }
 
+/* <what>/<arch>/<folio KiB>/<batch> for 4 and 64 KiB folios, batching off and on. */
+static int register_batch(const char *what, void (*fn)(struct mmp_bench_state *, void *),
+			  const char *arch)
+{
+	char name[128];
+	struct mmp_bench *b;
+
+	snprintf(name, sizeof(name), "%s/%s", what, arch);
+	b = mmp_bench_register(name, fn, (void *)arch);
+	if (!b)
+		return -ENOMEM;
+	for (long kib = 4; kib <= 64; kib *= 16)
+		for (long batch = 0; batch <= 1; batch++)
+			mmp_bench_args(b, kib, batch);
+	mmp_bench_unit(mmp_bench_use_manual_time(b), MMP_BENCH_US);
+	return 0;
+}
+
 static int register_arch(const char *arch)
 {
 	char name[128];
@@ -296,23 +314,8 @@ static int register_arch(const char *arch)
 	mmp_bench_unit(mmp_bench_use_manual_time(mmp_bench_arg(mmp_bench_arg(b, 4), 64)),
 		       MMP_BENCH_US);
 
-	snprintf(name, sizeof(name), "move_ptes/%s", arch);
-	b = mmp_bench_register(name, bm_move_ptes, (void *)arch);
-	if (!b)
+	if (register_batch("move_ptes", bm_move_ptes, arch) || register_batch("zap", bm_zap, arch))
 		return -ENOMEM;
-	for (long kib = 4; kib <= 64; kib *= 16)
-		for (long batch = 0; batch <= 1; batch++)
-			mmp_bench_args(b, kib, batch);
-	mmp_bench_unit(mmp_bench_use_manual_time(b), MMP_BENCH_US);
-
-	snprintf(name, sizeof(name), "zap/%s", arch);
-	b = mmp_bench_register(name, bm_zap, (void *)arch);
-	if (!b)
-		return -ENOMEM;
-	for (long kib = 4; kib <= 64; kib *= 16)
-		for (long batch = 0; batch <= 1; batch++)
-			mmp_bench_args(b, kib, batch);
-	mmp_bench_unit(mmp_bench_use_manual_time(b), MMP_BENCH_US);
 
 	snprintf(name, sizeof(name), "mmap_munmap/%s", arch);
 	b = mmp_bench_register(name, bm_mmap_munmap, (void *)arch);
