@@ -244,6 +244,10 @@ struct mmp_counter_shard {
 	uint64_t v[MMP_NR_COUNTERS];
 } __attribute__((aligned(64)));
 
+struct mmp_rss_shard {
+	int64_t anon;
+} __attribute__((aligned(64)));
+
 extern __thread int mmp_thread_shard __attribute__((tls_model("initial-exec")));
 int mmp_thread_shard_slow(void);
 
@@ -347,7 +351,8 @@ struct mmp_space {
 	unsigned int nr_vmas, vma_cap;
 	uint64_t mmap_base;
 
-	int64_t rss_anon;		/* atomic: MM_ANONPAGES */
+	/* MM_ANONPAGES as a per-thread counter (the kernel's percpu_counter rss_stat). */
+	struct mmp_rss_shard *rss;
 	int64_t nr_pgtables;		/* atomic: tables below the PGD, deposits included */
 
 	mmp_spinlock_t cpus_lock;

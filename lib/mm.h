@@ -324,9 +324,26 @@ static inline void folio_set_swapbacked(struct mmp_page *head)
 	__atomic_fetch_and(&head->flags, ~PG_lazyfree, __ATOMIC_RELAXED);
 }
 
+/* add_mm_counter(MM_ANONPAGES): this thread's shard, summed by get_mm_rss. */
 static inline void rss_add(struct mmp_space *s, int64_t nr)
 {
-	__atomic_fetch_add(&s->rss_anon, nr, __ATOMIC_RELAXED);
+	int shard = counter_shard();
+
+	if (likely(shard < MMP_COUNTER_SHARDS - 1))
+		__atomic_store_n(&s->rss[shard].anon,
+				 __atomic_load_n(&s->rss[shard].anon, __ATOMIC_RELAXED) + nr,
+				 __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(&s->rss[MMP_COUNTER_SHARDS - 1].anon, nr, __ATOMIC_RELAXED);
+}
+
+static inline int64_t get_mm_rss(struct mmp_space *s)
+{
+	int64_t sum = 0;
+
+	for (int i = 0; i < MMP_COUNTER_SHARDS; i++)
+		sum += __atomic_load_n(&s->rss[i].anon, __ATOMIC_RELAXED);
+	return sum;
 }
 
 #define MMP_PROT_ALL	(MMP_PROT_READ | MMP_PROT_WRITE | MMP_PROT_EXEC)

@@ -21,6 +21,12 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 		return -ENOMEM;
 	}
 	memset(s->counters, 0, sizeof(*s->counters) * MMP_COUNTER_SHARDS);
+	if (posix_memalign((void **)&s->rss, 64, sizeof(*s->rss) * MMP_COUNTER_SHARDS)) {
+		free(s->counters);
+		free(s);
+		return -ENOMEM;
+	}
+	memset(s->rss, 0, sizeof(*s->rss) * MMP_COUNTER_SHARDS);
 	s->phys = phys;
 	s->arch = arch;
 	s->copy = arch->copy_ops[0];
@@ -38,6 +44,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	/* The PGD belongs to the mm itself (pgd_alloc): not counted in VmPTE. */
 	s->pgd_pfn = phys_alloc_pages(phys, 0);
 	if (s->pgd_pfn == NO_PFN) {
+		free(s->rss);
 		free(s->counters);
 		free(s);
 		return -ENOMEM;
@@ -144,6 +151,7 @@ MMP_EXPORT int mmp_space_destroy(struct mmp_space *s)
 	phys_free_pages(s->phys, s->pgd_pfn, 0);
 	pthread_rwlock_destroy(&s->mmap_lock);
 	free(s->vmas);
+	free(s->rss);
 	free(s->counters);
 	free(s);
 	return 0;
@@ -234,7 +242,7 @@ MMP_EXPORT int mmp_space_stat(struct mmp_space *s, struct mmp_space_stat *st)
 		return -EINVAL;
 	pthread_rwlock_rdlock(&s->mmap_lock);
 	st->nr_vmas = s->nr_vmas;
-	st->rss_anon_pages = __atomic_load_n(&s->rss_anon, __ATOMIC_RELAXED);
+	st->rss_anon_pages = get_mm_rss(s);
 	st->pgtable_bytes = __atomic_load_n(&s->nr_pgtables, __ATOMIC_RELAXED) * PAGE_SIZE;
 	pthread_rwlock_unlock(&s->mmap_lock);
 	return 0;

@@ -272,9 +272,9 @@ static void verify_space(struct verify *v, struct mmp_space *s)
 	check_vmas(v);
 	if (take_table(v, s->pgd_pfn, "pgd", 0))
 		walk_table(v, space_table(s, s->pgd_pfn), MMP_PGD, 0);
-	if (v->rss != READ_ONCE(s->rss_anon))
+	if (v->rss != get_mm_rss(s))
 		report(v, "space %llu: RSS counter %lld, tables map %lld pages",
-		       (unsigned long long)s->id, (long long)s->rss_anon, (long long)v->rss);
+		       (unsigned long long)s->id, (long long)get_mm_rss(s), (long long)v->rss);
 	if (v->tables != READ_ONCE(s->nr_pgtables))
 		report(v, "space %llu: VmPTE counts %lld tables, %lld are linked",
 		       (unsigned long long)s->id, (long long)s->nr_pgtables, (long long)v->tables);
