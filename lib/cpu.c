@@ -99,6 +99,8 @@ static struct mmp_tlb_entry *tlb_lookup(struct mmp_cpu *cpu, uint64_t va)
 		struct mmp_tlb_entry *set = tlb_set(cpu, va, cpu->shifts[k]);
 		uint64_t key = tlb_key(cpu, va, cpu->shifts[k]);
 
+		if (!cpu->nr_live[k])
+			continue;
 		for (unsigned int w = 0; w < cpu->tlb_ways; w++)
 			if (set[w].key == key)
 				return &set[w];
@@ -110,7 +112,10 @@ static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int shift, uin
 		       unsigned int eflags)
 {
 	struct mmp_tlb_entry *set = tlb_set(cpu, va, shift), *e = NULL;
+	unsigned int k = 0;
 
+	while (cpu->shifts[k] != shift)
+		k++;
 	for (unsigned int w = 0; w < cpu->tlb_ways; w++) {
 		if (!tlb_entry_live(cpu, &set[w])) {
 			e = &set[w];
@@ -119,7 +124,10 @@ static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int shift, uin
 	}
 	if (!e)
 		e = &set[cpu->victim++ % cpu->tlb_ways];
+	tlb_entry_drop(cpu, e);	/* the victim, if any */
 	e->key = tlb_key(cpu, va, shift);
+	e->cls = k;
+	cpu->nr_live[k]++;
 	e->pfn = pfn;
 	e->shift = shift;
 	e->write = !!(eflags & MMP_E_WRITE);
@@ -233,7 +241,7 @@ static void *translate(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
 		 * A write through a clean or read-only entry: the MMU walks again
 		 * to set dirty, and x86 drops the entry on a fault anyway.
 		 */
-		te->key = 0;
+		tlb_entry_drop(cpu, te);
 	}
 	count_inc(s, MMP_C_TLB_MISS);
 	return page_walk(cpu, va, access);

@@ -304,6 +304,7 @@ struct mmp_tlb_entry {
 	uint8_t write;		/* writes allowed */
 	uint8_t dirty;		/* the entry was dirty when cached: a write needs no walk */
 	uint8_t shift;
+	uint8_t cls;		/* index of shift in cpu->shifts */
 };
 
 struct mmp_cpu {
@@ -320,6 +321,8 @@ struct mmp_cpu {
 	unsigned int gen;	/* a full flush moves to the next generation (6 bits) */
 	unsigned int nr_shifts;
 	unsigned int shifts[3];	/* translation sizes this MMU caches: 4K, contpte, PMD */
+	/* Live entries per size: a lookup skips sizes the TLB holds none of. */
+	unsigned int nr_live[3];
 	struct mmp_tlb_entry *tlb;
 };
 
@@ -332,6 +335,14 @@ static inline uint64_t tlb_key(struct mmp_cpu *cpu, uint64_t va, unsigned int sh
 static inline bool tlb_entry_live(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
 {
 	return te->key && ((te->key >> 6) & 63) == cpu->gen;
+}
+
+/* Drop one translation (invlpg of the entry). */
+static inline void tlb_entry_drop(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
+{
+	if (tlb_entry_live(cpu, te))
+		cpu->nr_live[te->cls]--;
+	te->key = 0;
 }
 
 /* ---- address space ------------------------------------------------------------- */

@@ -13,6 +13,7 @@
 /* A full flush starts a new generation; only a wrap clears the array. */
 void tlb_invalidate_all(struct mmp_cpu *cpu)
 {
+	memset(cpu->nr_live, 0, sizeof(cpu->nr_live));
 	cpu->gen = (cpu->gen + 1) & 63;
 	if (!cpu->gen) {
 		memset(cpu->tlb, 0, sizeof(*cpu->tlb) * cpu->tlb_sets * cpu->tlb_ways);
@@ -30,9 +31,11 @@ void tlb_invalidate_local(struct mmp_cpu *cpu, uint64_t start, uint64_t end, uns
 			struct mmp_tlb_entry *set =
 				&cpu->tlb[((va >> sh) & (cpu->tlb_sets - 1)) * cpu->tlb_ways];
 
+			if (!cpu->nr_live[k])
+				continue;
 			for (unsigned int w = 0; w < cpu->tlb_ways; w++)
 				if (set[w].key == key)
-					set[w].key = 0;
+					tlb_entry_drop(cpu, &set[w]);
 		}
 	}
 }
