@@ -25,34 +25,65 @@ static unsigned int modify_flags(unsigned int f, unsigned long vm_flags, bool ex
 	return f;
 }
 
+/*
+ * How many entries from @ptep change together (mprotect_folio_pte_batch): a
+ * run of one large folio with the same write and dirty bits and, since the
+ * write bit may be granted per page, the same PG_anon_exclusive state.
+ */
+static unsigned int mprotect_folio_pte_batch(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t pte,
+					     unsigned int max_nr, bool exclusive)
+{
+	uint64_t pfn = entry_pfn(s, pte, MMP_PTE);
+	struct mmp_page *page = pfn_to_page(s->phys, pfn);
+	unsigned int nr;
+
+	if (!pte_batching(s) || !pfn_to_page(s->phys, folio_pfn(s->phys, pfn))->order)
+		return 1;
+	nr = folio_pte_batch_flags(s, ptep, &pte, max_nr, FPB_RESPECT_WRITE | FPB_RESPECT_DIRTY);
+	for (unsigned int i = 1; i < nr; i++)
+		if (page_flag_test(page + i, PG_anon_exclusive) != exclusive)
+			return i;
+	return nr;
+}
+
+/*
+ * change_pte_range: each batch goes through modify_prot_start_ptes (clear,
+ * A/D of the batch gathered, so no hardware update is lost) and
+ * modify_prot_commit_ptes (one set_ptes): on arm64 a whole contpte block is
+ * rewritten without unfolding.
+ */
 static void change_pte_range(struct mmp_space *s, mmp_pte_t *ptes, uint64_t addr, uint64_t end,
 			     struct change_prot *cp)
 {
 	mmp_spinlock_t *ptl = pte_lockptr(s, ptes);
 	mmp_pte_t *ptep = &ptes[level_index(addr, MMP_PTE)];
+	unsigned int nr;
 
 	spin_lock(ptl);
-	for (; addr < end; addr += PAGE_SIZE, ptep++) {
+	for (; addr < end; addr += nr * PAGE_SIZE, ptep += nr) {
 		mmp_pte_t old = s->arch->ptep_get(s, ptep), new;
 		unsigned int f, nf;
 		bool exclusive;
 
+		nr = 1;
 		if (!old)
 			continue;
 		f = entry_flags(s, old, MMP_PTE);
 		exclusive = !(f & MMP_E_SPECIAL) &&
 			    page_flag_test(pfn_to_page(s->phys, entry_pfn(s, old, MMP_PTE)),
 					   PG_anon_exclusive);
+		if (!(f & MMP_E_SPECIAL))
+			nr = mprotect_folio_pte_batch(s, ptep, old, (end - addr) >> PAGE_SHIFT,
+						      exclusive);
 		nf = modify_flags(f, cp->vm_flags, exclusive);
 		if (nf == f)
 			continue;
-		/* ptep_modify_prot_start/commit: clear, so no A/D update is lost. */
-		old = s->arch->ptep_get_and_clear(s, addr, ptep);
+		old = s->arch->get_and_clear_full_ptes(s, addr, ptep, nr, 0);
 		f = entry_flags(s, old, MMP_PTE);
-		new = mk_entry(s, entry_pfn(s, old, MMP_PTE), modify_flags(f, cp->vm_flags, exclusive),
-			       MMP_PTE);
-		s->arch->set_ptes(s, addr, ptep, new, 1);
-		cp->pages++;
+		new = mk_entry(s, entry_pfn(s, old, MMP_PTE),
+			       modify_flags(f & ~MMP_E_CONT, cp->vm_flags, exclusive), MMP_PTE);
+		s->arch->set_ptes(s, addr, ptep, new, nr);
+		cp->pages += nr;
 	}
 	spin_unlock(ptl);
 }

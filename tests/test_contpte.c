@@ -797,6 +797,44 @@ static void check_tlb_dirty_hit(void)
 	mmp_phys_destroy(ph);
 }
 
+/*
+ * mprotect batches a whole block through modify_prot_start/commit_ptes: no
+ * unfold and no fold, the block stays CONT; one entry at a time unfolds each
+ * block and refolds it at its last entry. Both end with the same data.
+ */
+static void check_mprotect_batch(int batch)
+{
+	uint64_t a;
+	struct mmp_space *s = arm64_space(phys, 4, &a);
+	struct mmp_cpu *cpu;
+	uint64_t unfold, fold;
+	unsigned char b = 0;
+	mmp_pte_t *ptes;
+
+	mmp_space_set_opt(s, MMP_OPT_PTE_BATCH, batch);
+	mmp_cpu_attach(s, &cpu);
+	mmp_memset(cpu, a, 0x5a, 256 * KiB);	/* four 64 KiB folios, folded at fault */
+	unfold = counter(s, MMP_C_CONTPTE_UNFOLD);
+	fold = counter(s, MMP_C_CONTPTE_FOLD);
+	tap_eq(mmp_mprotect(s, a, 256 * KiB, MMP_PROT_READ), 0, "mprotect batch %d: read-only", batch);
+	tap_eq(counter(s, MMP_C_CONTPTE_UNFOLD) - unfold, batch ? 0 : 4,
+	       "mprotect batch %d: %s", batch, batch ? "no block unfolds" : "each block unfolds");
+	tap_eq(counter(s, MMP_C_CONTPTE_FOLD) - fold, batch ? 0 : 4,
+	       "mprotect batch %d: %s", batch, batch ? "nothing to refold" : "each block refolds");
+	ptes = pte_table(s, *pmd_offset(s, a));
+	tap_ok((ptes[level_index(a, MMP_PTE)] & PTE_CONT) && !(ptes[level_index(a, MMP_PTE)] & PTE_WRITE),
+	       "mprotect batch %d: the block is still CONT and read-only", batch);
+	tap_eq(mmp_write(cpu, a, "x", 1), -EFAULT, "mprotect batch %d: a write faults", batch);
+	tap_eq(mmp_mprotect(s, a, 256 * KiB, MMP_PROT_READ | MMP_PROT_WRITE), 0,
+	       "mprotect batch %d: read-write again", batch);
+	tap_eq(mmp_write(cpu, a + 70000, "y", 1), 0, "mprotect batch %d: a write works", batch);
+	mmp_read(cpu, a + 1000, &b, 1);
+	tap_eq(b, 0x5a, "mprotect batch %d: data intact", batch);
+	tap_eq(mmp_space_verify(s), 0, "mprotect batch %d: verify", batch);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+}
+
 int main(void)
 {
 	struct mmp_phys_stat st0, st1;
@@ -814,6 +852,8 @@ int main(void)
 	check_tlb(0);
 	check_tlb(1);
 	check_tlb_dirty_hit();
+	check_mprotect_batch(1);
+	check_mprotect_batch(0);
 	rcu_barrier();	/* page tables come home after a grace period */
 	mmp_phys_stat(phys, &st1);
 	tap_eq(st1.free_pages, st0.free_pages, "every frame went back to the phys");
