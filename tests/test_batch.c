@@ -8,46 +8,15 @@
  */
 #include <string.h>
 
-#include "internal.h"
-#include "mm.h"
 #include "rcu.h"
-#include "util.h"
+#include "pte_util.h"
 
 #define P	PAGE_SIZE
 #define RW	(MMP_PROT_READ | MMP_PROT_WRITE)
-/* What a write fault gives a page of a read-write, non-exec VMA. */
-#define F_RW	(MMP_E_PRESENT | MMP_E_USER | MMP_E_ACCESSED | MMP_E_NOEXEC | MMP_E_WRITE | \
-		 MMP_E_DIRTY)
-#define AD	(MMP_E_ACCESSED | MMP_E_DIRTY)
 
 static struct mmp_phys *phys;
 /* Does the back end under test report runs (pte_batch_hint > 1) for a mapped 64 KiB folio? */
 static bool hint_runs;
-
-#define must(cond, ...)							\
-	do {								\
-		if (!(cond))						\
-			tap_require(0, __VA_ARGS__);			\
-	} while (0)
-
-static mmp_pte_t *ptep_at(struct mmp_space *s, uint64_t addr)
-{
-	mmp_pte_t *pmdp = pmd_offset(s, addr), *ptes = NULL;
-
-	if (pmdp)
-		ptes = pte_table(s, *pmdp);
-	must(ptes, "a PTE table maps %#llx", (unsigned long long)addr);
-	return &ptes[level_index(addr, MMP_PTE)];
-}
-
-static void since(struct mmp_space *s, const struct mmp_counters *before, struct mmp_counters *d)
-{
-	struct mmp_counters now;
-
-	mmp_space_counters(s, &now);
-	for (int c = 0; c < MMP_NR_COUNTERS; c++)
-		d->v[c] = now.v[c] - before->v[c];
-}
 
 static void populate(struct mmp_space *s, uint64_t addr, uint64_t len)
 {
@@ -149,7 +118,7 @@ static void check_folio_pte_batch(const char *arch)
 	mmp_space_counters(tt.s, &c0);
 	tap_eq(tt_batch(&tt, 0, 32, 0, NULL), 16,
 	       "%s: folio_pte_batch stops at the folio end, even with the next pfn next", arch);
-	since(tt.s, &c0, &d);
+	counters_since(tt.s, &c0, &d);
 	tap_eq(d.v[MMP_C_PTE_BATCH], 1, "%s: ... and counts one batch", arch);
 	tap_eq(tt_batch(&tt, 16, 16, 0, NULL), 16, "%s: the second folio batches on its own", arch);
 	tap_eq(tt_batch(&tt, 5, 27, 0, NULL), 11, "%s: from page 5 of a 64 KiB folio: 11", arch);
@@ -165,7 +134,7 @@ static void check_folio_pte_batch(const char *arch)
 	       "%s: pte_batch_hint of a 64 KiB run is %s", arch, hint_runs ? "16" : "1");
 	mmp_space_counters(tt.s, &c0);
 	tap_eq(tt_batch(&tt, 0, 32, 0, NULL), 32, "%s: a whole 128 KiB folio is one batch", arch);
-	since(tt.s, &c0, &d);
+	counters_since(tt.s, &c0, &d);
 	/* With runs (arm64 contpte) one compare per 16-entry run; otherwise one per entry. */
 	tap_eq(d.v[MMP_C_PTEP_GET], hint_runs ? 2 : 32,
 	       "%s: ... with %d ptep_get calls (the caller's included)", arch, hint_runs ? 2 : 32);
@@ -329,7 +298,7 @@ static uint64_t remap(struct run *r, struct mmp_space *s, bool move, uint64_t ad
 
 	mmp_space_counters(s, &c0);
 	err = mmp_mremap(s, addr, old_len, new_len, flags, to, &out);
-	since(s, &c0, &d);
+	counters_since(s, &c0, &d);
 	if (move)
 		for (int c = 0; c < MMP_NR_COUNTERS; c++)
 			r->moves.v[c] += d.v[c];
@@ -657,7 +626,7 @@ static void check_write_bit_kept(const char *arch)
 		tap_eq(mmp_mremap(s, src, 128 * KiB, 128 * KiB,
 				  MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED, dst, &out), 0,
 		       "%s: mremap a 128 KiB folio, %s", arch, cases[k].what);
-		since(s, &c0, &d);
+		counters_since(s, &c0, &d);
 		ptep = ptep_at(s, dst);
 		for (int i = 0; i < 32; i++)
 			ok &= !!(entry_flags(s, s->arch->ptep_get(s, ptep + i), MMP_PTE) &

@@ -8,47 +8,15 @@
  */
 #include <string.h>
 
-#include "internal.h"
-#include "mm.h"
 #include "rcu.h"
-#include "util.h"
+#include "pte_util.h"
 #include "../arch/arm64/pgtable.h"
 
 #define P	PAGE_SIZE
 #define BLOCK	((uint64_t)CONT_PTES * PAGE_SIZE)
 #define RW	(MMP_PROT_READ | MMP_PROT_WRITE)
-/* What a write fault gives a page of a read-write, non-exec VMA. */
-#define F_RW	(MMP_E_PRESENT | MMP_E_USER | MMP_E_ACCESSED | MMP_E_NOEXEC | MMP_E_WRITE | \
-		 MMP_E_DIRTY)
-#define AD	(MMP_E_ACCESSED | MMP_E_DIRTY)
 
 static struct mmp_phys *phys;
-
-/* A precondition of the checks that follow: bail out when it does not hold. */
-#define must(cond, ...)							\
-	do {								\
-		if (!(cond))						\
-			tap_require(0, __VA_ARGS__);			\
-	} while (0)
-
-static mmp_pte_t *ptep_at(struct mmp_space *s, uint64_t addr)
-{
-	mmp_pte_t *pmdp = pmd_offset(s, addr), *ptes = NULL;
-
-	if (pmdp)
-		ptes = pte_table(s, *pmdp);
-	must(ptes, "a PTE table maps %#llx", (unsigned long long)addr);
-	return &ptes[level_index(addr, MMP_PTE)];
-}
-
-static void since(struct mmp_space *s, const struct mmp_counters *before, struct mmp_counters *d)
-{
-	struct mmp_counters now;
-
-	mmp_space_counters(s, &now);
-	for (int c = 0; c < MMP_NR_COUNTERS; c++)
-		d->v[c] = now.v[c] - before->v[c];
-}
 
 static int nr_cont(const mmp_pte_t *ptep, int n)
 {
@@ -147,11 +115,11 @@ static uint64_t write_block(struct mmp_space *s, uint64_t blk, const uint64_t *p
 	*early = false;
 	for (int k = 0; k < n; k++) {
 		map_one(s, blk, seq[k], pfns[seq[k]], flags[seq[k]]);
-		since(s, &c0, &d);
+		counters_since(s, &c0, &d);
 		if (k < n - 1 && d.v[MMP_C_CONTPTE_FOLD])
 			*early = true;
 	}
-	since(s, &c0, &d);
+	counters_since(s, &c0, &d);
 	return d.v[MMP_C_CONTPTE_FOLD];
 }
 
@@ -192,7 +160,7 @@ static void check_fold(void)
 	mmp_space_counters(s, &c0);
 	tap_eq(write_block(s, blk, pfns, flags, in_order, CONT_PTES, &early), 1,
 	       "fold: writing entries 0..15 one at a time folds once");
-	since(s, &c0, &d);
+	counters_since(s, &c0, &d);
 	tap_ok(!early, "fold: ... only when the last entry (index 15) is written");
 	tap_eq(nr_cont(ptep, CONT_PTES), CONT_PTES, "fold: all 16 entries carry PTE_CONT");
 	ok = true;
@@ -208,7 +176,7 @@ static void check_fold(void)
 	mmp_space_set_opt(s, MMP_OPT_BBML2_NOABORT, 1);
 	mmp_space_counters(s, &c0);
 	write_block(s, blk, pfns, flags, in_order, CONT_PTES, &early);
-	since(s, &c0, &d);
+	counters_since(s, &c0, &d);
 	tap_ok(d.v[MMP_C_CONTPTE_FOLD] == 1 && d.v[MMP_C_TLB_FLUSH_RANGE] == 0 &&
 	       d.v[MMP_C_TLB_FLUSH_PAGE] == 0,
 	       "fold with BBML2_NOABORT: folds without a TLB flush");
@@ -295,7 +263,7 @@ static void check_fold(void)
 
 			s->arch->set_ptes(s, a + i * P, &t[i], mk_entry(s, p, f, MMP_PTE), 1);
 		}
-		since(s, &c0, &d);
+		counters_since(s, &c0, &d);
 		tap_ok(d.v[MMP_C_CONTPTE_FOLD] == 0 && nr_cont(t, CONT_PTES) == 0, "fold: %s",
 		       odd[kind]);
 		memset(t, 0, CONT_PTES * sizeof(*t));
@@ -310,7 +278,7 @@ static void check_fold(void)
 	blk = a + 1 * MiB;
 	mmp_space_counters(s, &c0);
 	populate(s, blk + 5 * P, P);
-	since(s, &c0, &d);
+	counters_since(s, &c0, &d);
 	ptep = ptep_at(s, blk);
 	tap_eq(d.v[MMP_C_FOLIO_ALLOC_O4], 1, "mTHP fault: one 64 KiB folio");
 	tap_eq(nr_cont(ptep, CONT_PTES), CONT_PTES,
@@ -414,7 +382,7 @@ static void check_unfold_op(enum unfold_op op, long bbml2, struct mmp_counters *
 	default:
 		break;
 	}
-	since(s, &c0, d);
+	counters_since(s, &c0, d);
 
 	tap_ok(entry_ok, "unfold (bbml2 %ld): %s does what it should to that entry", bbml2,
 	       op_name[op]);
@@ -470,7 +438,7 @@ static void check_refold_last(void)
 	ptep = ptep_at(s, a);
 	mmp_space_counters(s, &c0);
 	s->arch->set_ptes(s, a + 15 * P, ptep + 15, ptep[15] & ~PTE_CONT, 1);
-	since(s, &c0, &d);
+	counters_since(s, &c0, &d);
 	tap_ok(d.v[MMP_C_CONTPTE_UNFOLD] == 1 && d.v[MMP_C_CONTPTE_FOLD] == 1 &&
 	       nr_cont(ptep, CONT_PTES) == CONT_PTES,
 	       "set_ptes(nr = 1) over entry 15 unfolds, then folds the block again");
@@ -478,7 +446,7 @@ static void check_refold_last(void)
 	/* A fault that only sets accessed/dirty keeps the block: the write bit did not change. */
 	mmp_space_counters(s, &c0);
 	s->arch->ptep_set_access_flags(s, a + 3 * P, ptep + 3, MMP_E_ACCESSED | MMP_E_DIRTY);
-	since(s, &c0, &d);
+	counters_since(s, &c0, &d);
 	tap_ok(d.v[MMP_C_CONTPTE_UNFOLD] == 0 && nr_cont(ptep, CONT_PTES) == CONT_PTES,
 	       "ptep_set_access_flags without a write-bit change does not unfold");
 	tap_eq(mmp_space_verify(s), 0, "refold: verify");
@@ -506,7 +474,7 @@ static void check_access_dirty(void)
 	ptep = ptep_at(s, blk);
 	mmp_space_counters(s, &c0);
 	pte = s->arch->ptep_get(s, ptep);
-	since(s, &c0, &d);
+	counters_since(s, &c0, &d);
 	tap_ok(d.v[MMP_C_PTEP_GET] == 1 && d.v[MMP_C_PTE_READ] >= 2 && d.v[MMP_C_PTE_READ] <= 17,
 	       "ptep_get of a young, dirty CONT entry: 1 call, %llu entry reads (2..17)",
 	       (unsigned long long)d.v[MMP_C_PTE_READ]);
@@ -519,7 +487,7 @@ static void check_access_dirty(void)
 	mmp_space_counters(s, &c0);
 	for (int i = 0; i < CONT_PTES; i++)
 		ok &= young_dirty(s, s->arch->ptep_get(s, ptep + i));
-	since(s, &c0, &d);
+	counters_since(s, &c0, &d);
 	tap_ok(ok, "A/D: ptep_get of every entry of the block reports young and dirty");
 	tap_ok(d.v[MMP_C_PTEP_GET] == CONT_PTES && d.v[MMP_C_PTE_READ] >= 2 * CONT_PTES &&
 	       d.v[MMP_C_PTE_READ] <= 17 * CONT_PTES,
@@ -532,7 +500,7 @@ static void check_access_dirty(void)
 	/* Whole-block clear: the returned entry carries the block's A/D. */
 	mmp_space_counters(s, &c0);
 	ret = s->arch->get_and_clear_full_ptes(s, blk, ptep, CONT_PTES, 0);
-	since(s, &c0, &d);
+	counters_since(s, &c0, &d);
 	tap_ok(young_dirty(s, ret) && arm64_pte_pfn(ret) == arm64_pte_pfn(pte),
 	       "A/D: get_and_clear_full_ptes over the block: the first pfn, young and dirty");
 	tap_eq(d.v[MMP_C_CONTPTE_UNFOLD], 0, "A/D: ... without unfolding");
@@ -646,7 +614,7 @@ static void check_range_ops(void)
 			else
 				s->arch->wrprotect_ptes(s, addr, ptep, nr);
 			ptep -= start;
-			since(s, &c0, &d);
+			counters_since(s, &c0, &d);
 			tap_eq(d.v[MMP_C_CONTPTE_UNFOLD], ranges[r].unfolds,
 			       "%s over %s: %d unfold(s)", name[op], ranges[r].what,
 			       ranges[r].unfolds);
@@ -736,7 +704,7 @@ static void check_tlb(long bbml2)
 	mmp_space_counters(s, &c0);
 	for (int i = 1; i < CONT_PTES; i++)
 		ok &= mmp_read(cpu, blk + i * P + 7, &ch, 1) == 0 && ch == 0x5a;
-	since(s, &c0, &d);
+	counters_since(s, &c0, &d);
 	tap_ok(ok, "tlb (bbml2 %ld): the other 15 pages read back", bbml2);
 	tap_eq(d.v[MMP_C_TLB_HIT], 15, "tlb (bbml2 %ld): 15 TLB hits on one 64 KiB translation",
 	       bbml2);
@@ -745,12 +713,12 @@ static void check_tlb(long bbml2)
 	mmp_space_counters(s, &c0);
 	tap_eq(mmp_munmap(s, blk + 5 * P, P), 0, "tlb (bbml2 %ld): munmap one page of the block",
 	       bbml2);
-	since(s, &c0, &d);
+	counters_since(s, &c0, &d);
 	tap_eq(d.v[MMP_C_CONTPTE_UNFOLD], 1, "tlb (bbml2 %ld): the block was unfolded", bbml2);
 	mmp_space_counters(s, &c0);
 	tap_ok(mmp_read(cpu, blk + 6 * P, &ch, 1) == 0 && ch == 0x5a,
 	       "tlb (bbml2 %ld): its neighbour still reads", bbml2);
-	since(s, &c0, &d);
+	counters_since(s, &c0, &d);
 	tap_ok(d.v[MMP_C_PAGE_WALK] == 1 && d.v[MMP_C_TLB_HIT] == 0,
 	       "tlb (bbml2 %ld): the 64 KiB translation is gone: the neighbour walks", bbml2);
 	tap_eq(mmp_read(cpu, blk + 5 * P, &ch, 1), -EFAULT,

@@ -25,12 +25,6 @@
 
 static struct mmp_phys *phys;
 
-#define must(cond, ...)							\
-	do {								\
-		if (!(cond))						\
-			tap_require(0, __VA_ARGS__);			\
-	} while (0)
-
 static uint8_t page_buf[P];
 
 static uint8_t pattern(uint64_t tag, uint64_t page)

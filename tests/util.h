@@ -19,6 +19,24 @@ static inline struct mmp_space *new_space(struct mmp_phys *phys, const char *arc
 	return s;
 }
 
+/* A precondition of the checks that follow: bail out when it does not hold. */
+#define must(cond, ...)							\
+	do {								\
+		if (!(cond))						\
+			tap_require(0, __VA_ARGS__);			\
+	} while (0)
+
+/* The counters' change since @before. */
+static inline void counters_since(struct mmp_space *s, const struct mmp_counters *before,
+				  struct mmp_counters *d)
+{
+	struct mmp_counters now;
+
+	mmp_space_counters(s, &now);
+	for (int c = 0; c < MMP_NR_COUNTERS; c++)
+		d->v[c] = now.v[c] - before->v[c];
+}
+
 static inline uint64_t counter(struct mmp_space *s, enum mmp_counter c)
 {
 	struct mmp_counters cs;
