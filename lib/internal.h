@@ -264,6 +264,7 @@ static inline int counter_shard(void)
 #define VM_WRITE	0x2ul
 #define VM_EXEC		0x4ul
 #define VM_ACCESS_FLAGS	(VM_READ | VM_WRITE | VM_EXEC)
+#define VM_ACCOUNT	0x00100000ul	/* private writable memory charged to overcommit */
 #define VM_HUGEPAGE	0x20000000ul
 #define VM_NOHUGEPAGE	0x40000000ul
 #define VM_DROPPABLE	0x80000000ul	/* reclaim drops it even when dirty */

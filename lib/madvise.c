@@ -221,7 +221,8 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 	    advice != MMP_MADV_PAGEOUT)
 		return -EINVAL;
 	end = start + ((len + PAGE_SIZE - 1) & PAGE_MASK);
-	if ((len && end == start) || end < start)
+	/* access_ok: the range must lie in user space, and not wrap. */
+	if ((len && end == start) || end < start || end > MMP_TASK_SIZE)
 		return -EINVAL;
 	if (end == start)
 		return 0;

@@ -72,6 +72,9 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 	/* do_mmap: droppable memory is also wiped on fork. */
 	if (flags & MMP_MAP_DROPPABLE)
 		vm_flags |= VM_DROPPABLE | VM_WIPEONFORK;
+	/* accountable_mapping: private writable memory is charged, droppable (NORESERVE) not. */
+	else if (vm_flags & VM_WRITE)
+		vm_flags |= VM_ACCOUNT;
 
 	pthread_rwlock_wrlock(&s->mmap_lock);
 	/* Too many mappings? Refused before anything is unmapped (do_mmap). */

@@ -124,7 +124,7 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 {
 	unsigned long vm_flags = calc_vm_prot_bits(prot);
 	uint64_t end, addr;
-	int err = 0, i;
+	int err = 0, split, i;
 
 	if (!s || (start & (PAGE_SIZE - 1)) || (prot & ~MMP_PROT_ALL))
 		return -EINVAL;
@@ -132,25 +132,47 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 		return 0;
 	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
 	end = start + len;
-	if (!len || end <= start || end > MMP_TASK_SIZE)
+	/* No upper bound: the walk below stops at the hole past the last VMA. */
+	if (!len || end <= start)
 		return -ENOMEM;
 
 	pthread_rwlock_wrlock(&s->mmap_lock);
-	/* The range must be mapped without holes. */
+	/*
+	 * The range must start in a VMA. VMAs are changed one after the other
+	 * until a hole, which then fails the call with -ENOMEM: what came
+	 * before the hole keeps the new protection, as the kernel leaves it.
+	 */
 	for (addr = start, i = vma_index(s, start); addr < end; i++) {
-		if (i >= (int)s->nr_vmas || s->vmas[i].start > addr) {
-			err = -ENOMEM;
-			goto out;
-		}
+		if (i >= (int)s->nr_vmas || s->vmas[i].start > addr)
+			break;
 		addr = s->vmas[i].end;
 	}
-	err = vma_split_range(s, start, end);
-	if (err)
+	if (addr == start) {
+		err = -ENOMEM;
 		goto out;
+	}
+	if (addr < end) {
+		err = -ENOMEM;
+		end = addr;
+	}
+	split = vma_split_range(s, start, end);
+	if (split) {
+		err = split;
+		goto out;
+	}
 	for (i = vma_index(s, start); i < (int)s->nr_vmas && s->vmas[i].start < end; i++) {
 		struct mmp_vma *vma = &s->vmas[i];
 		struct change_prot cp = { .vm_flags = (vma->flags & ~VM_ACCESS_FLAGS) | vm_flags };
 
+		/*
+		 * mprotect_fixup: private memory turning writable is charged from
+		 * now on; memory never faulted in is uncharged when it turns
+		 * read-only. The charge is a VMA flag, so it decides merges.
+		 */
+		if ((vm_flags & VM_WRITE) && !(vma->flags & (VM_ACCOUNT | VM_WRITE | VM_DROPPABLE)))
+			cp.vm_flags |= VM_ACCOUNT;
+		else if (!(vm_flags & VM_WRITE) && !vma->anon_vma)
+			cp.vm_flags &= ~VM_ACCOUNT;
 		vma->flags = cp.vm_flags;
 		inc_tlb_flush_pending(s);
 		walk_pmd_range(s, vma->start, vma->end, change_pmd, &cp);

@@ -145,19 +145,23 @@ next:
 }
 
 /*
- * Move [addr, addr + old_len) of @vma_index's VMA to @new_addr with @new_len
- * (move_vma). The destination range is free. With DONTUNMAP the old VMA stays,
- * empty. On -ENOMEM what moved is moved back.
+ * Move [addr, addr + old_len) of the VMA holding @addr to @new_addr with
+ * @new_len (move_vma). The destination range is free. With DONTUNMAP the old
+ * VMA stays, empty. On -ENOMEM what moved is moved back.
  */
 static int move_vma(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64_t new_len,
 		    uint64_t new_addr, int flags)
 {
 	struct mmp_vma *vma = find_vma(s, addr);
 	unsigned long vm_flags = vma->flags;
-	/* The moved range keeps its page index and anon_vma, so the rmap still finds it. */
+	/* The moved range keeps its page index and anon_vma, so the rmap still finds it... */
 	uint64_t pgoff = linear_page_index(vma, addr), moved, back;
+	bool whole = vma->start == addr && vma->end == addr + old_len;
 	int err;
 
+	/* ...unless it was never faulted: then it takes the new address's, so it can merge (copy_vma). */
+	if (!vma->anon_vma)
+		pgoff = new_addr >> PAGE_SHIFT;
 	/* Up to three splits and one new VMA: refuse early, as the kernel does. */
 	if (s->nr_vmas + 4 > MMP_MAX_MAP_COUNT)
 		return -ENOMEM;
@@ -166,18 +170,30 @@ static int move_vma(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64
 		return err;
 	err = move_page_tables(s, addr, new_addr, old_len, &moved);
 	if (err) {
-		move_page_tables(s, new_addr, addr, moved, &back);
+		/*
+		 * Move back what moved: the tables it moved from are still there,
+		 * so this cannot run out of memory. Then drop the new range.
+		 */
+		MMP_BUG_ON(move_page_tables(s, new_addr, addr, moved, &back) || back != moved);
 		vma_remove_range(s, new_addr, new_addr + new_len);
 		unmap_region(s, new_addr, new_addr + new_len);
 		return err;
 	}
-	/*
-	 * Room for the splits was checked above; only the host running out of
-	 * memory for the VMA array could fail this, and then, as move_vma does,
-	 * the old range stays mapped and empty: the move itself has happened.
-	 */
-	if (!(flags & MMP_MREMAP_DONTUNMAP))
+	if (!(flags & MMP_MREMAP_DONTUNMAP)) {
+		/*
+		 * Room for the splits was checked above; only the host running
+		 * out of memory for the VMA array could fail this, and then, as
+		 * move_vma does, the old range stays mapped and empty.
+		 */
 		do_munmap(s, addr, addr + old_len);
+	} else {
+		/* dontunmap_complete: the old VMA lost every page; a whole one drops its anon_vma. */
+		vma = find_vma(s, addr);
+		if (whole) {
+			anon_vma_put(vma->anon_vma);
+			vma->anon_vma = NULL;
+		}
+	}
 	vma_merge_range(s, new_addr, new_addr + new_len);
 	return 0;
 }
@@ -187,95 +203,196 @@ static bool range_free(struct mmp_space *s, uint64_t start, uint64_t end)
 	return end <= MMP_TASK_SIZE && !find_vma_intersection(s, start, end);
 }
 
-static int do_mremap(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64_t new_len,
-		     int flags, uint64_t new_addr, uint64_t *out)
+struct remap {
+	uint64_t addr, old_len, new_len, new_addr;
+	int flags;
+};
+
+static bool remap_implies_new_addr(const struct remap *r)
 {
-	struct mmp_vma *vma = find_vma(s, addr);
-	int err;
+	return r->flags & (MMP_MREMAP_FIXED | MMP_MREMAP_DONTUNMAP);
+}
+
+/*
+ * check_prep_vma: what the VMA at r->addr must allow. Shrinking and same-size
+ * calls in place need only the start mapped; a move or an expansion also needs
+ * the range kept to lie inside that VMA.
+ */
+static int check_prep_vma(struct mmp_space *s, const struct remap *r)
+{
+	struct mmp_vma *vma = find_vma(s, r->addr);
+	uint64_t old_len = r->old_len;
 
 	if (!vma)
 		return -EFAULT;
-	if (old_len > vma->end - addr)
+	if (r->new_len <= r->old_len && !remap_implies_new_addr(r))
+		return 0;
+	if (!old_len)
+		return -EINVAL;		/* duplicating a private mapping */
+	if (r->new_len < old_len)
+		old_len = r->new_len;	/* only what is kept must be inside the VMA */
+	if (old_len > vma->end - r->addr)
 		return -EFAULT;
+	return 0;
+}
 
-	if (flags & MMP_MREMAP_FIXED) {
-		/* mremap_to: room for the splits first, then clear the destination... */
-		if (s->nr_vmas + 4 > MMP_MAX_MAP_COUNT)
+/* Shrinking unmaps the tail like munmap, whatever lies there, holes included. */
+static int munmap_tail(struct mmp_space *s, const struct remap *r)
+{
+	if (r->old_len > MMP_TASK_SIZE - r->addr)
+		return -EINVAL;		/* as munmap's own range check */
+	return do_munmap(s, r->addr + r->new_len, r->addr + r->old_len);
+}
+
+/* mremap_to: move to r->new_addr (FIXED, replacing what is there) or near it (DONTUNMAP). */
+static int mremap_to(struct mmp_space *s, struct remap *r, uint64_t *out)
+{
+	uint64_t new_addr = r->new_addr;
+	int err;
+
+	if (r->flags & MMP_MREMAP_FIXED) {
+		err = do_munmap(s, new_addr, new_addr + r->new_len);
+		if (err)
+			return err;
+		if (!find_vma(s, r->addr))
+			return -EFAULT;
+	}
+	if (r->old_len > r->new_len) {
+		err = munmap_tail(s, r);
+		if (err)
+			return err;
+		r->old_len = r->new_len;
+	}
+	if (!(r->flags & MMP_MREMAP_FIXED)) {
+		new_addr = get_unmapped_area(s, new_addr, r->new_len,
+					     r->new_len % PMD_SIZE ? PAGE_SIZE : PMD_SIZE);
+		if (!new_addr)
 			return -ENOMEM;
-		/* ...drop the old tail, then move. */
-		err = do_munmap(s, new_addr, new_addr + new_len);
-		if (!err && old_len > new_len) {
-			err = do_munmap(s, addr + new_len, addr + old_len);
-			old_len = new_len;
-		}
-		if (!err)
-			err = move_vma(s, addr, old_len, new_len, new_addr, flags);
-		if (!err)
-			*out = new_addr;
-		return err;
 	}
-	if (!(flags & MMP_MREMAP_DONTUNMAP) && new_len == old_len) {
-		*out = addr;	/* nothing to resize */
-		return 0;
-	}
-	if (!(flags & MMP_MREMAP_DONTUNMAP) && new_len < old_len) {
-		/* Shrink in place. */
-		err = do_munmap(s, addr + new_len, addr + old_len);
-		if (!err)
-			*out = addr;
-		return err;
-	}
-	if (!(flags & MMP_MREMAP_DONTUNMAP) && addr + old_len == vma->end &&
-	    range_free(s, vma->end, addr + new_len)) {
-		/* Grow in place into the free space after the VMA. */
-		vma->end = addr + new_len;
-		vma_merge_range(s, addr, addr + new_len);
-		*out = addr;
-		return 0;
-	}
-	if (!(flags & MMP_MREMAP_MAYMOVE))
-		return -ENOMEM;
-	new_addr = get_unmapped_area(s, 0, new_len, new_len % PMD_SIZE ? PAGE_SIZE : PMD_SIZE);
-	if (!new_addr)
-		return -ENOMEM;
-	err = move_vma(s, addr, old_len, new_len, new_addr, flags);
+	err = move_vma(s, r->addr, r->old_len, r->new_len, new_addr, r->flags);
 	if (!err)
 		*out = new_addr;
 	return err;
 }
 
+/* mremap_at: resize in place, or move anywhere when MAYMOVE allows. */
+static int mremap_at(struct mmp_space *s, struct remap *r, uint64_t *out)
+{
+	struct mmp_vma *vma = find_vma(s, r->addr);
+	uint64_t new_addr;
+	int err;
+
+	if (r->new_len == r->old_len) {
+		*out = r->addr;		/* nothing to resize */
+		return 0;
+	}
+	if (r->new_len < r->old_len) {
+		err = munmap_tail(s, r);
+		if (!err)
+			*out = r->addr;
+		return err;
+	}
+	if (r->addr + r->old_len == vma->end && range_free(s, vma->end, r->addr + r->new_len)) {
+		/* Grow in place into the free space after the VMA. */
+		vma->end = r->addr + r->new_len;
+		vma_merge_range(s, r->addr, r->addr + r->new_len);
+		*out = r->addr;
+		return 0;
+	}
+	if (!(r->flags & MMP_MREMAP_MAYMOVE))
+		return -ENOMEM;
+	new_addr = get_unmapped_area(s, 0, r->new_len, r->new_len % PMD_SIZE ? PAGE_SIZE : PMD_SIZE);
+	if (!new_addr)
+		return -ENOMEM;
+	err = move_vma(s, r->addr, r->old_len, r->new_len, new_addr, r->flags);
+	if (!err)
+		*out = new_addr;
+	return err;
+}
+
+/*
+ * remap_move (6.17+): MAYMOVE|FIXED with equal lengths moves every VMA in the
+ * old range, holes and all, keeping the gaps between them. The range must
+ * start inside a VMA; each piece replaces only its own destination. The first
+ * piece's address is the result.
+ */
+static int remap_move(struct mmp_space *s, const struct remap *r, uint64_t *out)
+{
+	uint64_t end = r->addr + r->old_len, cur = r->addr, target = r->new_addr, last_end = 0;
+	bool seen = false;
+	struct mmp_vma *vma;
+
+	while (cur < end && (vma = find_vma_intersection(s, cur, end))) {
+		uint64_t start = MAX(vma->start, cur), piece_end = MIN(vma->end, end);
+		struct remap piece = { .addr = start, .old_len = piece_end - start,
+				       .new_len = piece_end - start, .flags = r->flags };
+		uint64_t moved;
+		int err;
+
+		if (!seen && vma->start > r->addr)
+			return -EFAULT;		/* no hole allowed at the start */
+		piece.new_addr = target + (seen ? vma->start - last_end : 0);
+		last_end = vma->end;
+		err = mremap_to(s, &piece, &moved);
+		if (err)
+			return err;
+		if (!seen)
+			*out = moved;
+		seen = true;
+		target = moved + piece.new_len;
+		cur = piece_end;
+	}
+	return seen ? 0 : -EFAULT;
+}
+
+static int do_mremap(struct mmp_space *s, struct remap *r, uint64_t *out)
+{
+	int err;
+
+	/* A move to a new address may split four VMAs: refuse before unmapping anything. */
+	if (remap_implies_new_addr(r) && s->nr_vmas + 4 > MMP_MAX_MAP_COUNT)
+		return -ENOMEM;
+	if ((r->flags & MMP_MREMAP_FIXED) && r->old_len == r->new_len &&
+	    READ_ONCE(s->opts[MMP_OPT_KERNEL_VERSION]) >= MMP_KERNEL_VERSION(6, 17, 0))
+		return remap_move(s, r, out);
+	err = check_prep_vma(s, r);
+	if (err)
+		return err;
+	return remap_implies_new_addr(r) ? mremap_to(s, r, out) : mremap_at(s, r, out);
+}
+
 MMP_EXPORT int mmp_mremap(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64_t new_len,
 			  int flags, uint64_t new_addr, uint64_t *new_addr_out)
 {
+	struct remap r = { .addr = addr, .flags = flags, .new_addr = new_addr };
+	bool aligned_first;
 	uint64_t out = 0;
 	int err;
 
-	if (!s || !new_addr_out || (flags & ~MREMAP_ALL))
+	if (!s || !new_addr_out)
 		return -EINVAL;
-	if ((flags & MMP_MREMAP_FIXED) && !(flags & MMP_MREMAP_MAYMOVE))
+	/* Since 6.17 the lengths are rounded to pages before they are checked. */
+	aligned_first = READ_ONCE(s->opts[MMP_OPT_KERNEL_VERSION]) >= MMP_KERNEL_VERSION(6, 17, 0);
+	r.old_len = aligned_first ? (old_len + PAGE_SIZE - 1) & PAGE_MASK : old_len;
+	r.new_len = aligned_first ? (new_len + PAGE_SIZE - 1) & PAGE_MASK : new_len;
+	/* check_mremap_params */
+	if ((flags & ~MREMAP_ALL) || (addr & (PAGE_SIZE - 1)) || !r.new_len ||
+	    r.new_len > MMP_TASK_SIZE)
 		return -EINVAL;
-	if ((flags & MMP_MREMAP_DONTUNMAP) &&
-	    (!(flags & MMP_MREMAP_MAYMOVE) || old_len != new_len))
-		return -EINVAL;
-	if (addr & (PAGE_SIZE - 1))
-		return -EINVAL;
-	if (old_len > MMP_TASK_SIZE || new_len > MMP_TASK_SIZE)
-		return -EINVAL;
-	old_len = (old_len + PAGE_SIZE - 1) & PAGE_MASK;
-	new_len = (new_len + PAGE_SIZE - 1) & PAGE_MASK;
-	/* Shrinking to nothing, and old_len 0 (only for shared mappings), are refused. */
-	if (!new_len || !old_len)
-		return -EINVAL;
-	if (flags & MMP_MREMAP_FIXED) {
-		if ((new_addr & (PAGE_SIZE - 1)) || new_addr < MMP_MMAP_MIN_ADDR ||
-		    new_addr > MMP_TASK_SIZE - new_len)
+	if (remap_implies_new_addr(&r)) {
+		if (new_addr > MMP_TASK_SIZE - r.new_len || (new_addr & (PAGE_SIZE - 1)) ||
+		    !(flags & MMP_MREMAP_MAYMOVE))
 			return -EINVAL;
-		if (new_addr < addr + old_len && addr < new_addr + new_len)
+		if ((flags & MMP_MREMAP_DONTUNMAP) && r.old_len != r.new_len)
+			return -EINVAL;
+		if (new_addr < addr + r.old_len && addr < new_addr + r.new_len)
 			return -EINVAL;	/* the ranges overlap */
 	}
+	r.old_len = (old_len + PAGE_SIZE - 1) & PAGE_MASK;
+	r.new_len = (new_len + PAGE_SIZE - 1) & PAGE_MASK;
 
 	pthread_rwlock_wrlock(&s->mmap_lock);
-	err = do_mremap(s, addr, old_len, new_len, flags, new_addr, &out);
+	err = do_mremap(s, &r, &out);
 	WRITE_ONCE(s->last_op, "mmp_mremap");
 	pthread_rwlock_unlock(&s->mmap_lock);
 	if (!err)

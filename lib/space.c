@@ -40,6 +40,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->opts[MMP_OPT_HUGE_ORDER] = MMP_HUGE_ORDER_TARGET_LAST;
 	s->opts[MMP_OPT_LAZYFREE_PMD] = 1;
 	s->opts[MMP_OPT_HW_AD] = 1;
+	s->opts[MMP_OPT_KERNEL_VERSION] = MMP_KERNEL_MODELED;
 	pthread_rwlock_init(&s->mmap_lock, NULL);
 	/* The PGD belongs to the mm itself (pgd_alloc): not counted in VmPTE. */
 	s->pgd_pfn = phys_alloc_pages(phys, 0);
@@ -187,6 +188,10 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 		break;
 	case MMP_OPT_HUGE_ORDER:
 		if (value < 0 || value >= MMP_NR_HUGE_ORDERS)
+			return -EINVAL;
+		break;
+	case MMP_OPT_KERNEL_VERSION:
+		if (value < MMP_KERNEL_VERSION(4, 0, 0) || value > MMP_KERNEL_VERSION(255, 255, 255))
 			return -EINVAL;
 		break;
 	case MMP_OPT_HUGE_NEIGHBOURHOOD:

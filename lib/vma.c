@@ -186,14 +186,27 @@ void vma_remove_range(struct mmp_space *s, uint64_t start, uint64_t end)
 }
 
 /*
+ * A VMA of a forked child links its parents' anon_vmas too (a chain of more
+ * than one): it cannot lend its anon_vma to a VMA that has none, or that one
+ * would find the parents' folios (vma_had_uncowed_parents).
+ */
+static bool anon_vma_has_parents(const struct anon_vma *av)
+{
+	return av && av->parent;
+}
+
+/*
  * Can @a and @b (adjacent) become one VMA? Same flags, contiguous pgoff, and
- * compatible anon_vmas: the same, or one of them not yet faulted in.
+ * compatible anon_vmas: the same, or one of them not yet faulted in while the
+ * other has no parents (is_mergeable_anon_vma).
  */
 static bool vma_mergeable(const struct mmp_vma *a, const struct mmp_vma *b)
 {
 	return a->end == b->start && a->flags == b->flags &&
 	       b->pgoff == linear_page_index(a, a->end) &&
-	       (a->anon_vma == b->anon_vma || !a->anon_vma || !b->anon_vma);
+	       (a->anon_vma == b->anon_vma ||
+		(!a->anon_vma && !anon_vma_has_parents(b->anon_vma)) ||
+		(!b->anon_vma && !anon_vma_has_parents(a->anon_vma)));
 }
 
 /* Merge mergeable neighbours around [start, end) (vma_merge). */

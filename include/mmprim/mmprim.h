@@ -133,8 +133,19 @@ enum mmp_opt {
 	 * 0 (default): from the host's L2 size, L2 / 16 KiB (see enum mmp_huge_order).
 	 */
 	MMP_OPT_HUGE_NEIGHBOURHOOD,
+	/*
+	 * The kernel release whose system-call behaviour a space follows where
+	 * it changed between releases, as MMP_KERNEL_VERSION(a, b, c); default
+	 * MMP_KERNEL_MODELED. Below 6.17 mremap moves one VMA only and compares
+	 * MREMAP_DONTUNMAP lengths before rounding them to pages.
+	 */
+	MMP_OPT_KERNEL_VERSION,
 	MMP_NR_OPTS
 };
+
+#define MMP_KERNEL_VERSION(a, b, c)	(((a) << 16) | ((b) << 8) | (c))
+/* The kernel libmmprim models: Linux 6.18, the newest stable release with all four seeds. */
+#define MMP_KERNEL_MODELED		MMP_KERNEL_VERSION(6, 18, 0)
 
 /*
  * The order in which a huge folio's sub-pages are cleared (first-touch fault)

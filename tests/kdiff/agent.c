@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Host agents: one host process per simulated process, running the real
+ * system calls inside the window. A spawner, forked before the test makes any
+ * thread, forks a fresh agent per run; an agent forks itself for KD_FORK.
+ * Each process slot has its own socket pair, made up front, so a forked agent
+ * just switches to its slot's socket. A lifeline pipe ends every agent when
+ * the driver goes away.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <mmprim/mmprim.h>
+
+#include "kdiff.h"
+
+enum { CMD_SPAWN, CMD_SYSCALL, CMD_READ, CMD_WRITE, CMD_MAPS, CMD_FORK, CMD_EXIT };
+
+struct msg {
+	int32_t cmd, slot;
+	struct kd_op op;
+	uint64_t datalen;
+};
+
+struct reply {
+	int64_t ret;
+	uint64_t datalen;
+};
+
+struct kd_host {
+	pid_t spawner;
+	int spawn_fd;			/* driver's end towards the spawner */
+	int fd[KD_MAX_PROCS];		/* driver's ends, one per slot */
+	int lifeline;			/* write end; agents see EOF when it closes */
+};
+
+static int xfer(int fd, void *buf, size_t len, bool out)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = out ? write(fd, p, len) : read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EIO;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* ---- the agent side ---------------------------------------------------------- */
+
+static sigjmp_buf fault_jmp;
+static volatile sig_atomic_t fault_armed;
+
+static void on_fault(int sig)
+{
+	if (fault_armed)
+		siglongjmp(fault_jmp, 1);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Copy one page's worth with a fault caught: false if the access faulted. */
+static bool guarded_copy(void *dst, const void *src, size_t n)
+{
+	if (sigsetjmp(fault_jmp, 1)) {
+		fault_armed = 0;
+		return false;
+	}
+	fault_armed = 1;
+	/* volatile byte loop: the compiler may not turn it into a call that outlives the jmp */
+	for (size_t i = 0; i < n; i++)
+		((volatile uint8_t *)dst)[i] = ((const volatile uint8_t *)src)[i];
+	fault_armed = 0;
+	return true;
+}
+
+static int64_t do_syscall(const struct kd_op *op)
+{
+	long r;
+
+	switch (op->kind) {
+	case KD_MMAP: {
+		int flags = MAP_ANONYMOUS | (op->flags & ~MMP_MAP_DROPPABLE);
+
+		/* MAP_DROPPABLE is a mapping type of its own, in place of MAP_PRIVATE. */
+		flags |= op->flags & MMP_MAP_DROPPABLE ? MMP_MAP_DROPPABLE : MAP_PRIVATE;
+		r = syscall(SYS_mmap, op->addr, op->len, op->prot, flags, -1, 0);
+		break;
+	}
+	case KD_MUNMAP:
+		r = syscall(SYS_munmap, op->addr, op->len);
+		break;
+	case KD_MPROTECT:
+		r = syscall(SYS_mprotect, op->addr, op->len, op->prot);
+		break;
+	case KD_MREMAP:
+		r = syscall(SYS_mremap, op->addr, op->len, op->len2, op->flags, op->addr2);
+		break;
+	case KD_MADVISE:
+		r = syscall(SYS_madvise, op->addr, op->len, op->flags);
+		break;
+	default:
+		return -ENOSYS;
+	}
+	return r == -1 ? -errno : r;
+}
+
+static int agent_maps(struct kd_vma *v, int max)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end;
+		char perms[8];
+
+		if (sscanf(line, "%llx-%llx %7s", &start, &end, perms) != 3)
+			continue;
+		if (end <= KD_WIN_BASE || start >= KD_WIN_END || n == max)
+			continue;
+		v[n].start = start;
+		v[n].end = end;
+		v[n].prot = (perms[0] == 'r' ? MMP_PROT_READ : 0) |
+			    (perms[1] == 'w' ? MMP_PROT_WRITE : 0) |
+			    (perms[2] == 'x' ? MMP_PROT_EXEC : 0);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static uint8_t *agent_buf;
+
+static void agent_loop(int fd, int lifeline, int *slot_fds) __attribute__((noreturn));
+
+static void agent_loop(int fd, int lifeline, int *slot_fds)
+{
+	for (;;) {
+		struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = lifeline, .events = POLLIN } };
+		struct reply rep = { 0 };
+		uint64_t npages, len;
+
+		struct msg m;
+
+		if (poll(p, 2, -1) < 0 && errno == EINTR)
+			continue;
+		if (p[1].revents || xfer(fd, &m, sizeof(m), false))
+			_exit(0);
+		len = m.op.len;
+		npages = (len + KD_PAGE - 1) / KD_PAGE;
+		switch (m.cmd) {
+		case CMD_SYSCALL:
+			rep.ret = do_syscall(&m.op);
+			break;
+		case CMD_READ:
+			/* A status byte per page touched, then the bytes (zeros where it faulted). */
+			npages = kd_pages_touched(m.op.addr, len);
+			rep.datalen = npages + len;
+			memset(agent_buf, 0, rep.datalen);
+			for (uint64_t off = 0, i = 0; off < len; i++) {
+				uint64_t n = kd_chunk(m.op.addr + off, len - off);
+
+				agent_buf[i] = guarded_copy(agent_buf + npages + off,
+							    (void *)(m.op.addr + off), n);
+				off += n;
+			}
+			break;
+		case CMD_WRITE:
+			if (xfer(fd, agent_buf, m.datalen, false))
+				_exit(1);
+			for (uint64_t off = 0; off < len; ) {
+				uint64_t n = kd_chunk(m.op.addr + off, len - off);
+
+				if (!guarded_copy((void *)(m.op.addr + off), agent_buf + off, n)) {
+					rep.ret = -EFAULT;
+					break;
+				}
+				off += n;
+			}
+			break;
+		case CMD_MAPS:
+			rep.ret = agent_maps((struct kd_vma *)agent_buf, KD_MAX_VMAS);
+			rep.datalen = rep.ret > 0 ? rep.ret * sizeof(struct kd_vma) : 0;
+			break;
+		case CMD_FORK: {
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				fd = slot_fds[m.slot];
+				continue;	/* the child answers on its own slot */
+			}
+			rep.ret = pid < 0 ? -errno : pid;
+			break;
+		}
+		case CMD_EXIT:
+			xfer(fd, &rep, sizeof(rep), true);
+			_exit(0);
+		default:
+			rep.ret = -ENOSYS;
+		}
+		if (xfer(fd, &rep, sizeof(rep), true) ||
+		    (rep.datalen && xfer(fd, agent_buf, rep.datalen, true)))
+			_exit(1);
+	}
+}
+
+static void spawner_loop(int spawn_fd, int lifeline, int *slot_fds) __attribute__((noreturn));
+
+static void spawner_loop(int spawn_fd, int lifeline, int *slot_fds)
+{
+	struct sigaction sa = { .sa_handler = on_fault, .sa_flags = SA_NODEFER };
+
+	/* Agents are reaped by init: nobody waits for them. */
+	signal(SIGCHLD, SIG_IGN);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	agent_buf = malloc(KD_MAX_IO + KD_MAX_IO / KD_PAGE + 2 + KD_MAX_VMAS * sizeof(struct kd_vma));
+	if (!agent_buf)
+		_exit(1);
+	for (;;) {
+		struct pollfd p[2] = { { .fd = spawn_fd, .events = POLLIN },
+				       { .fd = lifeline, .events = POLLIN } };
+		struct reply rep = { 0 };
+		struct msg m;
+		pid_t pid;
+
+		if (poll(p, 2, -1) < 0 && errno == EINTR)
+			continue;
+		if (p[1].revents || xfer(spawn_fd, &m, sizeof(m), false))
+			_exit(0);
+		pid = fork();
+		if (pid == 0) {
+			close(spawn_fd);
+			agent_loop(slot_fds[m.slot], lifeline, slot_fds);
+		}
+		rep.ret = pid < 0 ? -errno : pid;
+		if (xfer(spawn_fd, &rep, sizeof(rep), true))
+			_exit(1);
+	}
+}
+
+/* ---- the driver side --------------------------------------------------------- */
+
+struct kd_host *kd_host_start(void)
+{
+	struct kd_host *h = calloc(1, sizeof(*h));
+	int sv[2], agent_fds[KD_MAX_PROCS], spawn_sv[2], life[2];
+
+	if (!h)
+		return NULL;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, spawn_sv) || pipe2(life, O_CLOEXEC))
+		goto fail;
+	for (int i = 0; i < KD_MAX_PROCS; i++) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+			goto fail;
+		h->fd[i] = sv[0];
+		agent_fds[i] = sv[1];
+	}
+	/* The window must be free on the host, with a gap on both sides. */
+	void *probe = mmap((void *)(KD_WIN_BASE - (2 << 20)), KD_WIN_SIZE + (4 << 20), PROT_NONE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
+	if (probe != (void *)(KD_WIN_BASE - (2 << 20))) {
+		fprintf(stderr, "kdiff: the window %#llx is not free on this host\n", KD_WIN_BASE);
+		goto fail;
+	}
+	munmap(probe, KD_WIN_SIZE + (4 << 20));
+	fflush(NULL);
+	h->spawner = fork();
+	if (h->spawner < 0)
+		goto fail;
+	if (h->spawner == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(spawn_sv[0]);
+		close(life[1]);
+		for (int i = 0; i < KD_MAX_PROCS; i++)
+			close(h->fd[i]);
+		spawner_loop(spawn_sv[1], life[0], agent_fds);
+	}
+	close(spawn_sv[1]);
+	close(life[0]);
+	for (int i = 0; i < KD_MAX_PROCS; i++)
+		close(agent_fds[i]);
+	h->spawn_fd = spawn_sv[0];
+	h->lifeline = life[1];
+	return h;
+fail:
+	free(h);
+	return NULL;
+}
+
+void kd_host_stop(struct kd_host *h)
+{
+	if (!h)
+		return;
+	close(h->lifeline);
+	close(h->spawn_fd);
+	for (int i = 0; i < KD_MAX_PROCS; i++)
+		close(h->fd[i]);
+	waitpid(h->spawner, NULL, 0);
+	free(h);
+}
+
+static int64_t call(struct kd_host *h, int fd, int cmd, int slot, const struct kd_op *op,
+		    const void *data, uint64_t datalen, void *out, uint64_t outmax)
+{
+	struct msg m = { .cmd = cmd, .slot = slot, .datalen = datalen };
+	struct reply rep;
+
+	if (op)
+		m.op = *op;
+	if (xfer(fd, &m, sizeof(m), true) || (datalen && xfer(fd, (void *)data, datalen, true)) ||
+	    xfer(fd, &rep, sizeof(rep), false) || rep.datalen > outmax ||
+	    (rep.datalen && xfer(fd, out, rep.datalen, false)))
+		return -EIO;
+	return rep.ret;
+}
+
+int kd_host_spawn(struct kd_host *h, int slot)
+{
+	int64_t r = call(h, h->spawn_fd, CMD_SPAWN, slot, NULL, NULL, 0, NULL, 0);
+
+	return r < 0 ? (int)r : 0;
+}
+
+int kd_host_fork(struct kd_host *h, int slot, int child_slot)
+{
+	int64_t r = call(h, h->fd[slot], CMD_FORK, child_slot, NULL, NULL, 0, NULL, 0);
+
+	return r < 0 ? (int)r : 0;
+}
+
+int kd_host_exit(struct kd_host *h, int slot)
+{
+	return (int)call(h, h->fd[slot], CMD_EXIT, slot, NULL, NULL, 0, NULL, 0);
+}
+
+int64_t kd_host_syscall(struct kd_host *h, const struct kd_op *op)
+{
+	return call(h, h->fd[op->proc], CMD_SYSCALL, op->proc, op, NULL, 0, NULL, 0);
+}
+
+int kd_host_read(struct kd_host *h, int slot, uint64_t addr, uint64_t len, uint8_t *buf, bool *ok)
+{
+	struct kd_op op = { .addr = addr, .len = len };
+	uint64_t npages = kd_pages_touched(addr, len);
+	static uint8_t tmp[KD_MAX_IO + KD_MAX_IO / KD_PAGE + 2];
+	int64_t r;
+
+	if (len > KD_MAX_IO)
+		return -EINVAL;
+	r = call(h, h->fd[slot], CMD_READ, slot, &op, NULL, 0, tmp, sizeof(tmp));
+	if (r < 0)
+		return (int)r;
+	for (uint64_t i = 0; i < npages; i++)
+		ok[i] = tmp[i];
+	memcpy(buf, tmp + npages, len);
+	return 0;
+}
+
+int kd_host_write(struct kd_host *h, int slot, uint64_t addr, uint64_t len, const uint8_t *buf)
+{
+	struct kd_op op = { .addr = addr, .len = len };
+
+	if (len > KD_MAX_IO)
+		return -EINVAL;
+	return (int)call(h, h->fd[slot], CMD_WRITE, slot, &op, buf, len, NULL, 0);
+}
+
+int kd_host_maps(struct kd_host *h, int slot, struct kd_vma *v, int max)
+{
+	return (int)call(h, h->fd[slot], CMD_MAPS, slot, NULL, NULL, 0, v, max * sizeof(*v));
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kdiff: differential testing of libmmprim against the host kernel.
+ *
+ * A sequence of operations (mmap, munmap, mprotect, mremap, madvise, reads,
+ * writes, fork, ...) runs inside a reserved window of addresses, both in host
+ * processes (agents, one per simulated process, driven over sockets) and in
+ * simulated spaces of several back ends and switch settings ("variants").
+ * After each operation every return value, every byte read and the layout and
+ * protection of every VMA in the window must agree.
+ */
+#ifndef MMP_KDIFF_H
+#define MMP_KDIFF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define KD_PAGE		4096ULL
+#define KD_WIN_BASE	0x300000000000ULL	/* free on the host and far below any mmap base */
+#define KD_WIN_SIZE	(64ULL << 20)
+#define KD_WIN_END	(KD_WIN_BASE + KD_WIN_SIZE)
+#define KD_NPAGES	(KD_WIN_SIZE / KD_PAGE)
+#define KD_MAX_PROCS	4
+#define KD_MAX_VARIANTS	16
+#define KD_MAX_IO	(256ULL << 10)	/* bytes one read or write op moves */
+#define KD_MAX_VMAS	1024
+
+enum kd_kind {
+	KD_MMAP,	/* addr, len, prot, flags (MMP_MAP_*) */
+	KD_MUNMAP,	/* addr, len */
+	KD_MPROTECT,	/* addr, len, prot */
+	KD_MREMAP,	/* addr, len (old), len2 (new), flags (MMP_MREMAP_*), addr2 */
+	KD_MADVISE,	/* addr, len, advice in flags */
+	KD_READ,	/* addr, len */
+	KD_WRITE,	/* addr, len, data from seed */
+	KD_FORK,	/* proc forks into proc2 */
+	KD_EXIT,	/* proc exits */
+	KD_RECLAIM,	/* library only: mmp_reclaim (the host under memory pressure) */
+	KD_SETOPT,	/* library only: variant v sets switch flags to value len */
+	KD_PIN,		/* library only: GUP pin len pages at addr (write if flags) */
+	KD_UNPIN,	/* library only: drop the oldest pin of proc */
+	KD_CHECK,	/* read every page of the window and compare */
+	KD_NR_KINDS
+};
+
+struct kd_op {
+	uint8_t kind;
+	uint8_t proc, proc2, variant;
+	int32_t prot;
+	int32_t flags;
+	uint32_t seed;
+	uint64_t addr, len, len2, addr2;
+};
+
+/* One VMA as /proc/self/maps shows it (prot: MMP_PROT_* bits). */
+struct kd_vma {
+	uint64_t start, end;
+	int prot;
+};
+
+/* The bytes from @addr to the end of its page, at most @left. */
+static inline uint64_t kd_chunk(uint64_t addr, uint64_t left)
+{
+	uint64_t n = KD_PAGE - (addr & (KD_PAGE - 1));
+
+	return n < left ? n : left;
+}
+
+/* How many pages [addr, addr + len) touches: one status each in a read. */
+static inline uint64_t kd_pages_touched(uint64_t addr, uint64_t len)
+{
+	return len ? ((addr + len - 1) / KD_PAGE) - addr / KD_PAGE + 1 : 0;
+}
+
+/* ---- host agents (agent.c) ---- */
+
+struct kd_host;
+
+/* Start the spawner; call before anything else makes threads. NULL on error. */
+struct kd_host *kd_host_start(void);
+void kd_host_stop(struct kd_host *h);
+/* A fresh process with an empty window, as proc @slot. */
+int kd_host_spawn(struct kd_host *h, int slot);
+/* Fork proc @slot into @child_slot. */
+int kd_host_fork(struct kd_host *h, int slot, int child_slot);
+int kd_host_exit(struct kd_host *h, int slot);
+/* Run a system call of @op in proc op->proc; returns the result or -errno. */
+int64_t kd_host_syscall(struct kd_host *h, const struct kd_op *op);
+/*
+ * Read [addr, addr + len) page by page: @ok[i] says whether the i-th page
+ * touched was readable, @buf gets its bytes. Returns 0, or -EIO when the agent died.
+ */
+int kd_host_read(struct kd_host *h, int slot, uint64_t addr, uint64_t len, uint8_t *buf, bool *ok);
+/* Write page by page up to the first page that faults: 0 or -EFAULT. */
+int kd_host_write(struct kd_host *h, int slot, uint64_t addr, uint64_t len, const uint8_t *buf);
+/* The VMAs inside the window; returns how many, or -EIO. */
+int kd_host_maps(struct kd_host *h, int slot, struct kd_vma *v, int max);
+
+/* ---- the run (run.c) ---- */
+
+struct kd_options {
+	uint64_t seed;
+	bool host;		/* compare with the host kernel */
+	bool verbose;
+	int verify_every;	/* mmp_space_verify every N ops (0: only at the end) */
+	const char *only_arch;	/* NULL: every back end */
+	unsigned int host_version;	/* KERNEL_VERSION of the host, 0 if unknown */
+};
+
+struct kd_result {
+	uint64_t ops;
+	uint64_t divergences;
+	uint64_t first_bad;	/* index of the op that diverged first */
+	char what[512];		/* what diverged first */
+};
+
+/* Run @ops against the host (when opt->host) and every variant. */
+int kd_run(const struct kd_options *opt, struct kd_host *h, const struct kd_op *ops, uint64_t n,
+	   struct kd_result *res);
+
+/* ---- sequences (ops.c) ---- */
+
+struct kd_rng {
+	uint64_t s;
+};
+
+static inline uint64_t kd_rand(struct kd_rng *r)
+{
+	/* splitmix64: tiny, and every seed gives a full-quality stream. */
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static inline uint64_t kd_below(struct kd_rng *r, uint64_t n)
+{
+	return n ? kd_rand(r) % n : 0;
+}
+
+/* Generate @n random ops from @seed into @ops. */
+void kd_generate(uint64_t seed, struct kd_op *ops, uint64_t n);
+/* Decode arbitrary bytes (a fuzzer's input) into ops; returns how many. */
+uint64_t kd_decode(const uint8_t *data, size_t size, struct kd_op *ops, uint64_t max);
+/* Print one op as a line of the log; parse one back (0, or -1 on a bad line). */
+void kd_print_op(FILE *f, const struct kd_op *op);
+int kd_parse_op(const char *line, struct kd_op *op);
+const char *kd_kind_name(int kind);
+/* The bytes a write op stores at @off of its range. */
+static inline uint8_t kd_data_byte(uint32_t seed, uint64_t off)
+{
+	uint64_t x = (seed * 0x9e3779b97f4a7c15ULL) ^ (off / 8 * 0xbf58476d1ce4e5b9ULL);
+
+	return (uint8_t)((x >> (8 * (off % 8))) | 1);	/* never 0: a lost page reads as zeros */
+}
+
+#endif /* MMP_KDIFF_H */

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Op sequences: random generation from a seed, decoding of a fuzzer's bytes,
+ * and the one-line text form of the op log (printed and parsed back for
+ * replay). Generation knows only which processes live, not the layout: the
+ * addresses and sizes are drawn from grids that make ops collide often
+ * (2 MiB and 64 KiB boundaries, small and PMD-sized lengths).
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include <mmprim/mmprim.h>
+
+#include "kdiff.h"
+
+static const char *const kind_names[KD_NR_KINDS] = {
+	[KD_MMAP] = "mmap",	  [KD_MUNMAP] = "munmap",   [KD_MPROTECT] = "mprotect",
+	[KD_MREMAP] = "mremap",	  [KD_MADVISE] = "madvise", [KD_READ] = "read",
+	[KD_WRITE] = "write",	  [KD_FORK] = "fork",	    [KD_EXIT] = "exit",
+	[KD_RECLAIM] = "reclaim", [KD_SETOPT] = "setopt",   [KD_PIN] = "pin",
+	[KD_UNPIN] = "unpin",	  [KD_CHECK] = "check",
+};
+
+const char *kd_kind_name(int kind)
+{
+	return kind >= 0 && kind < KD_NR_KINDS ? kind_names[kind] : "?";
+}
+
+/* Which processes live, as the generator sees it (fork and exit always succeed). */
+struct gen_state {
+	bool live[KD_MAX_PROCS];
+};
+
+static int pick_proc(struct kd_rng *r, const struct gen_state *g)
+{
+	int n = 0, live[KD_MAX_PROCS];
+
+	for (int i = 0; i < KD_MAX_PROCS; i++)
+		if (g->live[i])
+			live[n++] = i;
+	return live[kd_below(r, n)];
+}
+
+/* Mostly the first half of the window, so mappings meet. */
+static uint64_t pick_addr(struct kd_rng *r)
+{
+	switch (kd_below(r, 10)) {
+	case 0: case 1: case 2:
+		return KD_WIN_BASE + (2ULL << 20) * kd_below(r, 16);
+	case 3: case 4: case 5:
+		return KD_WIN_BASE + (64ULL << 10) * kd_below(r, 512);
+	default:
+		return KD_WIN_BASE + KD_PAGE * kd_below(r, KD_NPAGES / 2);
+	}
+}
+
+static uint64_t pick_len(struct kd_rng *r)
+{
+	switch (kd_below(r, 20)) {
+	case 0: case 1: case 2: case 3: case 4:
+		return KD_PAGE * (1 + kd_below(r, 16));
+	case 5: case 6: case 7: case 8:
+		return (64ULL << 10) * (1 + kd_below(r, 4));
+	case 9: case 10: case 11: case 12:
+		return 2ULL << 20;
+	case 13: case 14:
+		return (2ULL << 20) + KD_PAGE * (1 + kd_below(r, 32));
+	case 15:
+		return 4ULL << 20;
+	case 16:
+		return 8ULL << 20;
+	default:
+		return KD_PAGE * (1 + kd_below(r, 2048));
+	}
+}
+
+/* Keep [addr, addr + len) inside the window: nothing may touch the host's own mappings. */
+static uint64_t clamp_len(uint64_t addr, uint64_t len)
+{
+	if (addr >= KD_WIN_END)
+		return 0;
+	return len > KD_WIN_END - addr ? KD_WIN_END - addr : len;
+}
+
+static int pick_prot(struct kd_rng *r)
+{
+	static const int prots[] = { MMP_PROT_NONE, MMP_PROT_READ, MMP_PROT_READ | MMP_PROT_WRITE,
+				     MMP_PROT_READ | MMP_PROT_WRITE, MMP_PROT_READ | MMP_PROT_WRITE };
+
+	return prots[kd_below(r, 5)];
+}
+
+/*
+ * Invalid arguments the kernel rejects before touching anything: unaligned
+ * addresses, zero lengths, lengths that wrap around the address space.
+ */
+static void make_invalid(struct kd_rng *r, struct kd_op *op)
+{
+	switch (kd_below(r, 4)) {
+	case 0:
+		op->addr += 1 + kd_below(r, KD_PAGE - 1);
+		break;
+	case 1:
+		op->len = 0;
+		break;
+	case 2:
+		op->len = -op->addr + KD_PAGE * kd_below(r, 4);
+		break;
+	default:
+		op->len = kd_below(r, 2) ? ~0ULL : 1ULL << 63;
+		break;
+	}
+}
+
+static void gen_mremap(struct kd_rng *r, struct kd_op *op)
+{
+	uint64_t old = op->len;
+
+	op->addr2 = 0;
+	switch (kd_below(r, 8)) {
+	case 0:		/* shrink in place */
+		op->len2 = KD_PAGE * (1 + kd_below(r, old / KD_PAGE));
+		if (op->len2 > old)
+			op->len2 = old;
+		op->flags = kd_below(r, 2) ? MMP_MREMAP_MAYMOVE : 0;
+		break;
+	case 1:		/* same size: a no-op that needs only the start mapped */
+		op->len2 = old;
+		break;
+	case 2:		/* grow in place, or move anywhere */
+		op->len2 = old + pick_len(r);
+		op->flags = kd_below(r, 2) ? MMP_MREMAP_MAYMOVE : 0;
+		break;
+	case 3: case 4:	/* move to a fixed address, resizing or not */
+		op->flags = MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED;
+		op->addr2 = pick_addr(r);
+		op->len2 = kd_below(r, 2) ? old : pick_len(r);
+		break;
+	case 5:		/* DONTUNMAP to a fixed address */
+		op->flags = MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED | MMP_MREMAP_DONTUNMAP;
+		op->addr2 = pick_addr(r);
+		op->len2 = old;
+		break;
+	case 6:		/* DONTUNMAP with a hint, or lengths equal only once page-rounded */
+		op->flags = MMP_MREMAP_MAYMOVE | MMP_MREMAP_DONTUNMAP;
+		op->addr2 = kd_below(r, 4) ? pick_addr(r) : 0;
+		op->len2 = old;
+		if (kd_below(r, 3) == 0)
+			op->len2 = old - 1 - kd_below(r, 100);
+		break;
+	default:	/* old_len 0 (refused for private memory), bad flags, bad new address */
+		op->len2 = old;
+		switch (kd_below(r, 3)) {
+		case 0:
+			op->len = 0;
+			op->flags = MMP_MREMAP_MAYMOVE;
+			break;
+		case 1:
+			op->flags = 8 << kd_below(r, 3);
+			break;
+		default:
+			op->flags = MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED;
+			op->addr2 = pick_addr(r) + 1 + kd_below(r, 100);
+		}
+	}
+	op->len2 = clamp_len(op->addr2 ? op->addr2 : op->addr, op->len2);
+	if (!op->len2)
+		op->len2 = KD_PAGE;
+}
+
+/* One op of @kind for a live process. */
+static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_op *op)
+{
+	static const int advices[] = { MMP_MADV_DONTNEED, MMP_MADV_FREE, MMP_MADV_FREE,
+				       MMP_MADV_HUGEPAGE, MMP_MADV_NOHUGEPAGE, MMP_MADV_PAGEOUT };
+	bool invalid = kd_below(r, 20) == 0;
+
+	memset(op, 0, sizeof(*op));
+	op->kind = kind;
+	op->proc = pick_proc(r, g);
+	op->seed = (uint32_t)kd_rand(r);
+	op->addr = pick_addr(r);
+	op->len = clamp_len(op->addr, pick_len(r));
+	switch (kind) {
+	case KD_MMAP:
+		op->prot = pick_prot(r);
+		switch (kd_below(r, 20)) {
+		case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 8:
+			op->flags = MMP_MAP_FIXED;
+			break;
+		case 9: case 10: case 11: case 12: case 13:
+			op->flags = MMP_MAP_FIXED_NOREPLACE;
+			break;
+		case 14: case 15: case 16: case 17:
+			break;	/* a hint: taken if free, else the mapping goes elsewhere */
+		default:
+			op->addr = 0;
+		}
+		if (kd_below(r, 5) == 0)
+			op->flags |= MMP_MAP_POPULATE;
+		if (kd_below(r, 25) == 0)
+			op->flags |= MMP_MAP_DROPPABLE;
+		if (invalid)
+			op->addr ? make_invalid(r, op) : (void)(op->len = 0);
+		break;
+	case KD_MUNMAP:
+		if (kd_below(r, 4) == 0)
+			op->len -= kd_below(r, KD_PAGE);	/* unaligned lengths round up */
+		if (invalid)
+			make_invalid(r, op);
+		break;
+	case KD_MPROTECT:
+		op->prot = pick_prot(r);
+		if (invalid)
+			kd_below(r, 3) ? make_invalid(r, op) : (void)(op->prot = 0x10 << kd_below(r, 3));
+		break;
+	case KD_MREMAP:
+		gen_mremap(r, op);
+		if (invalid && op->len)
+			make_invalid(r, op);
+		break;
+	case KD_MADVISE:
+		op->flags = advices[kd_below(r, 6)];
+		if (invalid)
+			kd_below(r, 3) ? make_invalid(r, op) : (void)(op->flags = 99 + kd_below(r, 200));
+		break;
+	case KD_READ:
+	case KD_WRITE:
+		op->addr += kd_below(r, KD_PAGE);
+		op->len = kd_below(r, 4) ? 1 + kd_below(r, 3 * KD_PAGE) : 1 + kd_below(r, KD_MAX_IO);
+		op->len = clamp_len(op->addr, op->len);
+		break;
+	case KD_FORK:
+		for (int i = 0; i < KD_MAX_PROCS; i++)
+			if (!g->live[i]) {
+				op->proc2 = i;
+				g->live[i] = true;
+				return;
+			}
+		op->kind = KD_READ;	/* no slot free */
+		op->len = 1;
+		break;
+	case KD_EXIT: {
+		int n = 0;
+
+		for (int i = 0; i < KD_MAX_PROCS; i++)
+			n += g->live[i];
+		if (n > 1) {
+			g->live[op->proc] = false;
+		} else {
+			op->kind = KD_READ;	/* the last process stays */
+			op->len = 1;
+		}
+		break;
+	}
+	case KD_SETOPT:
+		op->variant = kd_below(r, KD_MAX_VARIANTS);
+		op->flags = kd_below(r, 64);	/* which switch: reduced by the runner */
+		op->len = kd_below(r, 16);	/* its value: reduced by the runner */
+		break;
+	case KD_PIN:
+		op->addr &= ~(KD_PAGE - 1);
+		op->len = 1 + kd_below(r, 16);
+		op->flags = kd_below(r, 2);
+		break;
+	default:
+		break;
+	}
+}
+
+/* How often each kind comes up, per 1000. */
+static const uint16_t weights[KD_NR_KINDS] = {
+	[KD_MMAP] = 150,   [KD_MUNMAP] = 80, [KD_MPROTECT] = 90, [KD_MREMAP] = 110,
+	[KD_MADVISE] = 110, [KD_READ] = 180, [KD_WRITE] = 200,	[KD_FORK] = 12,
+	[KD_EXIT] = 8,	   [KD_RECLAIM] = 10, [KD_SETOPT] = 20, [KD_PIN] = 12,
+	[KD_UNPIN] = 12,   [KD_CHECK] = 6,
+};
+
+static int pick_kind(struct kd_rng *r)
+{
+	unsigned int total = 0, x;
+
+	for (int k = 0; k < KD_NR_KINDS; k++)
+		total += weights[k];
+	x = kd_below(r, total);
+	for (int k = 0; k < KD_NR_KINDS; k++) {
+		if (x < weights[k])
+			return k;
+		x -= weights[k];
+	}
+	return KD_READ;
+}
+
+void kd_generate(uint64_t seed, struct kd_op *ops, uint64_t n)
+{
+	struct kd_rng r = { seed };
+	struct gen_state g = { .live = { true } };
+
+	for (uint64_t i = 0; i < n; i++)
+		gen_one(&r, &g, pick_kind(&r), &ops[i]);
+}
+
+uint64_t kd_decode(const uint8_t *data, size_t size, struct kd_op *ops, uint64_t max)
+{
+	struct gen_state g = { .live = { true } };
+	uint64_t n = 0;
+
+	/* Eight bytes an op: the first picks the kind, all of them seed its arguments. */
+	for (; size >= 8 && n < max; data += 8, size -= 8) {
+		uint64_t word;
+		struct kd_rng r;
+
+		memcpy(&word, data, 8);
+		r.s = word;
+		gen_one(&r, &g, data[0] % KD_NR_KINDS, &ops[n++]);
+	}
+	return n;
+}
+
+void kd_print_op(FILE *f, const struct kd_op *op)
+{
+	fprintf(f, "%s p=%u q=%u v=%u prot=%d flags=%#x seed=%#x addr=%#" PRIx64 " len=%#" PRIx64
+		" len2=%#" PRIx64 " addr2=%#" PRIx64 "\n",
+		kd_kind_name(op->kind), op->proc, op->proc2, op->variant, op->prot,
+		(unsigned int)op->flags, op->seed, op->addr, op->len, op->len2, op->addr2);
+}
+
+int kd_parse_op(const char *line, struct kd_op *op)
+{
+	char name[16];
+	unsigned int p, q, v, flags, seed;
+	int prot;
+
+	memset(op, 0, sizeof(*op));
+	if (sscanf(line, "%15s p=%u q=%u v=%u prot=%d flags=%x seed=%x addr=%" SCNx64 " len=%" SCNx64
+		   " len2=%" SCNx64 " addr2=%" SCNx64, name, &p, &q, &v, &prot, &flags, &seed,
+		   &op->addr, &op->len, &op->len2, &op->addr2) != 11)
+		return -1;
+	for (int k = 0; k < KD_NR_KINDS; k++)
+		if (!strcmp(name, kind_names[k]))
+			op->kind = k;
+	if (strcmp(name, kind_names[op->kind]) || p >= KD_MAX_PROCS || q >= KD_MAX_PROCS ||
+	    v >= KD_MAX_VARIANTS)
+		return -1;
+	op->proc = p;
+	op->proc2 = q;
+	op->variant = v;
+	op->prot = prot;
+	op->flags = (int32_t)flags;
+	op->seed = seed;
+	return 0;
+}

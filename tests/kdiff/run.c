@@ -1,0 +1,725 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The runner: applies each op to the host agents and to every variant (a
+ * back end with a switch setting, one simulated space per process), and
+ * compares return values, bytes read and VMA layouts. The reference is the
+ * host kernel, or variant 0 when the host is left out (the fuzzer's
+ * cross-back-end mode).
+ *
+ * MADV_FREE'd pages that were not written since may read as their old data
+ * or as zeros, on either side: such "lazy" pages are tracked per process, and
+ * before a write lands on one, the variants are brought to the reference's
+ * choice so that the sides stay comparable.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mmprim/mmprim.h>
+
+#include "internal.h"
+#include "kdiff.h"
+
+#define MAX_PINS	8
+#define PHYS_BYTES	(512ULL << 20)
+
+struct pin {
+	uint64_t pfns[16];
+	int nr;
+};
+
+struct variant {
+	const char *arch;
+	char desc[160];
+	struct mmp_phys *phys;
+	struct mmp_space *sp[KD_MAX_PROCS];
+	struct mmp_cpu *cpu[KD_MAX_PROCS];
+	struct pin pins[KD_MAX_PROCS][MAX_PINS];
+	int npins[KD_MAX_PROCS];
+};
+
+struct run {
+	const struct kd_options *opt;
+	struct kd_host *h;
+	struct kd_result *res;
+	uint64_t idx;
+	const struct kd_op *op;
+	int nv;
+	struct variant v[KD_MAX_VARIANTS];
+	bool live[KD_MAX_PROCS];
+	uint8_t lazy[KD_MAX_PROCS][KD_NPAGES];
+	/* Reference and candidate buffers of one read. */
+	uint8_t rbuf[KD_MAX_IO], cbuf[KD_MAX_IO];
+	bool rok[KD_MAX_IO / KD_PAGE + 2], cok[KD_MAX_IO / KD_PAGE + 2];
+	struct kd_vma rvmas[KD_MAX_VMAS];
+};
+
+/* The switches SETOPT toggles, and how many values each takes. */
+static const struct {
+	enum mmp_opt opt;
+	int nvals;
+} switches[] = {
+	{ MMP_OPT_PTE_BATCH, 2 },     { MMP_OPT_RCU_TABLE_FREE, 2 }, { MMP_OPT_PT_RECLAIM, 2 },
+	{ MMP_OPT_LAZYFREE_PMD, 2 },  { MMP_OPT_HW_AD, 2 },	     { MMP_OPT_BBML2_NOABORT, 2 },
+	{ MMP_OPT_HUGE_ORDER, MMP_NR_HUGE_ORDERS },
+};
+#define NR_SWITCHES	(sizeof(switches) / sizeof(switches[0]))
+/* After the switches come the THP orders 2..9, three modes each. */
+#define NR_SETTINGS	(NR_SWITCHES + 8)
+
+__attribute__((format(printf, 2, 3)))
+static void diverge(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->res->divergences++)
+		return;
+	r->res->first_bad = r->idx;
+	va_start(ap, fmt);
+	vsnprintf(r->res->what, sizeof(r->res->what), fmt, ap);
+	va_end(ap);
+}
+
+static bool failed(struct run *r)
+{
+	return r->res->divergences != 0;
+}
+
+/* ---- variants --------------------------------------------------------------- */
+
+static void apply_setting(struct mmp_space *s, unsigned int which, unsigned int value)
+{
+	which %= NR_SETTINGS;
+	if (which < NR_SWITCHES)
+		mmp_space_set_opt(s, switches[which].opt, value % switches[which].nvals);
+	else
+		mmp_space_set_thp(s, 2 + (which - NR_SWITCHES), value % 3);
+}
+
+/* Every back end twice: its defaults, and settings drawn from the seed. */
+static int make_variants(struct run *r)
+{
+	struct kd_rng rng = { r->opt->seed ^ 0x5eed };
+
+	for (int a = 0; a < mmp_arch_count(); a++) {
+		const char *arch = mmp_arch_name(a);
+
+		if (r->opt->only_arch && strcmp(r->opt->only_arch, arch))
+			continue;
+		for (int k = 0; k < 2 && r->nv < KD_MAX_VARIANTS; k++) {
+			struct variant *v = &r->v[r->nv++];
+			struct mmp_space_config cfg = { .arch = arch, .tlb_sanitizer = true };
+			int len;
+
+			v->arch = arch;
+			if (k) {
+				/* A tiny TLB evicts often, so stale entries meet the sanitizer. */
+				cfg.tlb_entries = 16;
+				cfg.tlb_ways = 4;
+			}
+			if (mmp_phys_create(PHYS_BYTES, &v->phys) ||
+			    mmp_space_create(v->phys, &cfg, &v->sp[0]) ||
+			    mmp_cpu_attach(v->sp[0], &v->cpu[0]))
+				return -ENOMEM;
+			len = snprintf(v->desc, sizeof(v->desc), "%s%s", arch, k ? " tlb16" : "");
+			for (int i = 0; k && i < 6; i++) {
+				unsigned int which = kd_below(&rng, NR_SETTINGS);
+				unsigned int value = kd_below(&rng, 16);
+				long val;
+
+				apply_setting(v->sp[0], which, value);
+				if (which % NR_SETTINGS < NR_SWITCHES) {
+					mmp_space_get_opt(v->sp[0], switches[which].opt, &val);
+					len += snprintf(v->desc + len, sizeof(v->desc) - len, " opt%d=%ld",
+							switches[which].opt, val);
+				} else {
+					len += snprintf(v->desc + len, sizeof(v->desc) - len,
+							" thp%u=%u", 2 + which - (unsigned int)NR_SWITCHES,
+							value % 3);
+				}
+				if (len >= (int)sizeof(v->desc))
+					len = sizeof(v->desc) - 1;
+			}
+		}
+	}
+	return r->nv ? 0 : -ENOENT;
+}
+
+static void unpin_all(struct variant *v, int p)
+{
+	for (int i = 0; i < v->npins[p]; i++)
+		mmp_unpin(v->sp[p], v->pins[p][i].pfns, v->pins[p][i].nr);
+	v->npins[p] = 0;
+}
+
+static void proc_destroy(struct variant *v, int p)
+{
+	if (!v->sp[p])
+		return;
+	unpin_all(v, p);
+	mmp_cpu_detach(v->cpu[p]);
+	mmp_space_destroy(v->sp[p]);
+	v->sp[p] = NULL;
+	v->cpu[p] = NULL;
+}
+
+static void destroy_variants(struct run *r)
+{
+	for (int i = 0; i < r->nv; i++) {
+		for (int p = 0; p < KD_MAX_PROCS; p++)
+			proc_destroy(&r->v[i], p);
+		if (r->v[i].phys && mmp_phys_destroy(r->v[i].phys))
+			diverge(r, "%s: phys still busy at the end", r->v[i].desc);
+	}
+}
+
+/* ---- comparisons -------------------------------------------------------------- */
+
+static bool all_zero(const uint8_t *p, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static bool in_window(uint64_t addr)
+{
+	return addr >= KD_WIN_BASE && addr < KD_WIN_END;
+}
+
+static uint8_t *lazy_at(struct run *r, int p, uint64_t addr)
+{
+	static uint8_t none;
+
+	none = 0;
+	return in_window(addr) ? &r->lazy[p][(addr - KD_WIN_BASE) / KD_PAGE] : &none;
+}
+
+static void lazy_set(struct run *r, int p, uint64_t addr, uint64_t len, uint8_t val)
+{
+	for (uint64_t a = addr & ~(KD_PAGE - 1); a < addr + len && a >= addr - KD_PAGE; a += KD_PAGE)
+		if (in_window(a))
+			*lazy_at(r, p, a) = val;
+		else if (a >= KD_WIN_END)
+			break;
+}
+
+/* Read [addr, addr + len) page by page in variant @v: per-page status in @ok. */
+static void lib_read(struct run *r, struct variant *v, int p, uint64_t addr, uint64_t len,
+		     uint8_t *buf, bool *ok)
+{
+	for (uint64_t off = 0, i = 0; off < len; i++) {
+		uint64_t n = kd_chunk(addr + off, len - off);
+		int err;
+
+		err = mmp_read(v->cpu[p], addr + off, buf + off, n);
+		ok[i] = !err;
+		if (err && err != -EFAULT)
+			diverge(r, "%s: read %#" PRIx64 " failed with %d", v->desc, addr + off, err);
+		if (err)
+			memset(buf + off, 0, n);
+		off += n;
+	}
+}
+
+/* The reference's view of [addr, addr + len) in proc @p: the host, or variant 0. */
+static void ref_read(struct run *r, int p, uint64_t addr, uint64_t len, uint8_t *buf, bool *ok)
+{
+	if (r->opt->host) {
+		if (kd_host_read(r->h, p, addr, len, buf, ok))
+			diverge(r, "host agent %d died", p);
+		return;
+	}
+	lib_read(r, &r->v[0], p, addr, len, buf, ok);
+}
+
+/* Compare a read of [addr, addr + len) between the reference and every variant. */
+static void compare_read(struct run *r, int p, uint64_t addr, uint64_t len)
+{
+	ref_read(r, p, addr, len, r->rbuf, r->rok);
+	for (int k = r->opt->host ? 0 : 1; k < r->nv && !failed(r); k++) {
+		struct variant *v = &r->v[k];
+
+		lib_read(r, v, p, addr, len, r->cbuf, r->cok);
+		for (uint64_t off = 0, i = 0; off < len; i++) {
+			uint64_t n = kd_chunk(addr + off, len - off);
+
+			if (r->rok[i] != r->cok[i]) {
+				diverge(r, "%s: page %#" PRIx64 " is %sreadable, the reference's %s",
+					v->desc, (uint64_t)((addr + off) & ~(KD_PAGE - 1)), r->cok[i] ? "" : "not ",
+					r->rok[i] ? "is" : "is not");
+				return;
+			}
+			if (memcmp(r->rbuf + off, r->cbuf + off, n) &&
+			    !(*lazy_at(r, p, addr + off) &&
+			      (all_zero(r->rbuf + off, n) || all_zero(r->cbuf + off, n)))) {
+				uint64_t j = 0;
+
+				while (r->rbuf[off + j] == r->cbuf[off + j])
+					j++;
+				diverge(r, "%s: byte %#" PRIx64 " reads %#x, the reference %#x%s", v->desc,
+					addr + off + j, r->cbuf[off + j], r->rbuf[off + j],
+					*lazy_at(r, p, addr + off) ? " (lazyfree page)" : "");
+				return;
+			}
+			off += n;
+		}
+	}
+}
+
+static int lib_vmas(struct mmp_space *s, struct kd_vma *out, int max, int *outside)
+{
+	int n = 0;
+
+	*outside = 0;
+	for (unsigned int i = 0; i < s->nr_vmas; i++) {
+		const struct mmp_vma *vma = &s->vmas[i];
+
+		if (vma->end <= KD_WIN_BASE || vma->start >= KD_WIN_END) {
+			(*outside)++;
+			continue;
+		}
+		if (n < max)
+			out[n++] = (struct kd_vma){ vma->start, vma->end,
+						    (vma->flags & VM_READ ? MMP_PROT_READ : 0) |
+						    (vma->flags & VM_WRITE ? MMP_PROT_WRITE : 0) |
+						    (vma->flags & VM_EXEC ? MMP_PROT_EXEC : 0) };
+	}
+	return n;
+}
+
+/* The VMAs of proc @p in the window: same boundaries and protections everywhere. */
+static void compare_layout(struct run *r, int p)
+{
+	static struct kd_vma got[KD_MAX_VMAS];
+	int nref, outside;
+
+	if (r->opt->host) {
+		nref = kd_host_maps(r->h, p, r->rvmas, KD_MAX_VMAS);
+		if (nref < 0) {
+			diverge(r, "host agent %d died", p);
+			return;
+		}
+	} else {
+		nref = lib_vmas(r->v[0].sp[p], r->rvmas, KD_MAX_VMAS, &outside);
+	}
+	for (int k = r->opt->host ? 0 : 1; k < r->nv && !failed(r); k++) {
+		struct variant *v = &r->v[k];
+		int n = lib_vmas(v->sp[p], got, KD_MAX_VMAS, &outside);
+
+		if (outside)
+			diverge(r, "%s: %d VMAs outside the window", v->desc, outside);
+		for (int i = 0; i < n || i < nref; i++) {
+			if (i < n && i < nref && got[i].start == r->rvmas[i].start &&
+			    got[i].end == r->rvmas[i].end && got[i].prot == r->rvmas[i].prot)
+				continue;
+			if (i < nref && i < n)
+				diverge(r, "%s: VMA %d is [%#" PRIx64 ", %#" PRIx64 ") prot %d, the "
+					"reference's [%#" PRIx64 ", %#" PRIx64 ") prot %d", v->desc, i,
+					got[i].start, got[i].end, got[i].prot, r->rvmas[i].start,
+					r->rvmas[i].end, r->rvmas[i].prot);
+			else if (i < n)
+				diverge(r, "%s: extra VMA [%#" PRIx64 ", %#" PRIx64 ")", v->desc,
+					got[i].start, got[i].end);
+			else
+				diverge(r, "%s: missing VMA [%#" PRIx64 ", %#" PRIx64 ")", v->desc,
+					r->rvmas[i].start, r->rvmas[i].end);
+			return;
+		}
+	}
+}
+
+/* ---- system calls ------------------------------------------------------------- */
+
+/* The op in variant @v's space of its proc; the result as the syscall gives it. */
+static int64_t lib_syscall(struct variant *v, const struct kd_op *op)
+{
+	struct mmp_space *s = v->sp[op->proc];
+	uint64_t out = 0;
+	int err;
+
+	switch (op->kind) {
+	case KD_MMAP:
+		err = mmp_mmap(s, op->addr, op->len, op->prot, op->flags, &out);
+		return err ? err : (int64_t)out;
+	case KD_MUNMAP:
+		return mmp_munmap(s, op->addr, op->len);
+	case KD_MPROTECT:
+		return mmp_mprotect(s, op->addr, op->len, op->prot);
+	case KD_MREMAP:
+		err = mmp_mremap(s, op->addr, op->len, op->len2, op->flags, op->addr2, &out);
+		return err ? err : (int64_t)out;
+	case KD_MADVISE:
+		return mmp_madvise(s, op->addr, op->len, op->flags);
+	}
+	return -ENOSYS;
+}
+
+static uint64_t page_align(uint64_t len)
+{
+	return (len + KD_PAGE - 1) & ~(KD_PAGE - 1);
+}
+
+/*
+ * A mapping the kernel placed outside the window (no hint, or a busy one):
+ * compare its first @cmp bytes, then unmap it on every side.
+ */
+static void drop_elsewhere(struct run *r, int p, int64_t ref, const int64_t *got, uint64_t len,
+			   uint64_t cmp)
+{
+	for (uint64_t off = 0; off < cmp && !failed(r); off += KD_MAX_IO) {
+		uint64_t n = cmp - off < KD_MAX_IO ? cmp - off : KD_MAX_IO;
+
+		ref_read(r, p, ref + off, n, r->rbuf, r->rok);
+		for (int k = 0; k < r->nv && !failed(r); k++) {
+			lib_read(r, &r->v[k], p, got[k] + off, n, r->cbuf, r->cok);
+			if (memcmp(r->rbuf, r->cbuf, n) ||
+			    memcmp(r->rok, r->cok, kd_pages_touched(ref + off, n) * sizeof(bool)))
+				diverge(r, "%s: the moved range differs at +%#" PRIx64, r->v[k].desc,
+					off);
+		}
+	}
+	if (r->opt->host) {
+		struct kd_op un = { .kind = KD_MUNMAP, .proc = p, .addr = ref, .len = len };
+
+		kd_host_syscall(r->h, &un);
+	}
+	for (int k = 0; k < r->nv; k++)
+		mmp_munmap(r->v[k].sp[p], got[k], len);
+}
+
+/* What a successful (or partly applied) call did to the lazy pages. */
+static void track_lazy(struct run *r, const struct kd_op *op, int64_t ret)
+{
+	int p = op->proc;
+
+	switch (op->kind) {
+	case KD_MMAP:
+		if (ret >= 0)
+			lazy_set(r, p, ret, page_align(op->len), 0);
+		break;
+	case KD_MUNMAP:
+		if (ret == 0)
+			lazy_set(r, p, op->addr, page_align(op->len), 0);
+		break;
+	case KD_MADVISE:
+		if (ret != 0 && ret != -ENOMEM)
+			break;
+		if (op->flags == MMP_MADV_DONTNEED)
+			lazy_set(r, p, op->addr, page_align(op->len), 0);
+		else if (op->flags == MMP_MADV_FREE)
+			lazy_set(r, p, op->addr, page_align(op->len), 1);
+		break;
+	case KD_MREMAP: {
+		uint64_t old = page_align(op->len), new = page_align(op->len2);
+		static uint8_t saved[KD_NPAGES];
+		uint64_t n = (old < new ? old : new) / KD_PAGE;
+
+		if (ret < 0)
+			break;
+		if ((uint64_t)ret == op->addr) {
+			/* In place: a shrunk tail is gone, a grown one is new. */
+			if (new < old)
+				lazy_set(r, p, op->addr + new, old - new, 0);
+			else
+				lazy_set(r, p, op->addr + old, new - old, 0);
+			break;
+		}
+		for (uint64_t i = 0; i < n; i++)
+			saved[i] = *lazy_at(r, p, op->addr + i * KD_PAGE);
+		lazy_set(r, p, op->addr, old, 0);
+		if (!in_window(ret))
+			break;
+		lazy_set(r, p, ret, new, 0);
+		for (uint64_t i = 0; i < n; i++)
+			*lazy_at(r, p, ret + i * KD_PAGE) = saved[i];
+		break;
+	}
+	}
+}
+
+static void do_syscall_op(struct run *r, const struct kd_op *op)
+{
+	int64_t ref, got[KD_MAX_VARIANTS];
+	int p = op->proc;
+
+	for (int k = 0; k < r->nv; k++)
+		got[k] = lib_syscall(&r->v[k], op);
+	ref = r->opt->host ? kd_host_syscall(r->h, op) : got[0];
+	if (ref == -EIO && r->opt->host) {
+		diverge(r, "host agent %d died", p);
+		return;
+	}
+	for (int k = 0; k < r->nv; k++) {
+		bool same = got[k] == ref ||
+			    (ref >= 0 && got[k] >= 0 && !in_window(ref) && !in_window(got[k]));
+
+		if (!same) {
+			diverge(r, "%s: %s returned %" PRId64 " (%s), the reference %" PRId64 " (%s)",
+				r->v[k].desc, kd_kind_name(op->kind), got[k],
+				got[k] < 0 ? mmp_strerror(got[k]) : "ok", ref,
+				ref < 0 ? mmp_strerror(ref) : "ok");
+			return;
+		}
+	}
+	if (ref >= 0 && (op->kind == KD_MMAP || op->kind == KD_MREMAP) && !in_window(ref)) {
+		uint64_t len = page_align(op->kind == KD_MMAP ? op->len : op->len2);
+		uint64_t cmp = op->kind == KD_MREMAP ? page_align(op->len) : 0;
+
+		drop_elsewhere(r, p, ref, got, len, cmp < len ? cmp : len);
+	}
+	track_lazy(r, op, ref);
+	if (!failed(r))
+		compare_layout(r, p);
+}
+
+/* ---- accesses ----------------------------------------------------------------- */
+
+/*
+ * Before a write lands on a lazy page, give every variant the reference's
+ * contents of it: old data or zeros were both right, but a write makes the
+ * choice visible for good.
+ */
+static void settle_lazy(struct run *r, int p, uint64_t addr, uint64_t len)
+{
+	for (uint64_t a = addr & ~(KD_PAGE - 1); a < addr + len; a += KD_PAGE) {
+		bool rok, cok;
+
+		if (!*lazy_at(r, p, a))
+			continue;
+		ref_read(r, p, a, KD_PAGE, r->rbuf, &rok);
+		if (!rok)
+			continue;
+		for (int k = 0; k < r->nv; k++) {
+			lib_read(r, &r->v[k], p, a, KD_PAGE, r->cbuf, &cok);
+			if (cok && memcmp(r->rbuf, r->cbuf, KD_PAGE))
+				mmp_write(r->v[k].cpu[p], a, r->rbuf, KD_PAGE);
+		}
+	}
+}
+
+static void do_write(struct run *r, const struct kd_op *op)
+{
+	int p = op->proc, ref = 0;
+	uint64_t written = 0;
+
+	for (uint64_t i = 0; i < op->len; i++)
+		r->cbuf[i] = kd_data_byte(op->seed, i);
+	settle_lazy(r, p, op->addr, op->len);
+	if (r->opt->host) {
+		ref = kd_host_write(r->h, p, op->addr, op->len, r->cbuf);
+		if (ref == -EIO) {
+			diverge(r, "host agent %d died", p);
+			return;
+		}
+	}
+	for (int k = 0; k < r->nv; k++) {
+		int err = 0;
+		uint64_t off = 0;
+
+		while (off < op->len && !err) {
+			uint64_t n = kd_chunk(op->addr + off, op->len - off);
+
+			err = mmp_write(r->v[k].cpu[p], op->addr + off, r->cbuf + off, n);
+			if (!err)
+				off += n;
+		}
+		if (!k) {
+			written = off;
+			if (!r->opt->host)
+				ref = err;
+		}
+		if (err != ref) {
+			diverge(r, "%s: write returned %d, the reference %d", r->v[k].desc, err, ref);
+			return;
+		}
+	}
+	lazy_set(r, p, op->addr, written, 0);
+}
+
+/* ---- processes ---------------------------------------------------------------- */
+
+static void do_fork(struct run *r, const struct kd_op *op)
+{
+	int p = op->proc, c = op->proc2;
+
+	if (r->live[c])
+		return;
+	if (r->opt->host && kd_host_fork(r->h, p, c)) {
+		diverge(r, "host fork failed");
+		return;
+	}
+	for (int k = 0; k < r->nv; k++) {
+		struct variant *v = &r->v[k];
+		int err = mmp_fork(v->sp[p], &v->sp[c]);
+
+		if (!err)
+			err = mmp_cpu_attach(v->sp[c], &v->cpu[c]);
+		if (err) {
+			diverge(r, "%s: fork failed with %d", v->desc, err);
+			return;
+		}
+	}
+	r->live[c] = true;
+	memcpy(r->lazy[c], r->lazy[p], sizeof(r->lazy[c]));
+	compare_layout(r, c);
+}
+
+static void do_exit(struct run *r, int p)
+{
+	if (r->opt->host && kd_host_exit(r->h, p))
+		diverge(r, "host agent %d did not exit", p);
+	for (int k = 0; k < r->nv; k++)
+		proc_destroy(&r->v[k], p);
+	r->live[p] = false;
+}
+
+static void do_pin(struct run *r, const struct kd_op *op)
+{
+	int p = op->proc, ref = 0;
+
+	for (int k = 0; k < r->nv; k++) {
+		struct variant *v = &r->v[k];
+		struct pin pin = { .nr = 0 };
+		int got;
+
+		if (v->npins[p] == MAX_PINS)
+			unpin_all(v, p);
+		got = mmp_gup(v->sp[p], op->addr, op->len, op->flags, pin.pfns);
+		if (got > 0) {
+			pin.nr = got;
+			v->pins[p][v->npins[p]++] = pin;
+		}
+		if (!k)
+			ref = got;
+		else if (got != ref)
+			diverge(r, "%s: pin returned %d, %s %d", v->desc, got, r->v[0].desc, ref);
+	}
+}
+
+static void do_unpin(struct run *r, int p)
+{
+	for (int k = 0; k < r->nv; k++) {
+		struct variant *v = &r->v[k];
+
+		if (!v->npins[p])
+			continue;
+		mmp_unpin(v->sp[p], v->pins[p][0].pfns, v->pins[p][0].nr);
+		memmove(&v->pins[p][0], &v->pins[p][1], --v->npins[p] * sizeof(struct pin));
+	}
+}
+
+static void do_check(struct run *r)
+{
+	for (int p = 0; p < KD_MAX_PROCS; p++) {
+		if (!r->live[p])
+			continue;
+		for (uint64_t a = KD_WIN_BASE; a < KD_WIN_END && !failed(r); a += KD_MAX_IO)
+			compare_read(r, p, a, KD_MAX_IO);
+	}
+}
+
+static void verify_all(struct run *r)
+{
+	for (int k = 0; k < r->nv && !failed(r); k++)
+		for (int p = 0; p < KD_MAX_PROCS; p++)
+			if (r->v[k].sp[p]) {
+				if (mmp_space_verify(r->v[k].sp[p]))
+					diverge(r, "%s: mmp_space_verify failed", r->v[k].desc);
+				break;	/* one call checks every space of the phys */
+			}
+}
+
+static void apply(struct run *r, const struct kd_op *op)
+{
+	if (!r->live[op->proc])
+		return;		/* a minimized log may have lost the fork */
+	switch (op->kind) {
+	case KD_MMAP: case KD_MUNMAP: case KD_MPROTECT: case KD_MREMAP: case KD_MADVISE:
+		do_syscall_op(r, op);
+		break;
+	case KD_READ:
+		compare_read(r, op->proc, op->addr, op->len > KD_MAX_IO ? KD_MAX_IO : op->len);
+		break;
+	case KD_WRITE:
+		if (op->len <= KD_MAX_IO)
+			do_write(r, op);
+		break;
+	case KD_FORK:
+		do_fork(r, op);
+		break;
+	case KD_EXIT:
+		if (op->proc)	/* proc 0 stays, so the run always has a space */
+			do_exit(r, op->proc);
+		break;
+	case KD_RECLAIM:
+		for (int k = 0; k < r->nv; k++)
+			mmp_reclaim(r->v[k].sp[op->proc]);
+		break;
+	case KD_SETOPT: {
+		struct variant *v = &r->v[op->variant % r->nv];
+
+		for (int p = 0; p < KD_MAX_PROCS; p++)
+			if (v->sp[p])
+				apply_setting(v->sp[p], op->flags, op->len);
+		break;
+	}
+	case KD_PIN:
+		if (op->len <= 16)
+			do_pin(r, op);
+		break;
+	case KD_UNPIN:
+		do_unpin(r, op->proc);
+		break;
+	case KD_CHECK:
+		do_check(r);
+		break;
+	}
+}
+
+int kd_run(const struct kd_options *opt, struct kd_host *h, const struct kd_op *ops, uint64_t n,
+	   struct kd_result *res)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	memset(res, 0, sizeof(*res));
+	r->opt = opt;
+	r->h = h;
+	r->res = res;
+	r->live[0] = true;
+	err = make_variants(r);
+	if (!err && opt->host)
+		err = kd_host_spawn(h, 0);
+	if (err) {
+		destroy_variants(r);
+		free(r);
+		return err;
+	}
+	if (opt->verbose)
+		for (int k = 0; k < r->nv; k++)
+			fprintf(stderr, "# variant %d: %s\n", k, r->v[k].desc);
+	for (r->idx = 0; r->idx < n && !failed(r); r->idx++) {
+		r->op = &ops[r->idx];
+		apply(r, r->op);
+		res->ops++;
+		if (!failed(r) && opt->verify_every && (r->idx + 1) % opt->verify_every == 0)
+			verify_all(r);
+	}
+	if (!failed(r)) {
+		r->idx = n;
+		do_check(r);
+		verify_all(r);
+	}
+	for (int p = KD_MAX_PROCS - 1; p >= 0; p--)
+		if (r->live[p] && opt->host)
+			kd_host_exit(h, p);
+	destroy_variants(r);
+	free(r);
+	return 0;
+}

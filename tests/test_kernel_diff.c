@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The host kernel as the oracle: random sequences of mmap, munmap, mprotect,
+ * mremap, madvise, reads, writes and fork run in host processes and in
+ * simulated spaces of every back end (defaults, and switches drawn from the
+ * seed and toggled mid-sequence); every return value, byte and VMA must agree
+ * (tests/kdiff/). Each sequence prints its seed; a failure writes the op log
+ * and a minimized log that replay with --replay FILE.
+ *
+ *   test_kernel_diff [--seed S] [--ops N] [--seconds T] [--arch A] [--no-host]
+ *                    [--verify-every N] [--replay FILE] [--no-minimize] [-v]
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mmprim/mmprim.h>
+
+#include "kdiff/kdiff.h"
+#include "tap.h"
+
+#define KV(a, b, c)	(((a) << 16) | ((b) << 8) | (c))
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static unsigned int host_version(void)
+{
+	struct utsname u;
+	unsigned int a = 0, b = 0, c = 0;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u.%u", &a, &b, &c) < 2)
+		return 0;
+	return KV(a, b, c > 255 ? 255 : c);
+}
+
+static void write_log(const char *path, const struct kd_op *ops, uint64_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		printf("# cannot write %s: %s\n", path, strerror(errno));
+		return;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		kd_print_op(f, &ops[i]);
+	fclose(f);
+}
+
+static struct kd_op *read_log(const char *path, uint64_t *n)
+{
+	FILE *f = fopen(path, "r");
+	struct kd_op *ops = NULL;
+	uint64_t cap = 0, line = 0;
+	char buf[512];
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	while (fgets(buf, sizeof(buf), f)) {
+		line++;
+		if (buf[0] == '#' || buf[0] == '\n')
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 256;
+			ops = realloc(ops, cap * sizeof(*ops));
+			if (!ops)
+				break;
+		}
+		if (kd_parse_op(buf, &ops[*n])) {
+			printf("# %s:%" PRIu64 ": not an op: %s", path, line, buf);
+			free(ops);
+			fclose(f);
+			return NULL;
+		}
+		(*n)++;
+	}
+	fclose(f);
+	return ops;
+}
+
+/* Two failures are the same when their messages differ only in numbers. */
+static bool same_failure(const char *a, const char *b)
+{
+	for (;;) {
+		bool na = *a && strchr("0123456789abcdefx", *a), nb = *b && strchr("0123456789abcdefx", *b);
+
+		if (na || nb) {
+			if (!na || !nb)
+				return false;
+			while (*a && strchr("0123456789abcdefx", *a))
+				a++;
+			while (*b && strchr("0123456789abcdefx", *b))
+				b++;
+			continue;
+		}
+		if (*a != *b)
+			return false;
+		if (!*a)
+			return true;
+		a++, b++;
+	}
+}
+
+/*
+ * Cut the failing prefix down while it still fails (delta debugging: drop
+ * chunks, halving their size), within @budget seconds. Returns the new length.
+ */
+static uint64_t minimize(const struct kd_options *opt, struct kd_host *h, struct kd_op *ops,
+			 uint64_t n, const char *what, double budget)
+{
+	struct kd_op *try = malloc(n * sizeof(*try));
+	double end = now() + budget;
+	struct kd_result res;
+
+	if (!try)
+		return n;
+	for (uint64_t chunk = n / 2; chunk >= 1 && now() < end; chunk /= 2) {
+		for (uint64_t i = 0; i < n && now() < end;) {
+			uint64_t cut = chunk < n - i ? chunk : n - i, m = 0;
+
+			memcpy(try, ops, i * sizeof(*ops));
+			memcpy(try + i, ops + i + cut, (n - i - cut) * sizeof(*ops));
+			m = n - cut;
+			if (m && !kd_run(opt, h, try, m, &res) && res.divergences &&
+			    same_failure(res.what, what)) {
+				/* Still fails: keep the cut, and only the prefix up to the failure. */
+				n = res.first_bad < m ? res.first_bad + 1 : m;
+				memcpy(ops, try, n * sizeof(*ops));
+			} else {
+				i += chunk;
+			}
+		}
+	}
+	free(try);
+	return n;
+}
+
+/* Run one sequence; on divergence write its log and a minimized one. */
+static bool run_one(const struct kd_options *opt, struct kd_host *h, struct kd_op *ops,
+		    uint64_t n, bool do_minimize, const char *tag)
+{
+	struct kd_result res;
+	double t0 = now();
+	int err = kd_run(opt, h, ops, n, &res);
+	char path[256];
+
+	if (err) {
+		tap_ok(0, "%s: the run could not start (%s)", tag, mmp_strerror(err));
+		return false;
+	}
+	if (!res.divergences) {
+		tap_ok(1, "%s: %" PRIu64 " ops agree (%.1f s)", tag, res.ops, now() - t0);
+		return true;
+	}
+	tap_ok(0, "%s: op %" PRIu64 " diverged: %s", tag, res.first_bad, res.what);
+	printf("#   op: ");
+	kd_print_op(stdout, &ops[res.first_bad < n ? res.first_bad : n - 1]);
+	snprintf(path, sizeof(path), "kdiff-%016" PRIx64 ".log", opt->seed);
+	write_log(path, ops, res.first_bad < n ? res.first_bad + 1 : n);
+	printf("#   log: %s (replay: test_kernel_diff --replay %s)\n", path, path);
+	if (do_minimize) {
+		char what[sizeof(res.what)];
+		uint64_t m;
+
+		memcpy(what, res.what, sizeof(what));
+		m = minimize(opt, h, ops, res.first_bad < n ? res.first_bad + 1 : n, what, 60);
+
+		snprintf(path, sizeof(path), "kdiff-%016" PRIx64 ".min.log", opt->seed);
+		write_log(path, ops, m);
+		printf("#   minimized to %" PRIu64 " ops: %s\n", m, path);
+		for (uint64_t i = 0; i < m && i < 40; i++) {
+			printf("#     ");
+			kd_print_op(stdout, &ops[i]);
+		}
+		if (!kd_run(opt, h, ops, m, &res) && res.divergences)
+			printf("#   minimized failure: %s\n", res.what);
+	}
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	struct kd_options opt = { .host = true, .verify_every = 1 };
+	uint64_t nops = 1000, seed = 0;
+	double seconds = 0;
+	const char *replay = NULL;
+	bool do_minimize = true, have_seed = false;
+	struct kd_host *h = NULL;
+	struct kd_op *ops;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--seed") && next) {
+			seed = strtoull(next, NULL, 0);
+			have_seed = true;
+			i++;
+		} else if (!strcmp(a, "--ops") && next) {
+			nops = strtoull(next, NULL, 0);
+			i++;
+		} else if (!strcmp(a, "--seconds") && next) {
+			seconds = strtod(next, NULL);
+			i++;
+		} else if (!strcmp(a, "--arch") && next) {
+			opt.only_arch = next;
+			i++;
+		} else if (!strcmp(a, "--verify-every") && next) {
+			opt.verify_every = atoi(next);
+			i++;
+		} else if (!strcmp(a, "--replay") && next) {
+			replay = next;
+			i++;
+		} else if (!strcmp(a, "--no-host")) {
+			opt.host = false;
+		} else if (!strcmp(a, "--no-minimize")) {
+			do_minimize = false;
+		} else if (!strcmp(a, "-v")) {
+			opt.verbose = true;
+		} else {
+			fprintf(stderr, "usage: %s [--seed S] [--ops N] [--seconds T] [--arch A] "
+				"[--no-host] [--verify-every N] [--replay FILE] [--no-minimize] [-v]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (!have_seed)
+		seed = (uint64_t)time(NULL) * 1000003ULL ^ (uint64_t)getpid();
+	opt.host_version = host_version();
+	printf("# host kernel %u.%u.%u; the library models %s\n", opt.host_version >> 16,
+	       (opt.host_version >> 8) & 255, opt.host_version & 255, "6.18");
+	if (opt.host) {
+		/* Before any thread: the spawner forks a single-threaded copy of us. */
+		h = kd_host_start();
+		tap_require(h != NULL, "start the host agents");
+	}
+	if (replay) {
+		uint64_t n;
+
+		ops = read_log(replay, &n);
+		tap_require(ops != NULL, "read %s", replay);
+		opt.seed = seed;
+		run_one(&opt, h, ops, n, do_minimize, replay);
+		free(ops);
+		kd_host_stop(h);
+		return tap_done();
+	}
+	ops = malloc(nops * sizeof(*ops));
+	tap_require(ops != NULL, "allocate %" PRIu64 " ops", nops);
+	double end = now() + seconds;
+	uint64_t total = 0, runs = 0;
+
+	do {
+		char tag[64];
+
+		opt.seed = seed + runs;
+		snprintf(tag, sizeof(tag), "seed %#" PRIx64, opt.seed);
+		kd_generate(opt.seed, ops, nops);
+		if (!run_one(&opt, h, ops, nops, do_minimize, tag))
+			break;
+		total += nops;
+		runs++;
+	} while (now() < end);
+	printf("# %" PRIu64 " sequences, %" PRIu64 " ops, %s\n", runs, total,
+	       opt.host ? "against the host kernel" : "back ends against each other");
+	free(ops);
+	kd_host_stop(h);
+	return tap_done();
+}
