@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * System-call edge rules of Linux 6.18 for private anonymous memory, each
+ * first seen as a divergence by the differential test (test_kernel_diff) and
+ * checked on the host: holes in mprotect and mremap ranges, the order of
+ * mremap's checks, multi-VMA moves, and when VMAs merge. Every back end.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <mmprim/mmprim.h>
+
+#include "util.h"
+
+#define P	MMP_PAGE_SIZE
+#define RW	(MMP_PROT_READ | MMP_PROT_WRITE)
+#define MM	MMP_MREMAP_MAYMOVE
+#define FX	(MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED)
+#define DU	MMP_MREMAP_DONTUNMAP
+#define BASE	(1ULL << 32)
+
+static struct mmp_phys *phys;
+
+struct env {
+	const char *arch;
+	struct mmp_space *s;
+	struct mmp_cpu *cpu;
+};
+
+static uint64_t fixed(struct env *e, uint64_t addr, uint64_t len, int prot)
+{
+	uint64_t out = 0;
+
+	must(!mmp_mmap(e->s, addr, len, prot, MMP_MAP_FIXED, &out) && out == addr,
+	     "mmap %#llx", (unsigned long long)addr);
+	return addr;
+}
+
+static uint64_t nr_vmas(struct env *e)
+{
+	struct mmp_space_stat st;
+
+	must(!mmp_space_stat(e->s, &st), "stat");
+	return st.nr_vmas;
+}
+
+static bool writable(struct env *e, uint64_t addr)
+{
+	uint8_t v = 0x5a;
+
+	return mmp_write(e->cpu, addr, &v, 1) == 0;
+}
+
+static bool readable(struct env *e, uint64_t addr)
+{
+	uint8_t v;
+
+	return mmp_read(e->cpu, addr, &v, 1) == 0;
+}
+
+static void test_mprotect_hole(struct env *e)
+{
+	uint64_t a = fixed(e, BASE, 4 * P, RW);
+
+	fixed(e, a + 6 * P, 2 * P, RW);
+	tap_eq(mmp_mprotect(e->s, a, 8 * P, MMP_PROT_READ), -ENOMEM,
+	       "%s: mprotect over a hole fails with ENOMEM", e->arch);
+	tap_ok(!writable(e, a + 3 * P) && readable(e, a + 3 * P),
+	       "%s: mprotect applies the protection to the VMAs before the hole", e->arch);
+	tap_ok(writable(e, a + 6 * P), "%s: mprotect leaves the VMAs after the hole", e->arch);
+	tap_eq(mmp_mprotect(e->s, a + 4 * P, 4 * P, MMP_PROT_READ), -ENOMEM,
+	       "%s: mprotect starting in a hole fails", e->arch);
+	tap_ok(writable(e, a + 6 * P), "%s: ...and changes nothing", e->arch);
+	tap_eq(mmp_mprotect(e->s, a + 6 * P, 1ULL << 63, MMP_PROT_NONE), -ENOMEM,
+	       "%s: mprotect with a length past the task size stops at the hole", e->arch);
+	tap_ok(!readable(e, a + 7 * P), "%s: ...after protecting what came before it", e->arch);
+	must(!mmp_munmap(e->s, a, 8 * P), "munmap");
+}
+
+static void test_mremap_shrink_past_vma(struct env *e)
+{
+	uint64_t a = fixed(e, BASE, 4 * P, RW), out = 0;
+
+	fixed(e, a + 6 * P, 2 * P, MMP_PROT_READ);
+	tap_eq(mmp_mremap(e->s, a, 8 * P, 2 * P, 0, 0, &out), 0,
+	       "%s: mremap shrink needs only the start mapped", e->arch);
+	tap_ok(out == a && readable(e, a + P) && !readable(e, a + 2 * P) &&
+	       !readable(e, a + 6 * P), "%s: ...and unmaps the tail like munmap, across the hole",
+	       e->arch);
+	fixed(e, a + 2 * P, 6 * P, RW);
+	tap_eq(mmp_mremap(e->s, a + 6 * P, 8 * P, 8 * P, 0, 0, &out), 0,
+	       "%s: same-size mremap past the VMA's end returns addr", e->arch);
+	tap_ok(out == a + 6 * P, "%s: ...unchanged", e->arch);
+	tap_eq(mmp_mremap(e->s, a + 6 * P, 8 * P, 16 * P, 0, 0, &out), -EFAULT,
+	       "%s: growing mremap still needs the old range inside the VMA", e->arch);
+	must(!mmp_munmap(e->s, a, 16 * P), "munmap");
+}
+
+static void test_mremap_check_order(struct env *e)
+{
+	uint64_t a = fixed(e, BASE, 4 * P, RW), out = 0;
+
+	tap_eq(mmp_mremap(e->s, BASE + (1ULL << 30), 0, P, MM, 0, &out), -EFAULT,
+	       "%s: mremap with old_len 0 looks the address up first (EFAULT)", e->arch);
+	tap_eq(mmp_mremap(e->s, a, 0, P, MM, 0, &out), -EINVAL,
+	       "%s: mremap with old_len 0 of a private mapping is EINVAL", e->arch);
+	tap_eq(mmp_mremap(e->s, a, ~0ULL, P, 0, 0, &out), -EINVAL,
+	       "%s: a shrink whose tail passes the task size is EINVAL", e->arch);
+	tap_eq(mmp_mremap(e->s, a, 2 * P, 2 * P - 100, MM | DU, BASE + (1ULL << 30), &out), 0,
+	       "%s: DONTUNMAP compares page-rounded lengths (6.17+)", e->arch);
+	must(!mmp_space_set_opt(e->s, MMP_OPT_KERNEL_VERSION, MMP_KERNEL_VERSION(6, 16, 0)),
+	     "model 6.16");
+	tap_eq(mmp_mremap(e->s, a, 2 * P, 2 * P - 100, MM | DU, BASE + (2ULL << 30), &out), -EINVAL,
+	       "%s: before 6.17 DONTUNMAP compared the lengths as given", e->arch);
+	must(!mmp_space_set_opt(e->s, MMP_OPT_KERNEL_VERSION, MMP_KERNEL_MODELED), "model 6.18");
+	must(!mmp_munmap(e->s, BASE, 1ULL << 32), "munmap");
+}
+
+static void test_multi_vma_move(struct env *e)
+{
+	uint64_t a = fixed(e, BASE, 2 * P, RW), dst = BASE + (1ULL << 30), out = 0;
+	uint8_t v;
+
+	fixed(e, a + 3 * P, 2 * P, MMP_PROT_READ);
+	v = 0x11;
+	must(!mmp_write(e->cpu, a, &v, 1), "write");
+	fixed(e, dst + 2 * P, P, RW);	/* inside the gap's destination: left alone */
+	tap_eq(mmp_mremap(e->s, a, 5 * P, 5 * P, FX, dst, &out), 0,
+	       "%s: MAYMOVE|FIXED with equal lengths moves several VMAs and a gap (6.17+)",
+	       e->arch);
+	tap_ok(out == dst && !readable(e, a) && !readable(e, a + 3 * P),
+	       "%s: ...the old range is empty", e->arch);
+	tap_ok(!mmp_read(e->cpu, dst, &v, 1) && v == 0x11 && readable(e, dst + 4 * P) &&
+	       !writable(e, dst + 4 * P), "%s: ...data and protections moved", e->arch);
+	tap_ok(writable(e, dst + 2 * P), "%s: ...the gap's destination keeps its mapping", e->arch);
+	tap_eq(mmp_mremap(e->s, dst + 5 * P, 2 * P, 2 * P, FX, a, &out), -EFAULT,
+	       "%s: a multi-VMA move may not start in a hole", e->arch);
+	must(!mmp_munmap(e->s, dst, 8 * P), "munmap");
+}
+
+static void test_merges(struct env *e)
+{
+	uint64_t a = BASE, out = 0, before;
+	uint8_t v = 1;
+
+	/* A never-faulted VMA moved next to a fresh one takes its pgoff and merges. */
+	fixed(e, a, 2 * P, RW);
+	fixed(e, a + (1ULL << 30), 2 * P, RW);
+	tap_eq(mmp_mremap(e->s, a + (1ULL << 30), 2 * P, 2 * P, FX, a + 2 * P, &out), 0,
+	       "%s: move a never-faulted VMA", e->arch);
+	tap_eq(nr_vmas(e), 1, "%s: ...it merges with its new neighbour", e->arch);
+	must(!mmp_munmap(e->s, a, 4 * P), "munmap");
+
+	/* Read-only after being written keeps VM_ACCOUNT: no merge with a fresh read-only one. */
+	fixed(e, a, P, RW);
+	must(!mmp_write(e->cpu, a, &v, 1), "write");
+	must(!mmp_mprotect(e->s, a, P, MMP_PROT_READ), "mprotect");
+	fixed(e, a + P, P, MMP_PROT_READ);
+	tap_eq(nr_vmas(e), 2, "%s: faulted RW->R stays apart from a fresh R (VM_ACCOUNT)", e->arch);
+	must(!mmp_munmap(e->s, a, 2 * P), "munmap");
+	fixed(e, a, P, RW);
+	must(!mmp_mprotect(e->s, a, P, MMP_PROT_READ), "mprotect");
+	fixed(e, a + P, P, MMP_PROT_READ);
+	tap_eq(nr_vmas(e), 1, "%s: never-faulted RW->R is uncharged and merges", e->arch);
+	must(!mmp_munmap(e->s, a, 2 * P), "munmap");
+
+	/* A forked child's faulted VMA does not lend its anon_vma to a new neighbour. */
+	{
+		struct env c = { .arch = e->arch };
+
+		fixed(e, a, 4 * P, RW);
+		must(!mmp_write(e->cpu, a, &v, 1), "write");
+		must(!mmp_fork(e->s, &c.s), "fork");
+		before = nr_vmas(&c);
+		fixed(&c, a + 2 * P, 2 * P, RW);
+		tap_eq(nr_vmas(&c), before + 1,
+		       "%s: in a forked child, a new mapping does not merge with a faulted VMA",
+		       e->arch);
+		fixed(e, a + 2 * P, 2 * P, RW);
+		tap_eq(nr_vmas(e), before, "%s: ...while in the parent it does", e->arch);
+		tap_ok(!mmp_space_verify(c.s), "%s: verify the child", e->arch);
+		must(!mmp_space_destroy(c.s), "destroy the child");
+		must(!mmp_munmap(e->s, a, 4 * P), "munmap");
+	}
+}
+
+int main(void)
+{
+	tap_require(!mmp_phys_create(64 * MiB, &phys), "create phys");
+	for (int i = 0; i < mmp_arch_count(); i++) {
+		struct env e = { .arch = mmp_arch_name(i) };
+
+		e.s = new_space(phys, e.arch);
+		tap_require(!mmp_cpu_attach(e.s, &e.cpu), "attach a CPU");
+		test_mprotect_hole(&e);
+		test_mremap_shrink_past_vma(&e);
+		test_mremap_check_order(&e);
+		test_multi_vma_move(&e);
+		test_merges(&e);
+		tap_ok(!mmp_space_verify(e.s), "%s: verify", e.arch);
+		mmp_cpu_detach(e.cpu);
+		tap_ok(!mmp_space_destroy(e.s), "%s: destroy", e.arch);
+	}
+	tap_ok(!mmp_phys_destroy(phys), "destroy phys");
+	return tap_done();
+}
