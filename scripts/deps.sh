@@ -7,7 +7,9 @@
 # sanitizer build needs nothing extra.
 set -euo pipefail
 
-packages=(meson ninja-build pkg-config gcc g++ liburcu-dev libbenchmark-dev libhwloc-dev hwloc)
+# clang and its runtime build the libFuzzer target of the differential test.
+packages=(meson ninja-build pkg-config gcc g++ liburcu-dev libbenchmark-dev libhwloc-dev hwloc clang
+	  libclang-rt-14-dev)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	# Not Debian: check for the tools and libraries themselves instead.

@@ -123,6 +123,28 @@ else
 	total_fail=$((total_fail + 1))
 fi
 
+# The differential test's op decoder under libFuzzer (clang), 60 s against
+# the host kernel and every back end; it counts as one test.
+if command -v clang >/dev/null 2>&1 &&
+	CC=clang configure build-fuzz -Dbenches=false -Dfuzz=true \
+		-Dc_args=-fsanitize=fuzzer-no-link -Db_sanitize=address,undefined -Db_lundef=false &&
+	ninja -C build-fuzz tests/fuzz_kernel_diff; then
+	echo "==> fuzz: 60 s of tests/fuzz_kernel_diff"
+	mkdir -p build-fuzz/corpus
+	if (cd build-fuzz && MMPRIM_DEBUG_VM=1 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+		./tests/fuzz_kernel_diff -max_total_time=60 -max_len=2048 corpus >fuzz.log 2>&1); then
+		echo "==> fuzz: 1 passed ($(grep -c NEW build-fuzz/fuzz.log) new inputs)"
+		total_pass=$((total_pass + 1))
+	else
+		tail -40 build-fuzz/fuzz.log
+		echo "==> fuzz: FAILED (build-fuzz/fuzz.log, crash-* inputs in build-fuzz/)"
+		total_fail=$((total_fail + 1))
+	fi
+else
+	echo "==> fuzz: clang missing or the fuzz build failed; counted as 1 failure"
+	total_fail=$((total_fail + 1))
+fi
+
 # arm64: cross-built for aarch64, every test under qemu-aarch64. Exit 2 of
 # test-arm64.sh means the cross setup or the build failed and no test ran.
 if [[ ${MMP_SKIP_ARM64:-0} == 1 ]]; then
