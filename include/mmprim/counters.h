@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Deterministic event counters of a space. Counts do not depend on timing, so
+ * Deterministic event counters of a space, counting what Linux 6.18 (the
+ * kernel libmmprim models, MMP_KERNEL_MODELED) would do. Counts do not depend on timing, so
  * tests and benches compare them exactly; read them with mmp_space_counters().
  */
 #ifndef MMPRIM_COUNTERS_H
