@@ -8,7 +8,11 @@
  * and a minimized log that replay with --replay FILE.
  *
  *   test_kernel_diff [--seed S] [--ops N] [--seconds T] [--arch A] [--no-host]
- *                    [--verify-every N] [--replay FILE] [--no-minimize] [-v]
+ *                    [--verify-every N] [--threads N] [--replay FILE] [--no-minimize] [-v]
+ *
+ * --threads N adds N threads, each on CPUs of its own, writing and reading back
+ * their own regions of process 0 while the sequence runs; their data and
+ * mmp_space_verify are checked at quiescent points.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -217,6 +221,9 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--verify-every") && next) {
 			opt.verify_every = atoi(next);
 			i++;
+		} else if (!strcmp(a, "--threads") && next) {
+			opt.threads = atoi(next);
+			i++;
 		} else if (!strcmp(a, "--replay") && next) {
 			replay = next;
 			i++;
@@ -228,7 +235,7 @@ int main(int argc, char **argv)
 			opt.verbose = true;
 		} else {
 			fprintf(stderr, "usage: %s [--seed S] [--ops N] [--seconds T] [--arch A] "
-				"[--no-host] [--verify-every N] [--replay FILE] [--no-minimize] [-v]\n",
+				"[--no-host] [--verify-every N] [--threads N] [--replay FILE] [--no-minimize] [-v]\n",
 				argv[0]);
 			return 2;
 		}

@@ -106,7 +106,13 @@ struct kd_options {
 	int verify_every;	/* mmp_space_verify every N ops (0: only at the end) */
 	const char *only_arch;	/* NULL: every back end */
 	unsigned int host_version;	/* KERNEL_VERSION of the host, 0 if unknown */
+	int threads;		/* threads writing their own regions of proc 0 meanwhile */
 };
+
+/* Each extra thread owns [KD_THREAD_BASE + i * KD_THREAD_SIZE, + KD_THREAD_SIZE) of proc 0. */
+#define KD_THREAD_BASE	(KD_WIN_END + (64ULL << 20))
+#define KD_THREAD_SIZE	(4ULL << 20)
+#define KD_MAX_THREADS	4
 
 struct kd_result {
 	uint64_t ops;

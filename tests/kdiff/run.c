@@ -13,6 +13,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +42,21 @@ struct variant {
 	int npins[KD_MAX_PROCS];
 };
 
+#define THREAD_PAGES	(KD_THREAD_SIZE / KD_PAGE)
+
+/* A thread on CPUs of its own (one per variant) writing its own region of proc 0. */
+struct worker {
+	struct run *r;
+	int idx;
+	pthread_t th;
+	uint8_t expect[KD_MAX_VARIANTS][THREAD_PAGES];	/* byte each page holds */
+};
+
 struct run {
 	const struct kd_options *opt;
+	struct worker workers[KD_MAX_THREADS];
+	int pause_req, paused, stop;
+	char thread_err[160];
 	struct kd_host *h;
 	struct kd_result *res;
 	uint64_t idx;
@@ -279,7 +294,9 @@ static int lib_vmas(struct mmp_space *s, struct kd_vma *out, int max, int *outsi
 		const struct mmp_vma *vma = &s->vmas[i];
 
 		if (vma->end <= KD_WIN_BASE || vma->start >= KD_WIN_END) {
-			(*outside)++;
+			if (vma->start < KD_THREAD_BASE ||
+			    vma->end > KD_THREAD_BASE + KD_MAX_THREADS * KD_THREAD_SIZE)
+				(*outside)++;
 			continue;
 		}
 		if (n < max)
@@ -622,8 +639,112 @@ static void do_check(struct run *r)
 	}
 }
 
+/* ---- threads ------------------------------------------------------------------ */
+
+static void *worker_fn(void *arg)
+{
+	struct worker *w = arg;
+	struct run *r = w->r;
+	struct mmp_cpu *cpu[KD_MAX_VARIANTS] = { 0 };
+	uint64_t base = KD_THREAD_BASE + w->idx * KD_THREAD_SIZE;
+	static __thread uint8_t page[KD_PAGE];
+
+	for (int k = 0; k < r->nv; k++)
+		if (mmp_cpu_attach(r->v[k].sp[0], &cpu[k]))
+			snprintf(r->thread_err, sizeof(r->thread_err), "thread %d: attach", w->idx);
+	for (uint64_t round = 1; !__atomic_load_n(&r->stop, __ATOMIC_SEQ_CST); round++) {
+		uint64_t j = (round * 7919) % THREAD_PAGES;
+		uint8_t val = (uint8_t)(round * 31 + w->idx) | 1;
+
+		if (__atomic_load_n(&r->pause_req, __ATOMIC_SEQ_CST)) {
+			__atomic_fetch_add(&r->paused, 1, __ATOMIC_SEQ_CST);
+			while (__atomic_load_n(&r->pause_req, __ATOMIC_SEQ_CST) &&
+			       !__atomic_load_n(&r->stop, __ATOMIC_SEQ_CST))
+				sched_yield();
+			__atomic_fetch_sub(&r->paused, 1, __ATOMIC_SEQ_CST);
+			continue;
+		}
+		for (int k = 0; k < r->nv && cpu[k] && !r->thread_err[0]; k++) {
+			int err = mmp_memset(cpu[k], base + j * KD_PAGE, val, KD_PAGE);
+
+			if (!err)
+				err = mmp_read(cpu[k], base + j * KD_PAGE, page, KD_PAGE);
+			if (err || page[0] != val || page[KD_PAGE - 1] != val)
+				snprintf(r->thread_err, sizeof(r->thread_err),
+					 "%s: thread %d page %" PRIu64 ": err %d, read %#x, wrote %#x",
+					 r->v[k].desc, w->idx, j, err, page[0], val);
+			__atomic_store_n(&w->expect[k][j], val, __ATOMIC_SEQ_CST);
+		}
+		if (r->thread_err[0])
+			break;
+	}
+	for (int k = 0; k < r->nv; k++)
+		if (cpu[k])
+			mmp_cpu_detach(cpu[k]);
+	return NULL;
+}
+
+static int start_threads(struct run *r)
+{
+	for (int i = 0; i < r->opt->threads && i < KD_MAX_THREADS; i++) {
+		uint64_t base = KD_THREAD_BASE + i * KD_THREAD_SIZE, out;
+
+		for (int k = 0; k < r->nv; k++)
+			if (mmp_mmap(r->v[k].sp[0], base, KD_THREAD_SIZE, MMP_PROT_READ | MMP_PROT_WRITE,
+				     MMP_MAP_FIXED, &out))
+				return -ENOMEM;
+		r->workers[i] = (struct worker){ .r = r, .idx = i };
+		if (pthread_create(&r->workers[i].th, NULL, worker_fn, &r->workers[i]))
+			return -EAGAIN;
+	}
+	return 0;
+}
+
+static void stop_threads(struct run *r)
+{
+	__atomic_store_n(&r->stop, 1, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < r->opt->threads && i < KD_MAX_THREADS; i++)
+		if (r->workers[i].r)
+			pthread_join(r->workers[i].th, NULL);
+}
+
+/* Quiescent point: every thread waits while its regions are checked through proc 0's CPU. */
+static void check_threads(struct run *r)
+{
+	int n = r->opt->threads < KD_MAX_THREADS ? r->opt->threads : KD_MAX_THREADS;
+	uint8_t page[KD_PAGE];
+
+	if (!n)
+		return;
+	__atomic_store_n(&r->pause_req, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&r->paused, __ATOMIC_SEQ_CST) < n && !r->thread_err[0])
+		sched_yield();
+	for (int i = 0; i < n && !failed(r); i++)
+		for (int k = 0; k < r->nv && !failed(r); k++)
+			for (uint64_t j = 0; j < THREAD_PAGES; j++) {
+				uint8_t want = __atomic_load_n(&r->workers[i].expect[k][j],
+							       __ATOMIC_SEQ_CST);
+
+				if (mmp_read(r->v[k].cpu[0], KD_THREAD_BASE + i * KD_THREAD_SIZE +
+					     j * KD_PAGE, page, KD_PAGE) ||
+				    page[0] != want || page[KD_PAGE - 1] != want) {
+					diverge(r, "%s: thread %d's page %" PRIu64 " lost its data",
+						r->v[k].desc, i, j);
+					break;
+				}
+			}
+	if (r->thread_err[0])
+		diverge(r, "%s", r->thread_err);
+}
+
+static void resume_threads(struct run *r)
+{
+	__atomic_store_n(&r->pause_req, 0, __ATOMIC_SEQ_CST);
+}
+
 static void verify_all(struct run *r)
 {
+	check_threads(r);
 	for (int k = 0; k < r->nv && !failed(r); k++)
 		for (int p = 0; p < KD_MAX_PROCS; p++)
 			if (r->v[k].sp[p]) {
@@ -631,6 +752,7 @@ static void verify_all(struct run *r)
 					diverge(r, "%s: mmp_space_verify failed", r->v[k].desc);
 				break;	/* one call checks every space of the phys */
 			}
+	resume_threads(r);
 }
 
 static void apply(struct run *r, const struct kd_op *op)
@@ -701,6 +823,8 @@ int kd_run(const struct kd_options *opt, struct kd_host *h, const struct kd_op *
 		free(r);
 		return err;
 	}
+	if (start_threads(r))
+		diverge(r, "could not start %d threads", opt->threads);
 	if (opt->verbose)
 		for (int k = 0; k < r->nv; k++)
 			fprintf(stderr, "# variant %d: %s\n", k, r->v[k].desc);
@@ -716,6 +840,7 @@ int kd_run(const struct kd_options *opt, struct kd_host *h, const struct kd_op *
 		do_check(r);
 		verify_all(r);
 	}
+	stop_threads(r);
 	for (int p = KD_MAX_PROCS - 1; p >= 0; p--)
 		if (r->live[p] && opt->host)
 			kd_host_exit(h, p);
