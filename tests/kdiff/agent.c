@@ -26,7 +26,7 @@
 
 #include "kdiff.h"
 
-enum { CMD_SPAWN, CMD_SYSCALL, CMD_READ, CMD_WRITE, CMD_MAPS, CMD_FORK, CMD_EXIT };
+enum { CMD_SPAWN, CMD_SYSCALL, CMD_READ, CMD_WRITE, CMD_MAPS, CMD_FORK, CMD_EXIT, CMD_TOUCH };
 
 struct msg {
 	int32_t cmd, slot;
@@ -196,6 +196,20 @@ static void agent_loop(int fd, int lifeline, int *slot_fds)
 					break;
 				}
 				off += n;
+			}
+			break;
+		case CMD_TOUCH:
+			/* Fault each page in as a GUP pin would: rewrite a byte (write) or read it. */
+			rep.ret = len;
+			for (uint64_t i = 0; i < len; i++) {
+				volatile uint8_t *pg = (volatile uint8_t *)(m.op.addr + i * KD_PAGE);
+				uint8_t b;
+
+				if (!guarded_copy(&b, (const void *)pg, 1) ||
+				    (m.op.flags && !guarded_copy((void *)pg, &b, 1))) {
+					rep.ret = -EFAULT;
+					break;
+				}
 			}
 			break;
 		case CMD_MAPS:
@@ -384,6 +398,13 @@ int kd_host_write(struct kd_host *h, int slot, uint64_t addr, uint64_t len, cons
 	if (len > KD_MAX_IO)
 		return -EINVAL;
 	return (int)call(h, h->fd[slot], CMD_WRITE, slot, &op, buf, len, NULL, 0);
+}
+
+int kd_host_touch(struct kd_host *h, int slot, uint64_t addr, uint64_t npages, bool write)
+{
+	struct kd_op op = { .addr = addr, .len = npages, .flags = write };
+
+	return (int)call(h, h->fd[slot], CMD_TOUCH, slot, &op, NULL, 0, NULL, 0);
 }
 
 int kd_host_maps(struct kd_host *h, int slot, struct kd_vma *v, int max)

@@ -38,7 +38,7 @@ enum kd_kind {
 	KD_EXIT,	/* proc exits */
 	KD_RECLAIM,	/* library only: mmp_reclaim (the host under memory pressure) */
 	KD_SETOPT,	/* library only: variant v sets switch flags to value len */
-	KD_PIN,		/* library only: GUP pin len pages at addr (write if flags) */
+	KD_PIN,		/* GUP pin of len pages at addr for writing; the host faults them in */
 	KD_UNPIN,	/* library only: drop the oldest pin of proc */
 	KD_CHECK,	/* read every page of the window and compare */
 	KD_NR_KINDS
@@ -94,6 +94,8 @@ int64_t kd_host_syscall(struct kd_host *h, const struct kd_op *op);
 int kd_host_read(struct kd_host *h, int slot, uint64_t addr, uint64_t len, uint8_t *buf, bool *ok);
 /* Write page by page up to the first page that faults: 0 or -EFAULT. */
 int kd_host_write(struct kd_host *h, int slot, uint64_t addr, uint64_t len, const uint8_t *buf);
+/* Fault @npages pages in as a pin would (writing a byte back if @write): npages or -EFAULT. */
+int kd_host_touch(struct kd_host *h, int slot, uint64_t addr, uint64_t npages, bool write);
 /* The VMAs inside the window; returns how many, or -EIO. */
 int kd_host_maps(struct kd_host *h, int slot, struct kd_vma *v, int max);
 

@@ -92,11 +92,14 @@ static int pick_prot(struct kd_rng *r)
 
 /*
  * Invalid arguments the kernel rejects before touching anything: unaligned
- * addresses, zero lengths, lengths that wrap around the address space.
+ * addresses, zero lengths, lengths that wrap around the address space. A
+ * length past the task size (1 << 63) only where the call checks it or stops
+ * at the hole after the window: never for madvise, which would reach the host
+ * process's own mappings (MADV_DONTNEED would zap them).
  */
 static void make_invalid(struct kd_rng *r, struct kd_op *op)
 {
-	switch (kd_below(r, 4)) {
+	switch (kd_below(r, op->kind == KD_MADVISE ? 3 : 4)) {
 	case 0:
 		op->addr += 1 + kd_below(r, KD_PAGE - 1);
 		break;
@@ -110,6 +113,8 @@ static void make_invalid(struct kd_rng *r, struct kd_op *op)
 		op->len = kd_below(r, 2) ? ~0ULL : 1ULL << 63;
 		break;
 	}
+	if (op->kind == KD_MADVISE && op->len == 0 && kd_below(r, 2))
+		op->len = ~0ULL;	/* page-aligns to 0: EINVAL */
 }
 
 static void gen_mremap(struct kd_rng *r, struct kd_op *op)
@@ -261,7 +266,11 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 	case KD_PIN:
 		op->addr &= ~(KD_PAGE - 1);
 		op->len = 1 + kd_below(r, 16);
-		op->flags = kd_below(r, 2);
+		/*
+		 * Write pins only: a read pin unshares the zero page (an anon_vma
+		 * the host process, which cannot pin, would not get).
+		 */
+		op->flags = 1;
 		break;
 	default:
 		break;

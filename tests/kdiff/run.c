@@ -7,10 +7,14 @@
  * cross-back-end mode).
  *
  * MADV_FREE'd pages that were not written since may read as their old data
- * or as zeros, on either side: such "lazy" pages are tracked per process, and
- * before a write lands on one, the variants are brought to the reference's
- * choice so that the sides stay comparable.
+ * or as zeros, on either side, and so may pages of MAP_DROPPABLE mappings at
+ * any time: such "lazy" pages are tracked per process, and before a write
+ * lands on one, the variants are brought to the reference's choice so that
+ * the sides stay comparable.
  */
+
+/* What a page of lazy[][] may read as besides its data. */
+enum { DATA, LAZYFREE, DROPPABLE };
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -222,6 +226,25 @@ static void lazy_set(struct run *r, int p, uint64_t addr, uint64_t len, uint8_t 
 			break;
 }
 
+/* MADV_FREE: pages of droppable mappings stay droppable. */
+static void lazy_mark_free(struct run *r, int p, uint64_t addr, uint64_t len)
+{
+	for (uint64_t a = addr; a < addr + len && a >= addr; a += KD_PAGE) {
+		if (a >= KD_WIN_END)
+			break;
+		if (in_window(a) && *lazy_at(r, p, a) == DATA)
+			*lazy_at(r, p, a) = LAZYFREE;
+	}
+}
+
+/* A write makes a lazyfree page's data definite; a droppable one stays droppable. */
+static void lazy_written(struct run *r, int p, uint64_t addr, uint64_t len)
+{
+	for (uint64_t a = addr & ~(KD_PAGE - 1); a < addr + len; a += KD_PAGE)
+		if (in_window(a) && *lazy_at(r, p, a) == LAZYFREE)
+			*lazy_at(r, p, a) = DATA;
+}
+
 /* Read [addr, addr + len) page by page in variant @v: per-page status in @ok. */
 static void lib_read(struct run *r, struct variant *v, int p, uint64_t addr, uint64_t len,
 		     uint8_t *buf, bool *ok)
@@ -416,7 +439,8 @@ static void track_lazy(struct run *r, const struct kd_op *op, int64_t ret)
 	switch (op->kind) {
 	case KD_MMAP:
 		if (ret >= 0)
-			lazy_set(r, p, ret, page_align(op->len), 0);
+			lazy_set(r, p, ret, page_align(op->len),
+				 op->flags & MMP_MAP_DROPPABLE ? DROPPABLE : DATA);
 		break;
 	case KD_MUNMAP:
 		if (ret == 0)
@@ -425,10 +449,8 @@ static void track_lazy(struct run *r, const struct kd_op *op, int64_t ret)
 	case KD_MADVISE:
 		if (ret != 0 && ret != -ENOMEM)
 			break;
-		if (op->flags == MMP_MADV_DONTNEED)
-			lazy_set(r, p, op->addr, page_align(op->len), 0);
-		else if (op->flags == MMP_MADV_FREE)
-			lazy_set(r, p, op->addr, page_align(op->len), 1);
+		if (op->flags == MMP_MADV_FREE)
+			lazy_mark_free(r, p, op->addr, page_align(op->len));
 		break;
 	case KD_MREMAP: {
 		uint64_t old = page_align(op->len), new = page_align(op->len2);
@@ -554,7 +576,7 @@ static void do_write(struct run *r, const struct kd_op *op)
 			return;
 		}
 	}
-	lazy_set(r, p, op->addr, written, 0);
+	lazy_written(r, p, op->addr, written);
 }
 
 /* ---- processes ---------------------------------------------------------------- */
@@ -598,6 +620,9 @@ static void do_pin(struct run *r, const struct kd_op *op)
 {
 	int p = op->proc, ref = 0;
 
+	if (r->opt->host)
+		ref = kd_host_touch(r->h, p, op->addr, op->len, op->flags);
+
 	for (int k = 0; k < r->nv; k++) {
 		struct variant *v = &r->v[k];
 		struct pin pin = { .nr = 0 };
@@ -610,10 +635,10 @@ static void do_pin(struct run *r, const struct kd_op *op)
 			pin.nr = got;
 			v->pins[p][v->npins[p]++] = pin;
 		}
-		if (!k)
+		if (!k && !r->opt->host)
 			ref = got;
 		else if (got != ref)
-			diverge(r, "%s: pin returned %d, %s %d", v->desc, got, r->v[0].desc, ref);
+			diverge(r, "%s: pin returned %d, the reference %d", v->desc, got, ref);
 	}
 }
 
@@ -790,8 +815,10 @@ static void apply(struct run *r, const struct kd_op *op)
 		break;
 	}
 	case KD_PIN:
-		if (op->len <= 16)
+		if (op->len <= 16) {
 			do_pin(r, op);
+			compare_layout(r, op->proc);
+		}
 		break;
 	case KD_UNPIN:
 		do_unpin(r, op->proc);
