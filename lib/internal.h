@@ -127,6 +127,7 @@ static inline bool spin_is_locked(mmp_spinlock_t *l)
 #define PG_pt_freeing		(1u << 10) /* page table unlinked, waiting for its free */
 #define PG_lazyfree		(1u << 11) /* MADV_FREE'd: on the lazyfree (inactive file) list */
 #define PG_isolated		(1u << 12) /* taken off the LRU by reclaim */
+#define PG_pt_rcu		(1u << 13) /* page table in an RCU batch: in flight to its free */
 
 /* What a freed page table is filled with: no architecture's valid entry looks like it. */
 #define PT_POISON		0x6b6b6b6b6b6b6b6aULL
@@ -198,6 +199,14 @@ struct mmp_phys {
 	uint32_t huge_zero_pfn;	 /* the huge zero folio, allocated on first use */
 
 	int64_t nr_pinned;	/* atomic: folio references held by GUP pins */
+
+	/*
+	 * Page tables in flight: queued for call_rcu (PG_pt_rcu) and not yet
+	 * released. A batch is released under pt_rcu_lock, so verify, holding
+	 * it, sees the in-flight set stand still instead of waiting it out.
+	 */
+	pthread_mutex_t pt_rcu_lock;
+	int64_t nr_pt_rcu;	/* atomic */
 
 	pthread_mutex_t spaces_lock;
 	struct mmp_space *spaces; /* every space on this phys, linked by space->phys_next */

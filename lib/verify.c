@@ -8,7 +8,6 @@
 
 #include "internal.h"
 #include "mm.h"
-#include "rcu.h"
 
 struct verify {
 	struct mmp_phys *phys;
@@ -19,6 +18,7 @@ struct verify {
 	uint8_t *table;		/* per frame: reached as a page table */
 	uint8_t *free;		/* per frame: inside a free buddy block */
 	int64_t extra_refs;	/* GUP pins over all folios */
+	int64_t in_flight;	/* unlinked tables waiting in an RCU batch */
 	/* per space */
 	struct mmp_space *s;
 	int64_t rss, tables;
@@ -43,6 +43,12 @@ static bool take_table(struct verify *v, uint64_t pfn, const char *what, uint64_
 	if (!phys_pfn_valid(v->phys, pfn) || v->free[pfn] ||
 	    !(pfn_to_page(v->phys, pfn)->flags & PG_table)) {
 		report(v, "space %llu: %s at %#llx points to frame %llu, not a page table",
+		       (unsigned long long)v->s->id, what, (unsigned long long)va,
+		       (unsigned long long)pfn);
+		return false;
+	}
+	if (pfn_to_page(v->phys, pfn)->flags & (PG_pt_freeing | PG_pt_rcu)) {
+		report(v, "space %llu: %s at %#llx points to table %llu, which is being freed",
 		       (unsigned long long)v->s->id, what, (unsigned long long)va,
 		       (unsigned long long)pfn);
 		return false;
@@ -319,11 +325,24 @@ static void check_frames(struct verify *v)
 			continue;
 		}
 		if (p->flags & PG_table) {
-			if (!v->table[pfn] && !(p->flags & PG_pt_freeing))
+			if (v->table[pfn])
+				continue;
+			/* Unlinked: it must be on its way to the allocator. */
+			if ((p->flags & PG_pt_rcu) && (p->flags & PG_pt_freeing))
+				v->in_flight++;
+			else if (p->flags & PG_pt_rcu)
+				report(v, "page table %llu is in an RCU batch but was never unlinked",
+				       (unsigned long long)pfn);
+			else if (p->flags & PG_pt_freeing)
+				report(v, "page table %llu is unlinked but was never sent to be freed (leak)",
+				       (unsigned long long)pfn);
+			else
 				report(v, "page table %llu is allocated but linked nowhere (leak)",
 				       (unsigned long long)pfn);
 			continue;
 		}
+		if (p->flags == PG_pt_freeing)
+			continue;	/* released table; a speculative GUP-fast grab has the last put */
 		if (!(p->flags & PG_head)) {
 			report(v, "frame %llu is allocated but is no table or folio (leak)",
 			       (unsigned long long)pfn);
@@ -373,11 +392,16 @@ MMP_EXPORT int mmp_space_verify(struct mmp_space *space)
 		return -ENOMEM;
 	}
 
+	/*
+	 * Tables are unlinked, and frames allocated, only under mmap locks; the
+	 * only frees left are RCU batches of tables coming home, and pt_rcu_lock
+	 * holds those back. So no frame changes state under us, and tables still
+	 * in their grace period are accounted as in flight rather than waited for.
+	 */
 	pthread_mutex_lock(&phys->spaces_lock);
 	for (s = phys->spaces; s; s = s->phys_next)
 		pthread_rwlock_wrlock(&s->mmap_lock);
-	/* Tables are unlinked only under mmap locks: let those already in flight land. */
-	rcu_barrier();
+	pthread_mutex_lock(&phys->pt_rcu_lock);
 	mark_free(&v);
 	for (s = phys->spaces; s; s = s->phys_next)
 		verify_space(&v, s);
@@ -385,6 +409,10 @@ MMP_EXPORT int mmp_space_verify(struct mmp_space *space)
 	if (v.extra_refs != READ_ONCE(phys->nr_pinned))
 		report(&v, "folios hold %lld GUP pins, %lld were taken and not given back",
 		       (long long)v.extra_refs, (long long)phys->nr_pinned);
+	if (v.in_flight != READ_ONCE(phys->nr_pt_rcu))
+		report(&v, "%lld unlinked tables are marked in flight, %lld are waiting in RCU batches",
+		       (long long)v.in_flight, (long long)phys->nr_pt_rcu);
+	pthread_mutex_unlock(&phys->pt_rcu_lock);
 	for (s = phys->spaces; s; s = s->phys_next)
 		pthread_rwlock_unlock(&s->mmap_lock);
 	pthread_mutex_unlock(&phys->spaces_lock);
