@@ -208,6 +208,10 @@ struct mmp_phys {
 	pthread_mutex_t pt_rcu_lock;
 	int64_t nr_pt_rcu;	/* atomic */
 
+	/* mmp_space_verify()'s per-frame tallies (lib/verify.c): mapped on first use, kept zero. */
+	void *verify_scratch;
+	size_t verify_scratch_bytes;
+
 	pthread_mutex_t spaces_lock;
 	struct mmp_space *spaces; /* every space on this phys, linked by space->phys_next */
 	uint64_t next_space_id;
@@ -234,7 +238,10 @@ void phys_free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order);
 /* Free several blocks under one lock acquisition (mmu_gather release). */
 void phys_free_pages_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uint8_t *orders,
 			  unsigned int nr);
-bool phys_pfn_valid(struct mmp_phys *phys, uint64_t pfn);
+static inline bool phys_pfn_valid(struct mmp_phys *phys, uint64_t pfn)
+{
+	return pfn < phys->nr_pages;
+}
 /* Give every per-CPU list back to the buddy allocator (drain_all_pages). */
 void phys_drain_pcp(struct mmp_phys *phys);
 /* Is @pfn inside a free buddy block? (verify) */

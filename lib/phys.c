@@ -24,11 +24,6 @@ _Noreturn void mmp_bug(const char *file, int line, const char *what)
 	abort();
 }
 
-bool phys_pfn_valid(struct mmp_phys *phys, uint64_t pfn)
-{
-	return pfn < phys->nr_pages;
-}
-
 /* ---- free lists (phys->lock held) ------------------------------------------------- */
 
 static void free_list_add(struct mmp_phys *phys, uint32_t pfn, unsigned int order)
@@ -366,6 +361,8 @@ MMP_EXPORT int mmp_phys_destroy(struct mmp_phys *phys)
 	rcu_barrier();
 
 	MMP_BUG_ON(phys->nr_pt_rcu);
+	if (phys->verify_scratch)
+		munmap(phys->verify_scratch, phys->verify_scratch_bytes);
 	pthread_mutex_destroy(&phys->pt_rcu_lock);
 	pthread_mutex_destroy(&phys->spaces_lock);
 	free(phys->pcp);
