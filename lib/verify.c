@@ -451,23 +451,30 @@ static void set_free(struct verify *v, uint64_t pfn, uint64_t nr)
 		v->free[pfn / 64] |= ((1ULL << nr) - 1) << (pfn % 64);
 }
 
+/*
+ * One snapshot of every free frame. A drain (mmp_phys_stat, say) moves frames
+ * from a per-CPU list to the buddy lists under both locks: with all of them
+ * held, in the allocator's order (per-CPU, then buddy), none slips between the
+ * two scans.
+ */
 static void mark_free(struct verify *v)
 {
 	struct mmp_phys *phys = v->phys;
 
 	memset(v->free, 0, phys->nr_pages / 8);
+	for (int i = 0; i < MMP_COUNTER_SHARDS; i++)
+		spin_lock(&phys->pcp[i].lock);
 	spin_lock(&phys->lock);
 	for (unsigned int o = 0; o <= MMP_MAX_ORDER; o++)
 		for (uint32_t pfn = phys->free_list[o]; pfn != NO_PFN;
 		     pfn = pfn_to_page(phys, pfn)->buddy.next)
 			set_free(v, pfn, 1ull << o);
-	spin_unlock(&phys->lock);
-	for (int i = 0; i < MMP_COUNTER_SHARDS; i++) {
-		spin_lock(&phys->pcp[i].lock);
+	for (int i = 0; i < MMP_COUNTER_SHARDS; i++)
 		for (unsigned int j = 0; j < phys->pcp[i].count; j++)
 			set_free(v, phys->pcp[i].pfns[j], 1);
+	spin_unlock(&phys->lock);
+	for (int i = MMP_COUNTER_SHARDS - 1; i >= 0; i--)
 		spin_unlock(&phys->pcp[i].lock);
-	}
 }
 
 /* Hand over the tally of @pfn and leave it zero for the next call. */
