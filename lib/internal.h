@@ -127,6 +127,7 @@ static inline bool spin_is_locked(mmp_spinlock_t *l)
 #define PG_pt_freeing		(1u << 10) /* page table unlinked, waiting for its free */
 #define PG_lazyfree		(1u << 11) /* MADV_FREE'd: on the lazyfree (inactive file) list */
 #define PG_isolated		(1u << 12) /* taken off the LRU by reclaim */
+#define PG_pt_rcu		(1u << 13) /* page table in an RCU batch: in flight to its free */
 
 /* What a freed page table is filled with: no architecture's valid entry looks like it. */
 #define PT_POISON		0x6b6b6b6b6b6b6b6aULL
@@ -199,6 +200,18 @@ struct mmp_phys {
 
 	int64_t nr_pinned;	/* atomic: folio references held by GUP pins */
 
+	/*
+	 * Page tables in flight: queued for call_rcu (PG_pt_rcu) and not yet
+	 * released. A batch is released under pt_rcu_lock, so verify, holding
+	 * it, sees the in-flight set stand still instead of waiting it out.
+	 */
+	pthread_mutex_t pt_rcu_lock;
+	int64_t nr_pt_rcu;	/* atomic */
+
+	/* mmp_space_verify()'s per-frame tallies (lib/verify.c): mapped on first use, kept zero. */
+	void *verify_scratch;
+	size_t verify_scratch_bytes;
+
 	pthread_mutex_t spaces_lock;
 	struct mmp_space *spaces; /* every space on this phys, linked by space->phys_next */
 	uint64_t next_space_id;
@@ -225,7 +238,10 @@ void phys_free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order);
 /* Free several blocks under one lock acquisition (mmu_gather release). */
 void phys_free_pages_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uint8_t *orders,
 			  unsigned int nr);
-bool phys_pfn_valid(struct mmp_phys *phys, uint64_t pfn);
+static inline bool phys_pfn_valid(struct mmp_phys *phys, uint64_t pfn)
+{
+	return pfn < phys->nr_pages;
+}
 /* Give every per-CPU list back to the buddy allocator (drain_all_pages). */
 void phys_drain_pcp(struct mmp_phys *phys);
 /* Is @pfn inside a free buddy block? (verify) */

@@ -109,12 +109,21 @@ struct table_batch {
 	uint32_t tables[];
 };
 
+/*
+ * The grace period is over. The batch leaves the in-flight set as a whole under
+ * pt_rcu_lock: mmp_space_verify() holds it to account for tables in flight
+ * without waiting for them, so it must never see a batch half released.
+ */
 static void tlb_remove_table_rcu(struct rcu_head *head)
 {
 	struct table_batch *b = caa_container_of(head, struct table_batch, rcu);
+	struct mmp_phys *phys = b->s->phys;
 
+	pthread_mutex_lock(&phys->pt_rcu_lock);
 	for (unsigned int i = 0; i < b->nr; i++)
 		pgtable_release(b->s, b->tables[i], MMP_C_PGTABLE_FREE_RCU);
+	__atomic_fetch_sub(&phys->nr_pt_rcu, b->nr, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&phys->pt_rcu_lock);
 	free(b);
 }
 
@@ -138,6 +147,10 @@ static void tlb_table_flush(struct mmp_gather *tlb)
 		b->s = s;
 		b->nr = tlb->nr_tables;
 		memcpy(b->tables, tlb->tables, tlb->nr_tables * sizeof(b->tables[0]));
+		/* In flight until the callback: verify accounts for these instead of waiting. */
+		for (unsigned int i = 0; i < b->nr; i++)
+			page_flag_set(pfn_to_page(s->phys, b->tables[i]), PG_pt_rcu);
+		__atomic_fetch_add(&s->phys->nr_pt_rcu, b->nr, __ATOMIC_RELAXED);
 		count_inc(s, MMP_C_RCU_CALL);
 		call_rcu(&b->rcu, tlb_remove_table_rcu);
 	} else {

@@ -49,14 +49,21 @@ void pgtable_unlinked(struct mmp_space *s, uint32_t pfn)
  */
 void pgtable_release(struct mmp_space *s, uint32_t pfn, enum mmp_counter how)
 {
+	struct mmp_page *page = pfn_to_page(s->phys, pfn);
 	mmp_pte_t *t = space_table(s, pfn);
 
-	MMP_BUG_ON(!(pfn_to_page(s->phys, pfn)->flags & PG_pt_freeing));
+	MMP_BUG_ON(!(page->flags & PG_pt_freeing));
 	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++)
 		__atomic_store_n(&t[i], PT_POISON, __ATOMIC_RELAXED);
 	count_inc(s, how);
+	/*
+	 * No longer a table, nor in flight. Only PG_pt_freeing stays: should a
+	 * speculative GUP-fast grab hold the frame past our put, verify sees a
+	 * released table waiting for that put, not a leak.
+	 */
+	__atomic_store_n(&page->flags, PG_pt_freeing, __ATOMIC_RELEASE);
 	/* put_page: a speculative GUP-fast grab on the frame defers the free to its put. */
-	if (__atomic_sub_fetch(&pfn_to_page(s->phys, pfn)->refcount, 1, __ATOMIC_ACQ_REL) == 0)
+	if (__atomic_sub_fetch(&page->refcount, 1, __ATOMIC_ACQ_REL) == 0)
 		phys_free_pages(s->phys, pfn, 0);
 }
 

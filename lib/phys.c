@@ -24,11 +24,6 @@ _Noreturn void mmp_bug(const char *file, int line, const char *what)
 	abort();
 }
 
-bool phys_pfn_valid(struct mmp_phys *phys, uint64_t pfn)
-{
-	return pfn < phys->nr_pages;
-}
-
 /* ---- free lists (phys->lock held) ------------------------------------------------- */
 
 static void free_list_add(struct mmp_phys *phys, uint32_t pfn, unsigned int order)
@@ -319,6 +314,10 @@ MMP_EXPORT int mmp_phys_create(size_t bytes, struct mmp_phys **out)
 		goto err_unmap_memmap;
 	if (pthread_mutex_init(&phys->spaces_lock, NULL))
 		goto err_unmap_memmap;
+	if (pthread_mutex_init(&phys->pt_rcu_lock, NULL)) {
+		pthread_mutex_destroy(&phys->spaces_lock);
+		goto err_unmap_memmap;
+	}
 
 	for (unsigned int o = 0; o <= MMP_MAX_ORDER; o++)
 		phys->free_list[o] = NO_PFN;
@@ -361,6 +360,10 @@ MMP_EXPORT int mmp_phys_destroy(struct mmp_phys *phys)
 	/* Page-table batches of destroyed spaces may still be waiting to come home. */
 	rcu_barrier();
 
+	MMP_BUG_ON(phys->nr_pt_rcu);
+	if (phys->verify_scratch)
+		munmap(phys->verify_scratch, phys->verify_scratch_bytes);
+	pthread_mutex_destroy(&phys->pt_rcu_lock);
 	pthread_mutex_destroy(&phys->spaces_lock);
 	free(phys->pcp);
 	munmap(phys->memmap, phys->nr_pages * sizeof(struct mmp_page));

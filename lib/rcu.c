@@ -76,9 +76,12 @@ void call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head))
 	urcu_memb_call_rcu(head, func);
 }
 
+uint64_t rcu_barrier_calls;
+
 /* Wait for every callback queued so far; never from inside a read-side section. */
 void rcu_barrier(void)
 {
 	MMP_BUG_ON(rcu_nesting && urcu_memb_read_ongoing());
+	__atomic_fetch_add(&rcu_barrier_calls, 1, __ATOMIC_RELAXED);
 	urcu_memb_barrier();
 }

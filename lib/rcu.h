@@ -3,6 +3,8 @@
 #ifndef MMP_RCU_H
 #define MMP_RCU_H
 
+#include <stdint.h>
+
 #include <urcu/urcu-memb.h>
 
 /* Explicit reader registration, nested: CPU attach and detach. */
@@ -14,5 +16,7 @@ void rcu_read_unlock(void);
 void synchronize_rcu(void);
 void call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head));
 void rcu_barrier(void);
+/* rcu_barrier() calls so far, process wide: tests check who waits (atomic). */
+extern uint64_t rcu_barrier_calls;
 
 #endif /* MMP_RCU_H */

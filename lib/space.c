@@ -68,6 +68,7 @@ void space_link(struct mmp_space *s)
 	pthread_mutex_unlock(&phys->spaces_lock);
 }
 
+/* Off the phys, PGD freed in the same breath: verify never sees it linked nowhere. */
 static void space_unlink(struct mmp_space *s)
 {
 	struct mmp_phys *phys = s->phys;
@@ -79,6 +80,7 @@ static void space_unlink(struct mmp_space *s)
 			break;
 		}
 	}
+	phys_free_pages(phys, s->pgd_pfn, 0);
 	pthread_mutex_unlock(&phys->spaces_lock);
 }
 
@@ -149,7 +151,6 @@ MMP_EXPORT int mmp_space_destroy(struct mmp_space *s)
 	/* Table batches still in a grace period point at this space. */
 	rcu_barrier();
 	space_unlink(s);
-	phys_free_pages(s->phys, s->pgd_pfn, 0);
 	pthread_rwlock_destroy(&s->mmap_lock);
 	free(s->vmas);
 	free(s->rss);
