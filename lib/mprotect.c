@@ -164,6 +164,8 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 		struct mmp_vma *vma = &s->vmas[i];
 		struct change_prot cp = { .vm_flags = (vma->flags & ~VM_ACCESS_FLAGS) | vm_flags };
 
+		if (cp.vm_flags == vma->flags)
+			continue;	/* mprotect_fixup: nothing changes, not even the charge */
 		/*
 		 * mprotect_fixup: private memory turning writable is charged from
 		 * now on; memory never faulted in is uncharged when it turns

@@ -164,6 +164,18 @@ static void test_merges(struct env *e)
 	tap_eq(nr_vmas(e), 1, "%s: never-faulted RW->R is uncharged and merges", e->arch);
 	must(!mmp_munmap(e->s, a, 2 * P), "munmap");
 
+	/* An mprotect that changes nothing keeps the charge, even of never-faulted memory. */
+	fixed(e, a, P, RW);
+	must(!mmp_write(e->cpu, a, &v, 1), "write");
+	must(!mmp_mprotect(e->s, a, P, MMP_PROT_READ), "mprotect: charged, faulted");
+	tap_eq(mmp_mremap(e->s, a, P, P, FX | DU, a + (1ULL << 30), &out), 0,
+	       "%s: DONTUNMAP the whole VMA (it loses its anon_vma)", e->arch);
+	must(!mmp_mprotect(e->s, a, P, MMP_PROT_READ), "mprotect to the same protection");
+	fixed(e, a + P, P, MMP_PROT_READ);
+	tap_eq(nr_vmas(e), 3, "%s: a same-protection mprotect does not uncharge (no merge)",
+	       e->arch);
+	must(!mmp_munmap(e->s, a, 2 * P) && !mmp_munmap(e->s, a + (1ULL << 30), P), "munmap");
+
 	/* A forked child's faulted VMA does not lend its anon_vma to a new neighbour. */
 	{
 		struct env c = { .arch = e->arch };

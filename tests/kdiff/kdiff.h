@@ -109,6 +109,8 @@ struct kd_options {
 	const char *only_arch;	/* NULL: every back end */
 	unsigned int host_version;	/* KERNEL_VERSION of the host, 0 if unknown */
 	int threads;		/* threads writing their own regions of proc 0 meanwhile */
+	int only_variant;	/* >= 0: run only this variant of the seed */
+	unsigned int kernel_version;	/* MMP_OPT_KERNEL_VERSION for every space, 0: default */
 };
 
 /* Each extra thread owns [KD_THREAD_BASE + i * KD_THREAD_SIZE, + KD_THREAD_SIZE) of proc 0. */
@@ -120,6 +122,7 @@ struct kd_result {
 	uint64_t ops;
 	uint64_t divergences;
 	uint64_t first_bad;	/* index of the op that diverged first */
+	int variant;		/* the variant that did, or -1 */
 	char what[512];		/* what diverged first */
 };
 

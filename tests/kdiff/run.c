@@ -38,6 +38,7 @@ struct pin {
 
 struct variant {
 	const char *arch;
+	int orig;			/* index among all variants of the seed */
 	char desc[160];
 	struct mmp_phys *phys;
 	struct mmp_space *sp[KD_MAX_PROCS];
@@ -65,10 +66,12 @@ struct run {
 	struct kd_result *res;
 	uint64_t idx;
 	const struct kd_op *op;
-	int nv;
+	int nv, orig_nv;
 	struct variant v[KD_MAX_VARIANTS];
 	bool live[KD_MAX_PROCS];
 	uint8_t lazy[KD_MAX_PROCS][KD_NPAGES];
+	bool multi_move;		/* the op is an equal-length MREMAP_FIXED move */
+	bool src_mapped[KD_NPAGES];	/* its source pages that lie in a VMA */
 	/* Reference and candidate buffers of one read. */
 	uint8_t rbuf[KD_MAX_IO], cbuf[KD_MAX_IO];
 	bool rok[KD_MAX_IO / KD_PAGE + 2], cok[KD_MAX_IO / KD_PAGE + 2];
@@ -117,7 +120,11 @@ static void apply_setting(struct mmp_space *s, unsigned int which, unsigned int 
 		mmp_space_set_thp(s, 2 + (which - NR_SWITCHES), value % 3);
 }
 
-/* Every back end twice: its defaults, and settings drawn from the seed. */
+/*
+ * Every back end twice: its defaults, and a tiny TLB with settings drawn from
+ * the seed. With opt->only_variant, only that one is made (the draws stay the
+ * same, so it is the same variant), which makes minimizing much faster.
+ */
 static int make_variants(struct run *r)
 {
 	struct kd_rng rng = { r->opt->seed ^ 0x5eed };
@@ -128,11 +135,20 @@ static int make_variants(struct run *r)
 		if (r->opt->only_arch && strcmp(r->opt->only_arch, arch))
 			continue;
 		for (int k = 0; k < 2 && r->nv < KD_MAX_VARIANTS; k++) {
-			struct variant *v = &r->v[r->nv++];
+			struct variant *v = &r->v[r->nv];
 			struct mmp_space_config cfg = { .arch = arch, .tlb_sanitizer = true };
-			int len;
+			unsigned int which[6], value[6];
+			int len, orig = r->orig_nv++;
 
+			for (int i = 0; k && i < 6; i++) {
+				which[i] = kd_below(&rng, NR_SETTINGS);
+				value[i] = kd_below(&rng, 16);
+			}
+			if (r->opt->only_variant >= 0 && orig != r->opt->only_variant)
+				continue;
+			r->nv++;
 			v->arch = arch;
+			v->orig = orig;
 			if (k) {
 				/* A tiny TLB evicts often, so stale entries meet the sanitizer. */
 				cfg.tlb_entries = 16;
@@ -142,21 +158,22 @@ static int make_variants(struct run *r)
 			    mmp_space_create(v->phys, &cfg, &v->sp[0]) ||
 			    mmp_cpu_attach(v->sp[0], &v->cpu[0]))
 				return -ENOMEM;
+			if (r->opt->kernel_version)
+				mmp_space_set_opt(v->sp[0], MMP_OPT_KERNEL_VERSION,
+						  r->opt->kernel_version);
 			len = snprintf(v->desc, sizeof(v->desc), "%s%s", arch, k ? " tlb16" : "");
 			for (int i = 0; k && i < 6; i++) {
-				unsigned int which = kd_below(&rng, NR_SETTINGS);
-				unsigned int value = kd_below(&rng, 16);
 				long val;
 
-				apply_setting(v->sp[0], which, value);
-				if (which % NR_SETTINGS < NR_SWITCHES) {
-					mmp_space_get_opt(v->sp[0], switches[which].opt, &val);
+				apply_setting(v->sp[0], which[i], value[i]);
+				if (which[i] < NR_SWITCHES) {
+					mmp_space_get_opt(v->sp[0], switches[which[i]].opt, &val);
 					len += snprintf(v->desc + len, sizeof(v->desc) - len, " opt%d=%ld",
-							switches[which].opt, val);
+							switches[which[i]].opt, val);
 				} else {
-					len += snprintf(v->desc + len, sizeof(v->desc) - len,
-							" thp%u=%u", 2 + which - (unsigned int)NR_SWITCHES,
-							value % 3);
+					len += snprintf(v->desc + len, sizeof(v->desc) - len, " thp%u=%u",
+							2 + which[i] - (unsigned int)NR_SWITCHES,
+							value[i] % 3);
 				}
 				if (len >= (int)sizeof(v->desc))
 					len = sizeof(v->desc) - 1;
@@ -472,9 +489,12 @@ static void track_lazy(struct run *r, const struct kd_op *op, int64_t ret)
 		lazy_set(r, p, op->addr, old, 0);
 		if (!in_window(ret))
 			break;
-		lazy_set(r, p, ret, new, 0);
+		if (!r->multi_move)
+			lazy_set(r, p, ret, new, 0);
 		for (uint64_t i = 0; i < n; i++)
-			*lazy_at(r, p, ret + i * KD_PAGE) = saved[i];
+			/* A multi-VMA move leaves the destinations of the holes alone. */
+			if (!r->multi_move || r->src_mapped[i])
+				*lazy_at(r, p, ret + i * KD_PAGE) = saved[i];
 		break;
 	}
 	}
@@ -484,6 +504,13 @@ static void do_syscall_op(struct run *r, const struct kd_op *op)
 {
 	int64_t ref, got[KD_MAX_VARIANTS];
 	int p = op->proc;
+
+	/* Which pages a move may carry: all of a single-VMA move, the mapped ones of a multi-VMA one. */
+	r->multi_move = op->kind == KD_MREMAP && (op->flags & MMP_MREMAP_FIXED) &&
+			page_align(op->len) == page_align(op->len2) && op->len2 &&
+			page_align(op->len) <= KD_WIN_SIZE;
+	for (uint64_t i = 0; r->multi_move && i < page_align(op->len) / KD_PAGE; i++)
+		r->src_mapped[i] = find_vma(r->v[0].sp[p], op->addr + i * KD_PAGE) != NULL;
 
 	for (int k = 0; k < r->nv; k++)
 		got[k] = lib_syscall(&r->v[k], op);
@@ -533,6 +560,11 @@ static void settle_lazy(struct run *r, int p, uint64_t addr, uint64_t len)
 		if (!rok)
 			continue;
 		for (int k = 0; k < r->nv; k++) {
+			struct mmp_vma *vma = find_vma(r->v[k].sp[p], a);
+
+			/* Only where the write can land: a refused one would count a SIGSEGV. */
+			if (!vma || !(vma->flags & VM_WRITE))
+				continue;
 			lib_read(r, &r->v[k], p, a, KD_PAGE, r->cbuf, &cok);
 			if (cok && memcmp(r->rbuf, r->cbuf, KD_PAGE))
 				mmp_write(r->v[k].cpu[p], a, r->rbuf, KD_PAGE);
@@ -767,9 +799,35 @@ static void resume_threads(struct run *r)
 	__atomic_store_n(&r->pause_req, 0, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * Counters that depend on what the process did, not on the back end or its
+ * switches (counters.h says which), must agree across the variants.
+ */
+static void compare_counters(struct run *r)
+{
+	static const enum mmp_counter same[] = { MMP_C_FAULT_SIGSEGV };
+
+	for (int p = 0; p < KD_MAX_PROCS; p++) {
+		struct mmp_counters ref, got;
+
+		if (!r->live[p] || mmp_space_counters(r->v[0].sp[p], &ref))
+			continue;
+		for (int k = 1; k < r->nv && !failed(r); k++) {
+			mmp_space_counters(r->v[k].sp[p], &got);
+			for (unsigned int i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+				if (got.v[same[i]] != ref.v[same[i]])
+					diverge(r, "%s: counter %s is %llu in proc %d, %s's %llu",
+						r->v[k].desc, mmp_counter_name(same[i]),
+						(unsigned long long)got.v[same[i]], p, r->v[0].desc,
+						(unsigned long long)ref.v[same[i]]);
+		}
+	}
+}
+
 static void verify_all(struct run *r)
 {
 	check_threads(r);
+	compare_counters(r);
 	for (int k = 0; k < r->nv && !failed(r); k++)
 		for (int p = 0; p < KD_MAX_PROCS; p++)
 			if (r->v[k].sp[p]) {
@@ -806,14 +864,17 @@ static void apply(struct run *r, const struct kd_op *op)
 		for (int k = 0; k < r->nv; k++)
 			mmp_reclaim(r->v[k].sp[op->proc]);
 		break;
-	case KD_SETOPT: {
-		struct variant *v = &r->v[op->variant % r->nv];
+	case KD_SETOPT:
+		for (int k = 0; k < r->nv; k++) {
+			struct variant *v = &r->v[k];
 
-		for (int p = 0; p < KD_MAX_PROCS; p++)
-			if (v->sp[p])
-				apply_setting(v->sp[p], op->flags, op->len);
+			if (v->orig != op->variant % r->orig_nv)
+				continue;
+			for (int p = 0; p < KD_MAX_PROCS; p++)
+				if (v->sp[p])
+					apply_setting(v->sp[p], op->flags, op->len);
+		}
 		break;
-	}
 	case KD_PIN:
 		if (op->len <= 16) {
 			do_pin(r, op);
@@ -868,6 +929,13 @@ int kd_run(const struct kd_options *opt, struct kd_host *h, const struct kd_op *
 		verify_all(r);
 	}
 	stop_threads(r);
+	res->variant = -1;
+	for (int k = 0; k < r->nv && res->divergences; k++) {
+		size_t len = strlen(r->v[k].desc);
+
+		if (!strncmp(res->what, r->v[k].desc, len) && res->what[len] == ':')
+			res->variant = r->v[k].orig;
+	}
 	for (int p = KD_MAX_PROCS - 1; p >= 0; p--)
 		if (r->live[p] && opt->host)
 			kd_host_exit(h, p);
