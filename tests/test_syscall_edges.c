@@ -196,6 +196,64 @@ static void test_merges(struct env *e)
 	}
 }
 
+/*
+ * An mremap that runs out of memory for the new page tables midway moves
+ * back what it moved (the old tables are still there, so that cannot fail)
+ * and leaves the old range as it was. Memory is filled, then a few frames
+ * freed, so the move gets some of its tables but not all.
+ */
+static void test_mremap_enomem_moves_back(const char *arch)
+{
+	struct mmp_phys *small;
+	struct env e = { .arch = arch };
+	uint64_t src = BASE + MiB, dst = BASE + (1ULL << 40) + MiB, fill = BASE + (1ULL << 30), out;
+	bool partial = false;
+
+	must(!mmp_phys_create(8 * MiB, &small), "a small phys");
+	e.s = new_space(small, arch);
+	must(!mmp_cpu_attach(e.s, &e.cpu), "attach");
+	fixed(&e, src, 2 * MiB, RW);
+	for (uint64_t i = 0; i < 2 * MiB / P; i++)
+		must(!mmp_memset(e.cpu, src + i * P, (int)(i % 251) + 1, 8), "fill the source");
+	fixed(&e, fill, 8 * MiB, RW);
+	uint64_t filled = 0;
+
+	while (filled < 8 * MiB / P && !mmp_memset(e.cpu, fill + filled * P, 1, 1))
+		filled++;
+	for (unsigned int give = 1; give <= 8 && !partial; give++) {
+		struct mmp_counters before, d;
+		struct mmp_phys_stat st;
+		int err;
+
+		/* Hand back @give frames, one page a time from the end of the filler. */
+		must(!mmp_madvise(e.s, fill + (filled - give) * P, P, MMP_MADV_DONTNEED), "free one");
+		filled--;
+		mmp_space_counters(e.s, &before);
+		err = mmp_mremap(e.s, src, 2 * MiB, 2 * MiB, FX, dst, &out);
+		counters_since(e.s, &before, &d);
+		if (err == 0)
+			break;
+		must(err == -ENOMEM, "mremap fails only for memory (%d)", err);
+		partial = d.v[MMP_C_MOVE_PTES] > 0;
+		/* The failed attempt's new tables go through RCU: let them land before the next. */
+		must(!mmp_phys_stat(small, &st), "phys stat");
+	}
+	tap_ok(partial, "%s: an mremap ran out of memory after moving part of the range", arch);
+	bool intact = true;
+
+	for (uint64_t i = 0; i < 2 * MiB / P && intact; i++) {
+		uint8_t b[8];
+
+		intact = !mmp_read(e.cpu, src + i * P, b, 8) && b[0] == (uint8_t)(i % 251 + 1) &&
+			 b[7] == b[0];
+	}
+	tap_ok(intact, "%s: ...and the old range holds all its data", arch);
+	tap_ok(!readable(&e, dst), "%s: ...and nothing is mapped at the new address", arch);
+	tap_ok(!mmp_space_verify(e.s), "%s: ...and the space verifies", arch);
+	mmp_cpu_detach(e.cpu);
+	must(!mmp_space_destroy(e.s) && !mmp_phys_destroy(small), "teardown");
+}
+
 int main(void)
 {
 	tap_require(!mmp_phys_create(64 * MiB, &phys), "create phys");
@@ -209,6 +267,7 @@ int main(void)
 		test_mremap_check_order(&e);
 		test_multi_vma_move(&e);
 		test_merges(&e);
+		test_mremap_enomem_moves_back(e.arch);
 		tap_ok(!mmp_space_verify(e.s), "%s: verify", e.arch);
 		mmp_cpu_detach(e.cpu);
 		tap_ok(!mmp_space_destroy(e.s), "%s: destroy", e.arch);
