@@ -124,9 +124,15 @@ struct mmp_arch {
 	/* MADV_FREE / aging: clear @eflags (young, dirty) on @nr entries of one folio. */
 	void (*clear_young_dirty_ptes)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 				       unsigned int nr, unsigned int eflags);
-	/* A fault made a present entry more permissive: set @eflags (write, dirty, young). */
-	void (*ptep_set_access_flags)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
-				      unsigned int eflags);
+	/*
+	 * A fault made a present entry more permissive: set @eflags (write,
+	 * dirty, young) where the walker will look for them. Within a block
+	 * (contpte, NAPOT) that is every entry of the block unless the write
+	 * bit changes (then unfold first). Returns nonzero if an entry changed,
+	 * 0 for a spurious fault (the kernel's ptep_set_access_flags).
+	 */
+	int (*ptep_set_access_flags)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+				     unsigned int eflags);
 	/* How many entries from @ptep share a mapping granule (arm64 contpte: to block end). */
 	unsigned int (*pte_batch_hint)(mmp_pte_t *ptep, mmp_pte_t pte);
 

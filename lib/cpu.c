@@ -247,6 +247,40 @@ static void *translate(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
 	return page_walk(cpu, va, access);
 }
 
+/*
+ * Past this many faults on one page the handler and the MMU model disagree:
+ * the handler keeps finding nothing to do (spurious) and the walker keeps
+ * faulting. The kernel has no limit; the model stops, naming the entry.
+ */
+#define FAULT_RETRY_LIMIT	1000000
+
+/* The leaf the walker keeps faulting on, raw and as core mm reads it. */
+static void report_fault_loop(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
+{
+	struct mmp_space *s = cpu->space;
+	const char *last_op = READ_ONCE(s->last_op);
+	mmp_pte_t *table = space_table(s, s->pgd_pfn), *ep, e;
+	unsigned int f, core;
+	enum mmp_level l;
+
+	rcu_read_lock();
+	for (l = MMP_PGD;; l--) {
+		ep = &table[level_index(va, l)];
+		e = READ_ONCE(*ep);
+		if (l == MMP_PTE || !(entry_flags(s, e, l) & MMP_E_TABLE))
+			break;
+		table = entry_table(s, e, l);
+	}
+	f = entry_flags(s, e, l);
+	core = l == MMP_PTE ? entry_flags(s, s->arch->ptep_get_lockless(s, ep), l) : f;
+	fprintf(stderr, "libmmprim: %s: cpu %d: %s of %#llx faults forever: level %d entry %#llx "
+		"(flags %#x, as core reads it %#x), MMP_OPT_HW_AD %ld, last change by %s\n",
+		s->arch->name, cpu->index, access == MMP_ACCESS_WRITE ? "write" : "read",
+		(unsigned long long)va, (int)l, (unsigned long long)e, f, core,
+		READ_ONCE(s->opts[MMP_OPT_HW_AD]), last_op ? last_op : "?");
+	rcu_read_unlock();
+}
+
 /* Run @fn over [addr, addr + len) a page at a time, faulting as needed. */
 static int user_access(struct mmp_cpu *cpu, uint64_t addr, size_t len, unsigned int access,
 		       void (*fn)(void *host, size_t off, size_t n, void *arg), void *arg)
@@ -278,7 +312,10 @@ static int user_access(struct mmp_cpu *cpu, uint64_t addr, size_t len, unsigned 
 			err = handle_mm_fault(s, va, access == MMP_ACCESS_WRITE ? FAULT_FLAG_WRITE : 0);
 			if (err)
 				return err;
-			MMP_BUG_ON(++tries > 1000000);
+			if (unlikely(++tries > FAULT_RETRY_LIMIT)) {
+				report_fault_loop(cpu, va, access);
+				MMP_BUG_ON(tries > FAULT_RETRY_LIMIT);
+			}
 		}
 		fn(host, done, n, arg);
 		spin_unlock(&cpu->lock);

@@ -343,7 +343,7 @@ int zap_huge_pmd(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr)
 	}
 	count_inc(s, MMP_C_PMD_WRITE);
 	old = __atomic_exchange_n(pmdp, 0, __ATOMIC_ACQ_REL);
-	tlb_remove_tlb_entries(tlb, addr, PMD_SIZE);
+	tlb_remove_pmd_tlb_entry(tlb, addr);
 	pgtable = pgtable_trans_huge_withdraw(s, pmdp);
 	if (!is_huge_zero_pmd(s, old)) {
 		uint32_t pfn = entry_pfn(s, old, MMP_PMD);
@@ -483,7 +483,7 @@ bool madvise_free_huge_pmd(struct mmp_gather *tlb, struct mmp_vma *vma, mmp_pte_
 	if (entry_flags(s, pmd, MMP_PMD) & (MMP_E_ACCESSED | MMP_E_DIRTY)) {
 		ptep_modify(s, pmdp, MMP_PMD, 0, MMP_E_ACCESSED | MMP_E_DIRTY);
 		count_inc(s, MMP_C_PMD_WRITE);
-		tlb_remove_tlb_entries(tlb, addr, PMD_SIZE);
+		tlb_remove_pmd_tlb_entry(tlb, addr);
 	}
 	folio_mark_lazyfree(s, head);
 out:

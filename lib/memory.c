@@ -280,32 +280,41 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	return 0;
 }
 
-/* Does the access need A/D the MMU does not set itself (Svade)? */
-static bool pte_needs_young_dirty(unsigned int f, unsigned int flags)
+/*
+ * Does the access need A/D the MMU does not set itself (Svade)? Only for a
+ * huge PMD: its bits are the very ones the walker checks, with no block to
+ * gather over.
+ */
+static bool pmd_needs_young_dirty(unsigned int f, unsigned int flags)
 {
 	return !(f & MMP_E_ACCESSED) || ((flags & FAULT_FLAG_WRITE) && !(f & MMP_E_DIRTY));
 }
 
 /*
- * An MMU that does not manage A/D faults instead; the kernel marks the entry
- * young (and dirty on a write) and retries (pte_mkyoung + ptep_set_access_flags).
+ * A fault on a present entry the access is allowed to use: an MMU that does
+ * not manage A/D (Svade) faults instead, or another CPU got here first. As the
+ * kernel's handle_pte_fault does, mark the entry young (and dirty on a write)
+ * whatever it looks like, and let ptep_set_access_flags tell whether anything
+ * changed. Deciding from ptep_get would be wrong inside a contpte or NAPOT
+ * block: it ORs A/D over the block, while the walker checks the one entry it
+ * read, so a block with one young entry would fault on its siblings forever.
  */
-static void do_access_fault(struct vm_fault *vmf, mmp_pte_t *ptes, unsigned int f)
+static void do_access_fault(struct vm_fault *vmf, mmp_pte_t *ptes)
 {
 	struct mmp_space *s = vmf->s;
 	mmp_pte_t *ptep = &ptes[level_index(vmf->address, MMP_PTE)];
 	mmp_spinlock_t *ptl = pte_lock_recheck(vmf, ptes);
-	unsigned int set = MMP_E_ACCESSED | (vmf->flags & FAULT_FLAG_WRITE ? MMP_E_DIRTY : 0);
+	bool write = vmf->flags & FAULT_FLAG_WRITE;
+	unsigned int set = MMP_E_ACCESSED | (write ? MMP_E_DIRTY : 0), f;
 
 	if (!ptl)
 		return;
 	f = entry_flags(s, s->arch->ptep_get(s, ptep), MMP_PTE);
-	if ((f & MMP_E_PRESENT) && pte_needs_young_dirty(f, vmf->flags)) {
-		s->arch->ptep_set_access_flags(s, vmf->address & PAGE_MASK, ptep, set);
+	if ((f & MMP_E_PRESENT) && (!write || (f & MMP_E_WRITE)) &&
+	    s->arch->ptep_set_access_flags(s, vmf->address & PAGE_MASK, ptep, set))
 		count_inc(s, MMP_C_FAULT_AD);
-	} else {
+	else
 		count_inc(s, MMP_C_FAULT_SPURIOUS);
-	}
 	spin_unlock(ptl);
 }
 
@@ -332,9 +341,9 @@ static int handle_pte_fault(struct vm_fault *vmf)
 	else if ((f & MMP_E_PRESENT) && (((vmf->flags & FAULT_FLAG_WRITE) && !(f & MMP_E_WRITE)) ||
 					 (vmf->flags & FAULT_FLAG_UNSHARE)))
 		ret = do_wp_page(vmf, ptes);
-	else if ((f & MMP_E_PRESENT) && pte_needs_young_dirty(f, vmf->flags))
-		do_access_fault(vmf, ptes, f);
-	else	/* Present and allowed: another CPU fixed it, or the TLB was stale. */
+	else if (f & MMP_E_PRESENT)
+		do_access_fault(vmf, ptes);	/* A/D, or spurious */
+	else
 		count_inc(s, MMP_C_FAULT_SPURIOUS);
 out:
 	rcu_read_unlock();
@@ -365,7 +374,7 @@ int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, u
 				ret = do_huge_pmd_wp_page(&vmf);
 				if (ret != VM_FAULT_FALLBACK)
 					return ret;
-			} else if ((pf & MMP_E_PRESENT) && pte_needs_young_dirty(pf, flags)) {
+			} else if ((pf & MMP_E_PRESENT) && pmd_needs_young_dirty(pf, flags)) {
 				huge_pmd_set_accessed(&vmf);
 				return 0;
 			} else {

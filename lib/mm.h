@@ -38,8 +38,10 @@ struct mmp_gather {
 void tlb_gather_mmu(struct mmp_gather *tlb, struct mmp_space *s, bool fullmm);
 void tlb_finish_mmu(struct mmp_gather *tlb);
 void tlb_flush_mmu(struct mmp_gather *tlb);
-/* A PTE (or PMD, @size PMD_SIZE) was cleared at @addr: flush it before freeing. */
+/* PTEs were cleared over [addr, addr + size): flush them (page stride) before freeing. */
 void tlb_remove_tlb_entries(struct mmp_gather *tlb, uint64_t addr, uint64_t size);
+/* The huge PMD at @addr was cleared or made clean/old: flush its 2 MiB translation. */
+void tlb_remove_pmd_tlb_entry(struct mmp_gather *tlb, uint64_t addr);
 /* Drop @nr references of a folio once the TLB is flushed. */
 void tlb_remove_folio_pages(struct mmp_gather *tlb, uint32_t head_pfn, unsigned int nr);
 /* Free a detached table once the TLB is flushed; [start, end) is the span it mapped. */

@@ -37,12 +37,26 @@ static void tlb_track_range(struct mmp_gather *tlb, uint64_t start, uint64_t end
 	tlb->end = MAX(tlb->end, end);
 }
 
+/*
+ * PTEs were cleared: the flush goes at page stride, however many of them.
+ * A batch of 512 PTEs mapping a PTE-mapped THP spans a whole PMD, but the
+ * TLB holds 4 KiB translations of it; a PMD-stride flush would probe one of
+ * them and leave the rest, clean-looking entries cached as dirty (MADV_FREE)
+ * or translations of freed pages (zap). The kernel's tlb_get_unmap_shift
+ * likewise takes cleared_ptes first.
+ */
 void tlb_remove_tlb_entries(struct mmp_gather *tlb, uint64_t addr, uint64_t size)
 {
 	tlb->need_flush = true;
-	if (size < PMD_SIZE)
-		tlb->stride_shift = PAGE_SHIFT;
+	tlb->stride_shift = PAGE_SHIFT;
 	tlb_track_range(tlb, addr, addr + size);
+}
+
+/* A huge PMD was cleared (tlb_remove_pmd_tlb_entry): only 2 MiB translations to drop. */
+void tlb_remove_pmd_tlb_entry(struct mmp_gather *tlb, uint64_t addr)
+{
+	tlb->need_flush = true;
+	tlb_track_range(tlb, addr, addr + PMD_SIZE);
 }
 
 /* The TLB part of a flush (tlb_flush_mmu_tlbonly). */

@@ -318,18 +318,36 @@ int contpte_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr, mmp_pt
 
 /*
  * A fault made the entry more permissive. Changing the write bit of one entry
- * would break the block's uniformity, so unfold first; otherwise A/D can be
- * set on the entry alone (the block gathers them).
+ * would break the block's uniformity, so unfold first. A/D alone go on all 16
+ * entries, as contpte_ptep_set_access_flags does: ptep_get ORs them over the
+ * block, but an MMU without hardware AF checks the one entry it walked, so
+ * setting them on this entry only could leave a sibling faulting forever.
  */
-void contpte_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
-				   unsigned int eflags)
+int contpte_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+				  unsigned int eflags)
 {
-	mmp_pte_t pte = raw_get(s, ptep);
+	mmp_pte_t pte = raw_get(s, ptep), *first = ptep;
+	unsigned int n = 1;
+	int changed = 0;
 
-	if ((eflags & MMP_E_WRITE) && !(pte & PTE_WRITE))
+	if ((eflags & MMP_E_WRITE) && !(pte & PTE_WRITE)) {
 		contpte_try_unfold(s, addr, ptep, pte);
-	ptep_modify(s, ptep, MMP_PTE, eflags, 0);
-	count_inc(s, MMP_C_PTE_WRITE);
+	} else if (pte_valid_cont(pte)) {
+		first = contpte_align_down(ptep);
+		n = CONT_PTES;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		/* This entry was read above; its siblings cost a load each. */
+		mmp_pte_t e = first + i == ptep ? __atomic_load_n(ptep, __ATOMIC_ACQUIRE)
+						: raw_get(s, first + i);
+
+		if (!e || (entry_flags(s, e, MMP_PTE) & eflags) == eflags)
+			continue;
+		ptep_modify(s, first + i, MMP_PTE, eflags, 0);
+		count_inc(s, MMP_C_PTE_WRITE);
+		changed = 1;
+	}
+	return changed;
 }
 
 /*

@@ -70,8 +70,8 @@ void contpte_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep
 void contpte_wrprotect_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 			    unsigned int nr);
 int contpte_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep);
-void contpte_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
-				   unsigned int eflags);
+int contpte_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+				  unsigned int eflags);
 unsigned int contpte_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte);
 void contpte_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 				    unsigned int nr, unsigned int eflags);

@@ -118,12 +118,17 @@ static void generic_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, m
 		pte_update(s, ptep + i, 0, eflags);
 }
 
-static void generic_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
-					  unsigned int eflags)
+static int generic_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+					 unsigned int eflags)
 {
-	ptep_modify(s, ptep, MMP_PTE, eflags, 0);
+	mmp_pte_t old = READ_ONCE(*ptep);
+
 	count_inc(s, MMP_C_PTE_READ);
+	if (!old || (entry_flags(s, old, MMP_PTE) & eflags) == eflags)
+		return 0;
+	ptep_modify(s, ptep, MMP_PTE, eflags, 0);
 	count_inc(s, MMP_C_PTE_WRITE);
+	return 1;
 }
 
 static unsigned int generic_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte)

@@ -280,16 +280,38 @@ void napot_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t 
 		raw_clear_bits(s, ptep, bits);
 }
 
-/* A write-permission change unfolds the run; A/D alone may land on this entry. */
-void napot_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
-				 unsigned int eflags)
+/*
+ * A write-permission change unfolds the run. A/D alone go on all 16 entries,
+ * as huge_ptep_set_access_flags does for a NAPOT hugetlb page: ptep_get ORs
+ * them over the run, but an Svade walker checks the one entry it read, so a
+ * sibling left without A would fault forever while core sees the run young.
+ */
+int napot_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+				unsigned int eflags)
 {
-	mmp_pte_t raw = raw_get(s, ptep);
+	mmp_pte_t raw = raw_get(s, ptep), *first = ptep;
+	mmp_pte_t bits = (eflags & MMP_E_WRITE ? _PAGE_W : 0) |
+			 (eflags & MMP_E_ACCESSED ? _PAGE_A : 0) |
+			 (eflags & MMP_E_DIRTY ? _PAGE_D : 0);
+	unsigned int n = 1;
+	int changed = 0;
 
-	if ((eflags & MMP_E_WRITE) && !(raw & _PAGE_W))
+	if ((bits & _PAGE_W) && !(raw & _PAGE_W)) {
 		napot_try_unfold(s, addr, ptep, raw);
-	__atomic_fetch_or(ptep, (eflags & MMP_E_WRITE ? _PAGE_W : 0) |
-				(eflags & MMP_E_ACCESSED ? _PAGE_A : 0) |
-				(eflags & MMP_E_DIRTY ? _PAGE_D : 0), __ATOMIC_ACQ_REL);
-	count_inc(s, MMP_C_PTE_WRITE);
+	} else if (pte_napot(raw)) {
+		first = napot_align_down(ptep);
+		n = NAPOT_PTES;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		/* This entry was read above; its siblings cost a load each. */
+		mmp_pte_t e = first + i == ptep ? __atomic_load_n(ptep, __ATOMIC_ACQUIRE)
+						: raw_get(s, first + i);
+
+		if (!(e & _PAGE_V) || (e & bits) == bits)
+			continue;
+		__atomic_fetch_or(first + i, bits, __ATOMIC_ACQ_REL);
+		count_inc(s, MMP_C_PTE_WRITE);
+		changed = 1;
+	}
+	return changed;
 }

@@ -78,8 +78,8 @@ void napot_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, 
 			   int full);
 void napot_wrprotect_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, unsigned int nr);
 int napot_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep);
-void napot_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
-				 unsigned int eflags);
+int napot_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+				unsigned int eflags);
 void napot_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 				  unsigned int nr, unsigned int eflags);
 unsigned int napot_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte);
