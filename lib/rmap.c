@@ -9,6 +9,41 @@
 #include "mm.h"
 #include "rcu.h"
 
+/*
+ * Could @a and @b (adjacent, @a first) share an anon_vma, as VMAs that would
+ * merge but for their protections? (anon_vma_compatible)
+ */
+static bool anon_vma_compatible(const struct mmp_vma *a, const struct mmp_vma *b)
+{
+	return a->end == b->start && !((a->flags ^ b->flags) & ~VM_ACCESS_FLAGS) &&
+	       b->pgoff == linear_page_index(a, b->start);
+}
+
+/* @old's anon_vma, if it links no other (a forked child's links its parents'). */
+static struct anon_vma *reusable_anon_vma(const struct mmp_vma *old, const struct mmp_vma *a,
+					  const struct mmp_vma *b)
+{
+	struct anon_vma *av = READ_ONCE(old->anon_vma);
+
+	return anon_vma_compatible(a, b) && av && !av->parent ? av : NULL;
+}
+
+/*
+ * find_mergeable_anon_vma: a neighbour's anon_vma that @vma may share, the
+ * next one first, so that a later mprotect or mmap can merge them again.
+ */
+static struct anon_vma *find_mergeable_anon_vma(struct mmp_space *s, struct mmp_vma *vma)
+{
+	unsigned int i = vma - s->vmas;
+	struct anon_vma *av = NULL;
+
+	if (i + 1 < s->nr_vmas)
+		av = reusable_anon_vma(&s->vmas[i + 1], vma, &s->vmas[i + 1]);
+	if (!av && i > 0)
+		av = reusable_anon_vma(&s->vmas[i - 1], &s->vmas[i - 1], vma);
+	return av;
+}
+
 /* Give @vma an anon_vma before its first folio (anon_vma_prepare). mmap lock held. */
 int anon_vma_prepare(struct mmp_space *s, struct mmp_vma *vma)
 {
@@ -16,7 +51,12 @@ int anon_vma_prepare(struct mmp_space *s, struct mmp_vma *vma)
 
 	if (likely(READ_ONCE(vma->anon_vma)))
 		return 0;
-	av = anon_vma_alloc(NULL);
+	/* The array does not change under the mmap lock, and a neighbour's anon_vma lives while it does. */
+	av = find_mergeable_anon_vma(s, vma);
+	if (av)
+		anon_vma_get(av);
+	else
+		av = anon_vma_alloc(NULL);
 	if (!av)
 		return -ENOMEM;
 	spin_lock(&s->page_table_lock);

@@ -164,6 +164,23 @@ static void test_merges(struct env *e)
 	tap_eq(nr_vmas(e), 1, "%s: never-faulted RW->R is uncharged and merges", e->arch);
 	must(!mmp_munmap(e->s, a, 2 * P), "munmap");
 
+	/*
+	 * A first fault next to a compatible faulted VMA (equal but for the
+	 * protection, pgoff contiguous) shares its anon_vma, so the two merge
+	 * once their protections agree (find_mergeable_anon_vma).
+	 */
+	fixed(e, a, 4 * P, RW);
+	must(!mmp_write(e->cpu, a + 3 * P, &v, 1), "write");
+	must(!mmp_mprotect(e->s, a + 2 * P, 2 * P, MMP_PROT_READ), "mprotect");
+	must(!mmp_munmap(e->s, a, 2 * P), "munmap");
+	fixed(e, a, 2 * P, RW);
+	must(!mmp_write(e->cpu, a, &v, 1), "first fault");
+	must(!mmp_mprotect(e->s, a, 2 * P, MMP_PROT_READ), "mprotect");
+	tap_eq(nr_vmas(e), 1, "%s: a first fault shares the compatible neighbour's anon_vma",
+	       e->arch);
+	tap_ok(!mmp_space_verify(e->s), "%s: ...and the merged VMA verifies", e->arch);
+	must(!mmp_munmap(e->s, a, 4 * P), "munmap");
+
 	/* An mprotect that changes nothing keeps the charge, even of never-faulted memory. */
 	fixed(e, a, P, RW);
 	must(!mmp_write(e->cpu, a, &v, 1), "write");

@@ -257,6 +257,8 @@ static void lazy_mark_free(struct run *r, int p, uint64_t addr, uint64_t len)
 /* A write makes a lazyfree page's data definite; a droppable one stays droppable. */
 static void lazy_written(struct run *r, int p, uint64_t addr, uint64_t len)
 {
+	if (!len)
+		return;
 	for (uint64_t a = addr & ~(KD_PAGE - 1); a < addr + len; a += KD_PAGE)
 		if (in_window(a) && *lazy_at(r, p, a) == LAZYFREE)
 			*lazy_at(r, p, a) = DATA;
