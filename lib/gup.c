@@ -4,6 +4,7 @@
  * rcu_read_lock, which is what RCU page-table freeing protects; the locked
  * GUP faults in what is missing. Each pinned page holds one folio reference,
  * counted in phys->nr_pinned so that mmp_space_verify() can account for it.
+ * GUP-fast and fork meet on mm->write_protect_seq.
  */
 #include "internal.h"
 #include "mm.h"
@@ -149,14 +150,43 @@ static int gup_check_range(struct mmp_space *s, uint64_t addr, unsigned int nr, 
 	return 0;
 }
 
+/* unpin_user_page: a pin must be there to drop (folio->_pincount). */
+static bool folio_unpin(struct mmp_page *head)
+{
+	int pins = __atomic_load_n(&head->pincount, __ATOMIC_RELAXED);
+
+	do {
+		if (pins <= 0)
+			return false;
+	} while (!__atomic_compare_exchange_n(&head->pincount, &pins, pins - 1, false,
+					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	return true;
+}
+
+/* Give back pins GUP-fast took and never reported (not yet in phys->nr_pinned). */
+static void gup_fast_unpin_user_pages(struct mmp_space *s, const uint64_t *pfns, unsigned int nr)
+{
+	for (unsigned int i = 0; i < nr; i++) {
+		uint32_t head_pfn = folio_pfn(s->phys, pfns[i]);
+
+		MMP_BUG_ON(!folio_unpin(pfn_to_page(s->phys, head_pfn)));
+		folio_put_refs(s, head_pfn, 1);
+	}
+}
+
 MMP_EXPORT int mmp_gup_fast(struct mmp_space *s, uint64_t addr, unsigned int nr, bool write,
 			    uint64_t *pfns)
 {
-	unsigned int got = 0;
+	unsigned int got = 0, seq;
 	int err = gup_check_range(s, addr, nr, pfns);
 
 	if (err)
 		return err;
+	/* A fork is write-protecting the tables: a pin now could be lost to COW. */
+	if (!raw_seqcount_try_begin(&s->write_protect_seq, &seq)) {
+		count_inc(s, MMP_C_GUP_FAST_BACKOFF);
+		return 0;
+	}
 	rcu_read_lock();
 	for (; got < nr; got++, addr += PAGE_SIZE) {
 		enum mmp_level level;
@@ -168,6 +198,18 @@ MMP_EXPORT int mmp_gup_fast(struct mmp_space *s, uint64_t addr, unsigned int nr,
 		}
 	}
 	rcu_read_unlock();
+	/* Our pins are stored before the count is read again: pairs with copy_page_range. */
+	smp_mb();
+	if (got && read_seqcount_retry(&s->write_protect_seq, seq)) {
+		/*
+		 * A fork started: it may have missed our pins and shared the
+		 * pages. Keep none; the caller falls back to mmp_gup(), which
+		 * waits for the fork on the mmap lock.
+		 */
+		gup_fast_unpin_user_pages(s, pfns, got);
+		count_inc(s, MMP_C_GUP_FAST_BACKOFF);
+		return 0;
+	}
 	count_add(s, MMP_C_GUP_FAST, got);
 	__atomic_fetch_add(&s->phys->nr_pinned, got, __ATOMIC_RELAXED);
 	return got;
@@ -265,19 +307,6 @@ MMP_EXPORT int mmp_gup(struct mmp_space *s, uint64_t addr, unsigned int nr, bool
 	count_add(s, MMP_C_GUP_SLOW, got);
 	__atomic_fetch_add(&s->phys->nr_pinned, got, __ATOMIC_RELAXED);
 	return got;
-}
-
-/* unpin_user_page: a pin must be there to drop (folio->_pincount). */
-static bool folio_unpin(struct mmp_page *head)
-{
-	int pins = __atomic_load_n(&head->pincount, __ATOMIC_RELAXED);
-
-	do {
-		if (pins <= 0)
-			return false;
-	} while (!__atomic_compare_exchange_n(&head->pincount, &pins, pins - 1, false,
-					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-	return true;
 }
 
 MMP_EXPORT int mmp_unpin(struct mmp_space *s, const uint64_t *pfns, unsigned int nr)

@@ -91,7 +91,9 @@ const char *mmp_space_arch(const struct mmp_space *space);
 
 /**
  * mmp_fork() - duplicate @parent into a new space sharing its anonymous folios
- * copy-on-write (PTE and PMD mapped), as dup_mmap() does.
+ * copy-on-write (PTE and PMD mapped), as dup_mmap() does. A page pinned in
+ * @parent stays the parent's: the child gets a copy of it. mmp_gup_fast() on
+ * @parent while the fork runs pins nothing (mm->write_protect_seq).
  */
 int mmp_fork(struct mmp_space *parent, struct mmp_space **child);
 
@@ -352,7 +354,10 @@ int mmp_memset(struct mmp_cpu *cpu, uint64_t addr, int c, size_t len);
  * lock, as GUP-fast: walk the tables inside an RCU read-side section, take a
  * folio reference speculatively and recheck the entry, backing off on a race.
  * Stops at the first page it cannot pin that way (not present, read-only for
- * @write, the zero page, a race). @pfns gets the frames pinned.
+ * @write, a page shared copy-on-write or the zero page for a read pin, a
+ * race). @pfns gets the frames pinned. While mmp_fork() of @space runs, it
+ * pins nothing: 0, even for pages it had pinned already (it gives them back),
+ * as the kernel's gup_fast returns 0 and its caller takes the locked path.
  * Returns how many were pinned (0..nr), or -EINVAL / -EFAULT for bad ranges.
  */
 int mmp_gup_fast(struct mmp_space *space, uint64_t addr, unsigned int nr, bool write,

@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * GUP against fork, on every back end:
+ *  - GUP-fast pins nothing while fork write-protects (mm->write_protect_seq),
+ *    and gives back what it pinned when a fork started meanwhile;
+ *  - a stress test: one thread forks the space over and over while a CPU
+ *    thread write-pins with GUP-fast, then writes; the pinned page must be
+ *    the page the parent's write went to (PTE-mapped pages and THPs).
+ *
+ * The stress runs MMP_STRESS_SECONDS per back end and mapping (default 0.5).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "mm.h"
+#include "util.h"
+
+#define PG		MMP_PAGE_SIZE
+#define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
+#define PHYS_BYTES	(64 * MiB)
+#define NPAGES		64
+#define MAX_CHILDREN	64
+#define NR_REAPERS	16
+#define MIN_OVERLAPS	5000
+/* A free, 2 MiB aligned address: a THP mapping there is one PMD, not two halves. */
+#define HUGE_HINT	0x40000000000ULL
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t nr_pinned(struct mmp_phys *phys)
+{
+	return (uint64_t)__atomic_load_n(&phys->nr_pinned, __ATOMIC_RELAXED);
+}
+
+static uint64_t free_pages(struct mmp_phys *phys)
+{
+	struct mmp_phys_stat st;
+
+	mmp_phys_stat(phys, &st);
+	return st.free_pages;
+}
+
+/* Map @len bytes in @s and fill them with @c through @cpu; one THP when @huge. */
+static uint64_t map_written(struct mmp_space *s, struct mmp_cpu *cpu, uint64_t len, bool huge,
+			    int c)
+{
+	uint64_t a = 0;
+
+	must(!mmp_mmap(s, huge ? HUGE_HINT : 0, len, RW, 0, &a), "mmap");
+	if (huge)
+		must(!mmp_madvise(s, a, len, MMP_MADV_HUGEPAGE), "MADV_HUGEPAGE");
+	must(!mmp_memset(cpu, a, c, len), "memset");
+	return a;
+}
+
+/* ---- write_protect_seq, deterministic ------------------------------------------------ */
+
+static void check_gup_fast_backs_off_during_fork(const char *arch, struct mmp_space *s,
+						 struct mmp_cpu *cpu)
+{
+	uint64_t a = map_written(s, cpu, 4 * PG, false, 1), pfns[4];
+	uint64_t pinned = nr_pinned(s->phys), backoff = counter(s, MMP_C_GUP_FAST_BACKOFF);
+
+	/* What copy_page_range does to the parent around its copy. */
+	raw_write_seqcount_begin(&s->write_protect_seq);
+	tap_eq(mmp_gup_fast(s, a, 4, true, pfns), 0,
+	       "%s: GUP-fast pins nothing while a fork write-protects", arch);
+	tap_eq(mmp_gup_fast(s, a, 4, false, pfns), 0, "%s: read pins neither", arch);
+	tap_eq(nr_pinned(s->phys), pinned, "%s: no pin was kept", arch);
+	tap_eq(counter(s, MMP_C_GUP_FAST_BACKOFF) - backoff, 2, "%s: counted as back-offs", arch);
+	tap_eq(mmp_gup(s, a, 1, true, pfns), 1, "%s: the locked GUP still pins (no fork holds the "
+	       "mmap lock here)", arch);
+	must(!mmp_unpin(s, pfns, 1), "unpin");
+	raw_write_seqcount_end(&s->write_protect_seq);
+	tap_eq(mmp_gup_fast(s, a, 4, true, pfns), 4, "%s: pins again once the fork is over", arch);
+	must(!mmp_unpin(s, pfns, 4), "unpin");
+	tap_eq(mmp_space_verify(s), 0, "%s: verify", arch);
+	mmp_munmap(s, a, 4 * PG);
+}
+
+struct toggler {
+	struct mmp_space *s;
+	int stop;
+	uint64_t flips;
+};
+
+/* A fork that keeps starting: the count moves under GUP-fast's feet. */
+static void *toggle_seq(void *arg)
+{
+	struct toggler *t = arg;
+
+	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
+		raw_write_seqcount_begin(&t->s->write_protect_seq);
+		raw_write_seqcount_end(&t->s->write_protect_seq);
+		t->flips++;
+		for (volatile int spin = 0; spin < 2000; spin++)
+			;
+	}
+	return NULL;
+}
+
+static void check_gup_fast_gives_back_pins(const char *arch, struct mmp_space *s,
+					   struct mmp_cpu *cpu)
+{
+	uint64_t a = map_written(s, cpu, NPAGES * PG, false, 2), pfns[NPAGES];
+	uint64_t pinned = nr_pinned(s->phys), zero = 0, full = 0, other = 0, leaked = 0;
+	struct toggler t = { .s = s };
+	pthread_t th;
+	double t0 = now();
+
+	must(!pthread_create(&th, NULL, toggle_seq, &t), "toggler thread");
+	while ((now() - t0 < 0.2 || !zero || !full) && now() - t0 < 5) {
+		int n = mmp_gup_fast(s, a, NPAGES, true, pfns);
+
+		if (n == 0) {
+			zero++;
+			/* Given back: no page of the range may hold a pin now. */
+			for (unsigned int i = 0; i < NPAGES; i++) {
+				uint64_t pfn = 0;
+
+				must(mmp_gup(s, a + i * PG, 1, true, &pfn) == 1, "look up");
+				leaked += __atomic_load_n(&pfn_to_page(s->phys, pfn)->pincount,
+							  __ATOMIC_RELAXED) != 1;
+				must(!mmp_unpin(s, &pfn, 1), "unpin");
+			}
+		} else if (n == NPAGES) {
+			full++;
+			must(!mmp_unpin(s, pfns, n), "unpin");
+		} else {
+			other++;
+			if (n > 0)
+				mmp_unpin(s, pfns, n);
+		}
+	}
+	__atomic_store_n(&t.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	printf("# %s: %llu seq flips, %llu calls gave everything back, %llu pinned all\n", arch,
+	       (unsigned long long)t.flips, (unsigned long long)zero, (unsigned long long)full);
+	tap_ok(zero > 0 && full > 0, "%s: with forks starting meanwhile, GUP-fast pinned all or "
+	       "nothing, both seen", arch);
+	tap_eq(other, 0, "%s: never a part of the range", arch);
+	tap_eq(leaked, 0, "%s: a call that returned 0 kept no pin", arch);
+	tap_eq(nr_pinned(s->phys), pinned, "%s: pin count back where it was", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verify", arch);
+	mmp_munmap(s, a, NPAGES * PG);
+}
+
+/* ---- fork against GUP-fast write pins: the stress ------------------------------------- */
+
+/*
+ * A forker forks the space back to back; reapers destroy the children (each
+ * destroy waits for an RCU barrier: many reapers wait at once). A pinner, a
+ * CPU of the space, write-pins runs of pages with GUP-fast. A pin that a fork
+ * overlapped (fork_gen moved or was odd around the call) is checked: once that
+ * fork is over, the pinner writes each page as the parent, and the pinned
+ * frame must hold what it wrote. Without write_protect_seq, fork can miss such
+ * a pin, share the page, and the write copies away from it.
+ */
+struct stress {
+	const char *arch;
+	struct mmp_phys *phys;
+	struct mmp_space *s;
+	uint64_t base, len;
+	bool huge;
+	int stop;
+	uint64_t fork_gen;		/* odd while the forker is inside mmp_fork() */
+	pthread_mutex_t fork_lock;	/* held around each fork: "wait for the fork in flight" */
+	pthread_mutex_t lock;		/* the children waiting for a reaper */
+	pthread_cond_t cond;
+	struct mmp_space *children[MAX_CHILDREN];
+	unsigned int nr_children, max_children;
+	uint64_t forks, gup_calls, overlaps, pins, checked, incoherent, errors, rethp;
+};
+
+static bool stopping(struct stress *st)
+{
+	return __atomic_load_n(&st->stop, __ATOMIC_ACQUIRE);
+}
+
+static void *forker(void *arg)
+{
+	struct stress *st = arg;
+
+	while (!stopping(st)) {
+		struct mmp_space *c;
+		int err;
+
+		pthread_mutex_lock(&st->fork_lock);
+		__atomic_fetch_add(&st->fork_gen, 1, __ATOMIC_SEQ_CST);
+		err = mmp_fork(st->s, &c);
+		__atomic_fetch_add(&st->fork_gen, 1, __ATOMIC_SEQ_CST);
+		pthread_mutex_unlock(&st->fork_lock);
+		if (err) {
+			__atomic_fetch_add(&st->errors, 1, __ATOMIC_RELAXED);
+			printf("# %s: fork: %s\n", st->arch, mmp_strerror(err));
+			break;
+		}
+		st->forks++;
+		pthread_mutex_lock(&st->lock);
+		while (st->nr_children == st->max_children && !stopping(st))
+			pthread_cond_wait(&st->cond, &st->lock);
+		if (st->nr_children < st->max_children) {
+			st->children[st->nr_children++] = c;
+			c = NULL;
+		}
+		pthread_cond_broadcast(&st->cond);
+		pthread_mutex_unlock(&st->lock);
+		/* Stopping with no room left: no reaper will take it. */
+		if (c && mmp_space_destroy(c))
+			__atomic_fetch_add(&st->errors, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void *reaper(void *arg)
+{
+	struct stress *st = arg;
+
+	for (;;) {
+		struct mmp_space *c;
+
+		pthread_mutex_lock(&st->lock);
+		while (!st->nr_children && !stopping(st))
+			pthread_cond_wait(&st->cond, &st->lock);
+		if (!st->nr_children) {
+			pthread_mutex_unlock(&st->lock);
+			return NULL;
+		}
+		c = st->children[--st->nr_children];
+		pthread_cond_broadcast(&st->cond);
+		pthread_mutex_unlock(&st->lock);
+		if (mmp_space_destroy(c))
+			__atomic_fetch_add(&st->errors, 1, __ATOMIC_RELAXED);
+	}
+}
+
+static uint64_t rnd(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* The parent writes each pinned page: the pinned frame must hold the data. */
+static void check_coherent(struct stress *st, struct mmp_cpu *cpu, uint64_t va,
+			   const uint64_t *pfns, int n, uint64_t *tag)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t seen;
+
+		++*tag;
+		if (mmp_write(cpu, va + i * PG, tag, sizeof(*tag)))
+			__atomic_fetch_add(&st->errors, 1, __ATOMIC_RELAXED);
+		memcpy(&seen, mmp_page_address(st->phys, pfns[i]), sizeof(seen));
+		if (seen != *tag && st->incoherent++ < 5)
+			printf("# %s%s: the parent wrote %#llx at %#llx, its pinned frame %#llx "
+			       "holds %#llx\n", st->arch, st->huge ? " THP" : "",
+			       (unsigned long long)*tag, (unsigned long long)(va + i * PG),
+			       (unsigned long long)pfns[i], (unsigned long long)seen);
+	}
+}
+
+static void *pinner(void *arg)
+{
+	struct stress *st = arg;
+	uint64_t npages = st->len / PG, pfns[NPAGES], x = 0x9e3779b97f4a7c15ULL, tag = 0;
+	uint64_t splits = counter(st->s, MMP_C_PMD_SPLIT);
+	struct mmp_cpu *cpu;
+
+	if (mmp_cpu_attach(st->s, &cpu)) {
+		__atomic_fetch_add(&st->errors, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	while (!stopping(st)) {
+		uint64_t first = rnd(&x) % npages, nr = rnd(&x) & 1 ? 1 + rnd(&x) % NPAGES : 1;
+		uint64_t va, gen0, gen1;
+		bool overlap;
+		int n;
+
+		nr = MIN(nr, npages - first);
+		va = st->base + first * PG;
+		/* A fork split our pinned THP: map a new one, for the PMD path again. */
+		if (st->huge && counter(st->s, MMP_C_PMD_SPLIT) != splits) {
+			splits = counter(st->s, MMP_C_PMD_SPLIT);
+			if (mmp_madvise(st->s, st->base, st->len, MMP_MADV_DONTNEED))
+				__atomic_fetch_add(&st->errors, 1, __ATOMIC_RELAXED);
+			st->rethp++;
+		}
+		gen0 = __atomic_load_n(&st->fork_gen, __ATOMIC_SEQ_CST);
+		n = mmp_gup_fast(st->s, va, nr, true, pfns);
+		gen1 = __atomic_load_n(&st->fork_gen, __ATOMIC_SEQ_CST);
+		st->gup_calls++;
+		if (n < 0) {
+			__atomic_fetch_add(&st->errors, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		st->pins += n;
+		overlap = gen0 != gen1 || (gen0 & 1);
+		__atomic_store_n(&st->overlaps, st->overlaps + overlap, __ATOMIC_RELAXED);
+		/* A fork overlapped the pin (and one in 64 others): check it once the fork is over. */
+		if (n && (overlap || !(st->gup_calls % 64))) {
+			pthread_mutex_lock(&st->fork_lock);
+			pthread_mutex_unlock(&st->fork_lock);
+			check_coherent(st, cpu, va, pfns, n, &tag);
+			st->checked += n;
+		}
+		if (n && mmp_unpin(st->s, pfns, n))
+			__atomic_fetch_add(&st->errors, 1, __ATOMIC_RELAXED);
+		/*
+		 * Forked pages are read-only: write them, as the parent would, to
+		 * pin again. Not while a fork runs: the write would wait for it on
+		 * the mmap lock, and pinning the pages it has not reached yet is
+		 * the race to look for.
+		 */
+		if ((unsigned int)n < nr && !(__atomic_load_n(&st->fork_gen, __ATOMIC_RELAXED) & 1)) {
+			for (uint64_t i = 0; i < nr; i++) {
+				tag++;
+				if (mmp_write(cpu, va + i * PG, &tag, sizeof(tag)))
+					__atomic_fetch_add(&st->errors, 1, __ATOMIC_RELAXED);
+			}
+		}
+	}
+	if (mmp_cpu_detach(cpu))
+		__atomic_fetch_add(&st->errors, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void stress_fork_gup_fast(const char *arch, bool huge, double seconds)
+{
+	struct stress st = {
+		.arch = arch, .huge = huge, .fork_lock = PTHREAD_MUTEX_INITIALIZER,
+		.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
+		/* A child keeps a 2 MiB copy of a THP alive: fewer of them wait at once. */
+		.max_children = huge ? MAX_CHILDREN / 4 : MAX_CHILDREN,
+	};
+	const char *what = huge ? " THP" : "";
+	pthread_t f, p, r[NR_REAPERS];
+	struct mmp_cpu *cpu;
+	uint64_t free0;
+	double t0;
+
+	must(!mmp_phys_create(huge ? 4 * PHYS_BYTES : PHYS_BYTES, &st.phys), "phys");
+	free0 = free_pages(st.phys);
+	st.s = new_space(st.phys, arch);
+	st.len = huge ? PMD_SIZE : NPAGES * PG;
+	must(!mmp_cpu_attach(st.s, &cpu), "cpu");
+	st.base = map_written(st.s, cpu, st.len, huge, 3);
+	must(!mmp_cpu_detach(cpu), "detach");
+
+	t0 = now();
+	must(!pthread_create(&p, NULL, pinner, &st), "pinner thread");
+	must(!pthread_create(&f, NULL, forker, &st), "forker thread");
+	for (int i = 0; i < NR_REAPERS; i++)
+		must(!pthread_create(&r[i], NULL, reaper, &st), "reaper thread");
+	/*
+	 * At least @seconds, and on (a loaded host) until enough GUP-fast calls
+	 * ran while a fork did: each is a chance for the race.
+	 */
+	while (now() - t0 < seconds ||
+	       ((__atomic_load_n(&st.overlaps, __ATOMIC_RELAXED) < MIN_OVERLAPS ||
+		 !__atomic_load_n(&st.checked, __ATOMIC_RELAXED)) && now() - t0 < seconds + 5))
+		usleep(10000);
+	__atomic_store_n(&st.stop, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&st.lock);
+	pthread_cond_broadcast(&st.cond);
+	pthread_mutex_unlock(&st.lock);
+	pthread_join(p, NULL);
+	pthread_join(f, NULL);
+	for (int i = 0; i < NR_REAPERS; i++)
+		pthread_join(r[i], NULL);
+	/* The last children may have come after the reapers left. */
+	while (st.nr_children)
+		st.errors += !!mmp_space_destroy(st.children[--st.nr_children]);
+
+	printf("# %s%s %.1f s: %llu forks, %llu GUP-fast calls (%llu during a fork), %llu pages "
+	       "pinned, %llu of them checked, %llu THPs remade, %llu GUP-fast back-offs\n", arch,
+	       what, now() - t0, (unsigned long long)st.forks, (unsigned long long)st.gup_calls,
+	       (unsigned long long)st.overlaps,
+	       (unsigned long long)st.pins, (unsigned long long)st.checked,
+	       (unsigned long long)st.rethp,
+	       (unsigned long long)counter(st.s, MMP_C_GUP_FAST_BACKOFF));
+	tap_eq(st.incoherent, 0, "%s%s: forks racing GUP-fast: every pinned page is the page the "
+	       "parent's next write went to", arch, what);
+	tap_eq(st.errors, 0, "%s%s: no call failed", arch, what);
+	tap_ok(st.forks > 0 && st.checked > 0, "%s%s: forks and checked pins both happened", arch,
+	       what);
+	tap_eq(nr_pinned(st.phys), 0, "%s%s: every pin given back", arch, what);
+	tap_eq(mmp_space_verify(st.s), 0, "%s%s: verify", arch, what);
+	tap_eq(mmp_space_destroy(st.s), 0, "%s%s: destroy", arch, what);
+	tap_eq(free_pages(st.phys) + (st.phys->huge_zero_pfn != NO_PFN ? HPAGE_PMD_NR : 0), free0,
+	       "%s%s: every frame back", arch, what);
+	tap_eq(mmp_phys_destroy(st.phys), 0, "%s%s: phys destroyed", arch, what);
+}
+
+int main(void)
+{
+	const char *env = getenv("MMP_STRESS_SECONDS"), *arch;
+	double seconds = env && atof(env) > 0 ? atof(env) : 0.5;
+	struct mmp_phys *phys;
+
+	tap_require(mmp_phys_create(PHYS_BYTES, &phys) == 0, "phys");
+	for_each_arch(i, arch) {
+		struct mmp_space *s = new_space(phys, arch);
+		struct mmp_cpu *cpu;
+
+		must(!mmp_cpu_attach(s, &cpu), "cpu");
+		check_gup_fast_backs_off_during_fork(arch, s, cpu);
+		check_gup_fast_gives_back_pins(arch, s, cpu);
+		must(!mmp_cpu_detach(cpu), "detach");
+		tap_eq(mmp_space_destroy(s), 0, "%s: destroy", arch);
+
+		stress_fork_gup_fast(arch, false, seconds);
+		stress_fork_gup_fast(arch, true, seconds);
+	}
+	tap_eq(mmp_phys_destroy(phys), 0, "all: phys destroyed");
+	return tap_done();
+}
