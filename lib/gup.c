@@ -4,7 +4,9 @@
  * rcu_read_lock, which is what RCU page-table freeing protects; the locked
  * GUP faults in what is missing. Each pinned page holds one folio reference,
  * counted in phys->nr_pinned so that mmp_space_verify() can account for it.
- * GUP-fast and fork meet on mm->write_protect_seq.
+ * A pin belongs to the phys, not to the space: it outlives the mappings and
+ * the space itself (a process exiting with DMA in flight), and the phys cannot
+ * go away before it is dropped. GUP-fast and fork meet on mm->write_protect_seq.
  */
 #include "internal.h"
 #include "mm.h"
@@ -309,29 +311,51 @@ MMP_EXPORT int mmp_gup(struct mmp_space *s, uint64_t addr, unsigned int nr, bool
 	return got;
 }
 
-MMP_EXPORT int mmp_unpin(struct mmp_space *s, const uint64_t *pfns, unsigned int nr)
+/*
+ * unpin_user_pages: all or nothing. Needs no mm, as a pin holds its folio
+ * whatever happens to the mappings: @s, when there is one, only counts a folio
+ * the last pin frees.
+ */
+static int unpin_user_pages(struct mmp_phys *phys, struct mmp_space *s, const uint64_t *pfns,
+			    unsigned int nr)
 {
 	unsigned int i;
 
-	if (!s || (!pfns && nr))
+	if (!pfns && nr)
 		return -EINVAL;
 	for (i = 0; i < nr; i++) {
 		struct mmp_page *head;
 
-		if (!phys_pfn_valid(s->phys, pfns[i]))
+		if (!phys_pfn_valid(phys, pfns[i]))
 			break;
-		head = pfn_to_page(s->phys, folio_pfn(s->phys, pfns[i]));
+		head = pfn_to_page(phys, folio_pfn(phys, pfns[i]));
 		if (!(head->flags & PG_head) || (head->flags & PG_reserved) || !folio_unpin(head))
 			break;
 	}
 	if (i < nr) {
 		/* Refuse the whole call: put back the pins already taken off. */
 		while (i-- > 0)
-			folio_pin(pfn_to_page(s->phys, folio_pfn(s->phys, pfns[i])));
+			folio_pin(pfn_to_page(phys, folio_pfn(phys, pfns[i])));
 		return -EINVAL;
 	}
-	for (i = 0; i < nr; i++)
-		folio_put_refs(s, folio_pfn(s->phys, pfns[i]), 1);
-	__atomic_fetch_sub(&s->phys->nr_pinned, nr, __ATOMIC_RELAXED);
+	for (i = 0; i < nr; i++) {
+		if (__folio_put_refs(phys, folio_pfn(phys, pfns[i]), 1) && s)
+			count_inc(s, MMP_C_FOLIO_FREE);
+	}
+	__atomic_fetch_sub(&phys->nr_pinned, nr, __ATOMIC_RELAXED);
 	return 0;
+}
+
+MMP_EXPORT int mmp_unpin(struct mmp_space *s, const uint64_t *pfns, unsigned int nr)
+{
+	if (!s)
+		return -EINVAL;
+	return unpin_user_pages(s->phys, s, pfns, nr);
+}
+
+MMP_EXPORT int mmp_phys_unpin(struct mmp_phys *phys, const uint64_t *pfns, unsigned int nr)
+{
+	if (!phys)
+		return -EINVAL;
+	return unpin_user_pages(phys, NULL, pfns, nr);
 }

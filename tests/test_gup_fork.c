@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * GUP against fork, on every back end:
+ * GUP against fork and against the end of a space, on every back end:
  *  - GUP-fast pins nothing while fork write-protects (mm->write_protect_seq),
  *    and gives back what it pinned when a fork started meanwhile;
  *  - a stress test: one thread forks the space over and over while a CPU
  *    thread write-pins with GUP-fast, then writes; the pinned page must be
- *    the page the parent's write went to (PTE-mapped pages and THPs).
+ *    the page the parent's write went to (PTE-mapped pages and THPs);
+ *  - a pin outlives its space: the frames stay, mmp_phys_unpin() drops the
+ *    pin, and the phys cannot be destroyed before;
+ *  - mmp_unpin() and mmp_phys_unpin() refuse, whole, what holds no pin.
  *
  * The stress runs MMP_STRESS_SECONDS per back end and mapping (default 0.5).
  */
@@ -403,6 +406,105 @@ static void stress_fork_gup_fast(const char *arch, bool huge, double seconds)
 	tap_eq(mmp_phys_destroy(st.phys), 0, "%s%s: phys destroyed", arch, what);
 }
 
+/* ---- a pin outlives its space ---------------------------------------------------------- */
+
+static void check_pin_outlives_space(const char *arch, bool huge, bool fast)
+{
+	const char *what = huge ? (fast ? " THP fast" : " THP") : (fast ? " fast" : "");
+	uint64_t len = huge ? PMD_SIZE : 4 * PG, pfns[2], a, free0;
+	struct mmp_phys *phys;
+	struct mmp_space *s, *other;
+	struct mmp_cpu *cpu;
+	unsigned char *p;
+
+	must(!mmp_phys_create(16 * MiB, &phys), "phys");
+	free0 = free_pages(phys);
+	s = new_space(phys, arch);
+	must(!mmp_cpu_attach(s, &cpu), "cpu");
+	a = map_written(s, cpu, len, huge, 0x5a);
+	tap_eq(fast ? mmp_gup_fast(s, a + PG, 2, true, pfns) : mmp_gup(s, a + PG, 2, true, pfns), 2,
+	       "%s%s: pin 2 pages", arch, what);
+	must(!mmp_cpu_detach(cpu), "detach");
+	tap_eq(mmp_space_destroy(s), 0, "%s%s: destroy the space with the pins held", arch, what);
+	tap_eq(free0 - free_pages(phys), huge ? HPAGE_PMD_NR : 2,
+	       "%s%s: the pinned folios stay allocated, nothing else", arch, what);
+
+	/* The frames are still the pinned pages, with their data. */
+	p = mmp_page_address(phys, pfns[1]);
+	tap_ok(p && p[0] == 0x5a && p[PG - 1] == 0x5a, "%s%s: a pinned page keeps its data", arch,
+	       what);
+	other = new_space(phys, arch);
+	tap_eq(mmp_space_verify(other), 0, "%s%s: verify: the pins account for the frames left",
+	       arch, what);
+	tap_eq(nr_pinned(phys), 2, "%s%s: 2 pins held", arch, what);
+	tap_eq(mmp_space_destroy(other), 0, "%s%s: destroy another space", arch, what);
+	tap_eq(mmp_phys_destroy(phys), -EBUSY, "%s%s: phys_destroy with pins held: -EBUSY", arch,
+	       what);
+
+	tap_eq(mmp_phys_unpin(phys, pfns, 2), 0, "%s%s: unpin through the phys", arch, what);
+	tap_eq(mmp_phys_unpin(phys, pfns, 2), -EINVAL, "%s%s: the pins are gone: -EINVAL", arch,
+	       what);
+	tap_eq(nr_pinned(phys), 0, "%s%s: no pin left", arch, what);
+	tap_eq(free_pages(phys), free0 - (phys->huge_zero_pfn != NO_PFN ? HPAGE_PMD_NR : 0),
+	       "%s%s: every frame back", arch, what);
+	tap_eq(mmp_phys_destroy(phys), 0, "%s%s: phys destroyed", arch, what);
+}
+
+/* mmp_unpin() through a space that did not pin, once the pinning one is gone. */
+static void check_unpin_through_another_space(const char *arch)
+{
+	struct mmp_phys *phys;
+	struct mmp_space *s, *other;
+	struct mmp_cpu *cpu;
+	uint64_t a, pfn, free0;
+
+	must(!mmp_phys_create(8 * MiB, &phys), "phys");
+	free0 = free_pages(phys);
+	s = new_space(phys, arch);
+	other = new_space(phys, arch);
+	must(!mmp_cpu_attach(s, &cpu), "cpu");
+	a = map_written(s, cpu, PG, false, 1);
+	must(mmp_gup(s, a, 1, false, &pfn) == 1, "pin");
+	must(!mmp_cpu_detach(cpu), "detach");
+	tap_eq(mmp_space_destroy(s), 0, "%s: destroy the pinning space", arch);
+	tap_eq(mmp_unpin(other, &pfn, 1), 0, "%s: unpin through another space of the phys", arch);
+	tap_eq(counter(other, MMP_C_FOLIO_FREE), 1, "%s: which counts the folio it freed", arch);
+	tap_eq(mmp_space_verify(other), 0, "%s: verify", arch);
+	tap_eq(mmp_space_destroy(other), 0, "%s: destroy", arch);
+	tap_eq(free_pages(phys), free0, "%s: every frame back", arch);
+	tap_eq(mmp_phys_destroy(phys), 0, "%s: phys destroyed", arch);
+}
+
+static void check_unpin_errors(const char *arch, struct mmp_space *s, struct mmp_cpu *cpu)
+{
+	uint64_t a = map_written(s, cpu, 2 * PG, false, 1), pfns[2], bad[2];
+	struct mmp_phys *phys = s->phys;
+	uint64_t pinned = nr_pinned(phys);
+
+	must(mmp_gup(s, a, 2, true, pfns) == 2, "pin");
+	tap_eq(mmp_unpin(NULL, pfns, 2), -EINVAL, "%s: unpin: NULL space", arch);
+	tap_eq(mmp_phys_unpin(NULL, pfns, 2), -EINVAL, "%s: phys_unpin: NULL phys", arch);
+	tap_eq(mmp_unpin(s, NULL, 2), -EINVAL, "%s: unpin: NULL pfns", arch);
+	tap_eq(mmp_phys_unpin(phys, NULL, 2), -EINVAL, "%s: phys_unpin: NULL pfns", arch);
+	tap_eq(mmp_unpin(s, NULL, 0), 0, "%s: unpin: nothing", arch);
+	tap_eq(mmp_phys_unpin(phys, NULL, 0), 0, "%s: phys_unpin: nothing", arch);
+	bad[0] = pfns[0];
+	bad[1] = phys->nr_pages;
+	tap_eq(mmp_phys_unpin(phys, bad, 2), -EINVAL, "%s: phys_unpin: a frame beyond the phys",
+	       arch);
+	bad[1] = phys->zero_pfn;
+	tap_eq(mmp_phys_unpin(phys, bad, 2), -EINVAL, "%s: phys_unpin: the zero page", arch);
+	bad[1] = pfns[0];
+	tap_eq(mmp_phys_unpin(phys, bad, 2), -EINVAL, "%s: phys_unpin: one pin dropped twice",
+	       arch);
+	tap_eq(nr_pinned(phys), pinned + 2, "%s: a refused unpin unpinned nothing", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verify after the refusals", arch);
+	tap_eq(mmp_phys_unpin(phys, pfns, 2), 0, "%s: phys_unpin of a live space's pins", arch);
+	tap_eq(mmp_unpin(s, pfns, 1), -EINVAL, "%s: unpin: not pinned any more", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verify", arch);
+	mmp_munmap(s, a, 2 * PG);
+}
+
 int main(void)
 {
 	const char *env = getenv("MMP_STRESS_SECONDS"), *arch;
@@ -417,11 +519,18 @@ int main(void)
 		must(!mmp_cpu_attach(s, &cpu), "cpu");
 		check_gup_fast_backs_off_during_fork(arch, s, cpu);
 		check_gup_fast_gives_back_pins(arch, s, cpu);
+		check_unpin_errors(arch, s, cpu);
 		must(!mmp_cpu_detach(cpu), "detach");
 		tap_eq(mmp_space_destroy(s), 0, "%s: destroy", arch);
 
 		stress_fork_gup_fast(arch, false, seconds);
 		stress_fork_gup_fast(arch, true, seconds);
+
+		check_pin_outlives_space(arch, false, false);
+		check_pin_outlives_space(arch, false, true);
+		check_pin_outlives_space(arch, true, false);
+		check_pin_outlives_space(arch, true, true);
+		check_unpin_through_another_space(arch);
 	}
 	tap_eq(mmp_phys_destroy(phys), 0, "all: phys destroyed");
 	return tap_done();

@@ -47,7 +47,11 @@ struct mmp_cpu;
  */
 int mmp_phys_create(size_t bytes, struct mmp_phys **out);
 
-/** mmp_phys_destroy() - release a phys; -EBUSY while spaces still use it. */
+/**
+ * mmp_phys_destroy() - release a phys. -EBUSY while spaces still use it, or
+ * while pages stay pinned (mmp_gup(), mmp_gup_fast()) that nobody unpinned:
+ * mmp_phys_unpin() them first.
+ */
 int mmp_phys_destroy(struct mmp_phys *phys);
 
 struct mmp_phys_stat {
@@ -83,7 +87,11 @@ struct mmp_space_config {
 int mmp_space_create(struct mmp_phys *phys, const struct mmp_space_config *cfg,
 		     struct mmp_space **out);
 
-/** mmp_space_destroy() - tear down (exit_mmap); -EBUSY while CPUs are attached. */
+/**
+ * mmp_space_destroy() - tear down (exit_mmap); -EBUSY while CPUs are attached.
+ * Pages the space pinned stay allocated, as a pinned page outlives its process
+ * in the kernel: drop those pins with mmp_phys_unpin(), since @space is gone.
+ */
 int mmp_space_destroy(struct mmp_space *space);
 
 /** mmp_space_arch() - the back end name of @space. */
@@ -370,8 +378,20 @@ int mmp_gup_fast(struct mmp_space *space, uint64_t addr, unsigned int nr, bool w
  */
 int mmp_gup(struct mmp_space *space, uint64_t addr, unsigned int nr, bool write, uint64_t *pfns);
 
-/** mmp_unpin() - drop the references mmp_gup_fast() or mmp_gup() took on @pfns. */
+/**
+ * mmp_unpin() - drop the pins mmp_gup_fast() or mmp_gup() took on @pfns, in
+ * any space of the same phys as @space (a folio the last pin frees is counted
+ * in @space). All or nothing: -EINVAL for a NULL @space, NULL @pfns with @nr,
+ * or a frame that holds no pin (nothing is unpinned then).
+ */
 int mmp_unpin(struct mmp_space *space, const uint64_t *pfns, unsigned int nr);
+
+/**
+ * mmp_phys_unpin() - as mmp_unpin(), with no space: unpin_user_pages() needs
+ * no mm, and a pin outlives the space it was taken in (mmp_space_destroy()).
+ * Errors as mmp_unpin(), -EINVAL for a NULL @phys.
+ */
+int mmp_phys_unpin(struct mmp_phys *phys, const uint64_t *pfns, unsigned int nr);
 
 int mmp_cpu_flush_tlb(struct mmp_cpu *cpu);
 
