@@ -8,6 +8,8 @@
  * the space itself (a process exiting with DMA in flight), and the phys cannot
  * go away before it is dropped. GUP-fast and fork meet on mm->write_protect_seq.
  */
+#include <limits.h>
+
 #include "internal.h"
 #include "mm.h"
 #include "rcu.h"
@@ -143,9 +145,13 @@ static mmp_pte_t *gup_fast_walk(struct mmp_space *s, uint64_t addr, enum mmp_lev
 	return &table[level_index(addr, MMP_PTE)];
 }
 
+/*
+ * Counts are returned as int: a count that does not fit is refused rather than
+ * turned negative.
+ */
 static int gup_check_range(struct mmp_space *s, uint64_t addr, unsigned int nr, uint64_t *pfns)
 {
-	if (!s || !pfns || (addr & (PAGE_SIZE - 1)))
+	if (!s || !pfns || (addr & (PAGE_SIZE - 1)) || nr > INT_MAX)
 		return -EINVAL;
 	if (addr >= MMP_TASK_SIZE || nr > (MMP_TASK_SIZE - addr) >> PAGE_SHIFT)
 		return -EFAULT;
@@ -221,7 +227,13 @@ MMP_EXPORT int mmp_gup_fast(struct mmp_space *s, uint64_t addr, unsigned int nr,
 static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool write,
 		   uint64_t *pfn)
 {
-	for (int tries = 0; tries < 100; tries++) {
+	/*
+	 * As __get_user_pages, look and fault until the page is there as asked:
+	 * each fault makes it so, and only a concurrent zap (MADV_DONTNEED,
+	 * reclaim) or split can undo that before we look again. The VMA cannot
+	 * change under the mmap lock, so no error comes from trying again.
+	 */
+	for (;;) {
 		mmp_pte_t *pmdp = pmd_offset(s, addr), *ptes, pte = 0;
 		mmp_spinlock_t *ptl;
 		unsigned int f;
@@ -275,7 +287,6 @@ static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool
 		if (err && err != VM_FAULT_FALLBACK)
 			return err;
 	}
-	return -EAGAIN;
 }
 
 MMP_EXPORT int mmp_gup(struct mmp_space *s, uint64_t addr, unsigned int nr, bool write,

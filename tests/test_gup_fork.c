@@ -8,11 +8,13 @@
  *    the page the parent's write went to (PTE-mapped pages and THPs);
  *  - a pin outlives its space: the frames stay, mmp_phys_unpin() drops the
  *    pin, and the phys cannot be destroyed before;
- *  - mmp_unpin() and mmp_phys_unpin() refuse, whole, what holds no pin.
+ *  - every error of mmp_gup(), mmp_gup_fast() and the unpins, and the locked
+ *    GUP retrying races inside instead of failing.
  *
  * The stress runs MMP_STRESS_SECONDS per back end and mapping (default 0.5).
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -505,6 +507,168 @@ static void check_unpin_errors(const char *arch, struct mmp_space *s, struct mmp
 	mmp_munmap(s, a, 2 * PG);
 }
 
+/* ---- the errors of mmp_gup() and mmp_gup_fast() ------------------------------------------ */
+
+static void check_gup_errors(const char *arch, struct mmp_space *s, struct mmp_cpu *cpu)
+{
+	uint64_t a = map_written(s, cpu, 6 * PG, false, 1), pfns[4], ro, top = MMP_TASK_SIZE;
+	uint64_t pinned = nr_pinned(s->phys);
+	unsigned int big[] = { (unsigned int)INT_MAX + 1, UINT_MAX };
+
+	must(!mmp_munmap(s, a + 4 * PG, 2 * PG), "a hole after 4 pages");
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(big); i++) {
+		tap_eq(mmp_gup_fast(s, a, big[i], true, pfns), -EINVAL,
+		       "%s: gup_fast: nr %u does not fit the int returned: -EINVAL", arch, big[i]);
+		tap_eq(mmp_gup(s, a, big[i], true, pfns), -EINVAL,
+		       "%s: gup: nr %u does not fit the int returned: -EINVAL", arch, big[i]);
+	}
+	tap_eq(mmp_gup_fast(NULL, a, 1, true, pfns), -EINVAL, "%s: gup_fast: NULL space", arch);
+	tap_eq(mmp_gup(NULL, a, 1, true, pfns), -EINVAL, "%s: gup: NULL space", arch);
+	tap_eq(mmp_gup_fast(s, a, 1, true, NULL), -EINVAL, "%s: gup_fast: NULL pfns", arch);
+	tap_eq(mmp_gup(s, a, 1, true, NULL), -EINVAL, "%s: gup: NULL pfns", arch);
+	tap_eq(mmp_gup_fast(s, a + 1, 1, true, pfns), -EINVAL, "%s: gup_fast: unaligned", arch);
+	tap_eq(mmp_gup(s, a + 1, 1, true, pfns), -EINVAL, "%s: gup: unaligned", arch);
+	tap_eq(mmp_gup_fast(s, top - PG, 2, true, pfns), -EFAULT,
+	       "%s: gup_fast: beyond MMP_TASK_SIZE", arch);
+	tap_eq(mmp_gup(s, top - PG, 2, true, pfns), -EFAULT, "%s: gup: beyond MMP_TASK_SIZE", arch);
+	tap_eq(mmp_gup_fast(s, a, 0, true, pfns), 0, "%s: gup_fast: nr 0", arch);
+	tap_eq(mmp_gup(s, a, 0, true, pfns), 0, "%s: gup: nr 0", arch);
+	tap_eq(mmp_gup(s, a + 2 * PG, 4, true, pfns), -EFAULT, "%s: gup: a page with no VMA", arch);
+	ro = map(s, PG, MMP_PROT_READ);
+	tap_eq(mmp_gup(s, ro, 1, true, pfns), -EFAULT, "%s: gup: write pin without PROT_WRITE",
+	       arch);
+	tap_eq(mmp_gup(s, ro, 1, false, pfns), 1, "%s: gup: read pin of PROT_READ", arch);
+	must(!mmp_unpin(s, pfns, 1), "unpin");
+	tap_eq(mmp_mprotect(s, ro, PG, MMP_PROT_NONE), 0, "%s: PROT_NONE", arch);
+	tap_eq(mmp_gup(s, ro, 1, false, pfns), -EFAULT, "%s: gup: read pin of PROT_NONE", arch);
+	tap_eq(mmp_gup_fast(s, ro, 1, false, pfns), 0, "%s: gup_fast: PROT_NONE pins nothing",
+	       arch);
+	/* Short counts are not errors for GUP-fast: it stops where it cannot go on. */
+	tap_eq(mmp_gup_fast(s, a + 2 * PG, 4, true, pfns), 2, "%s: gup_fast: stops at the hole",
+	       arch);
+	must(!mmp_unpin(s, pfns, 2), "unpin");
+	tap_eq(nr_pinned(s->phys), pinned, "%s: no failed call kept a pin", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verify", arch);
+	mmp_munmap(s, ro, PG);
+	mmp_munmap(s, a, 4 * PG);
+}
+
+/*
+ * The locked GUP retries without a bound, so every protection must end in a
+ * pin or -EFAULT: untouched (zero page, huge zero page) and touched, 4 KiB and THP.
+ */
+static void check_gup_every_prot(const char *arch, struct mmp_space *s)
+{
+	for (int huge = 0; huge < 2; huge++) {
+		uint64_t len = huge ? PMD_SIZE : PG, a, pfn;
+		bool ok = true;
+
+		for (int prot = 0; prot <= (RW | MMP_PROT_EXEC); prot++) {
+			bool readable = prot & RW, writable = prot & MMP_PROT_WRITE;
+
+			must(!mmp_mmap(s, huge ? HUGE_HINT : 0, len, prot, 0, &a), "mmap");
+			if (huge)
+				must(!mmp_madvise(s, a, len, MMP_MADV_HUGEPAGE), "MADV_HUGEPAGE");
+			for (int step = 0; step < 3; step++) {
+				bool write = step == 1;
+				int want = (write ? writable : readable) ? 1 : -EFAULT;
+				int n = mmp_gup(s, a, 1, write, &pfn);
+
+				if (n == 1)
+					must(!mmp_unpin(s, &pfn, 1), "unpin");
+				if (n != want) {
+					ok = false;
+					printf("# %s%s prot %d %s pin: %d\n", arch, huge ? " THP" : "",
+					       prot, write ? "write" : "read", n);
+				}
+			}
+			mmp_munmap(s, a, len);
+		}
+		tap_ok(ok, "%s%s: gup pins or says -EFAULT for every protection", arch,
+		       huge ? " THP" : "");
+	}
+	tap_eq(mmp_space_verify(s), 0, "%s: verify", arch);
+}
+
+/* -ENOMEM: the page must be faulted in and the phys has no frame left. */
+static void check_gup_enomem(const char *arch)
+{
+	struct mmp_phys *phys;
+	struct mmp_space *s;
+	struct mmp_cpu *cpu;
+	uint64_t a, pfns[2], n = 0;
+	int err = 0;
+
+	must(!mmp_phys_create(4 * MiB, &phys), "phys");
+	s = new_space(phys, arch);
+	must(!mmp_cpu_attach(s, &cpu), "cpu");
+	must(!mmp_mmap(s, 0, 8 * MiB, RW, 0, &a), "mmap");
+	while (n < 8 * MiB / PG && !(err = mmp_write(cpu, a + n * PG, &n, sizeof(n))))
+		n++;
+	must(err == -ENOMEM, "fill the phys");
+	tap_eq(mmp_gup(s, a + (n - 1) * PG, 2, true, pfns), -ENOMEM,
+	       "%s: gup: no memory for a fault: -ENOMEM", arch);
+	tap_eq(nr_pinned(phys), 0, "%s: the page it had pinned was given back", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verify after -ENOMEM", arch);
+	must(!mmp_cpu_detach(cpu), "detach");
+	must(!mmp_space_destroy(s), "destroy");
+	tap_eq(mmp_phys_destroy(phys), 0, "%s: phys destroyed", arch);
+}
+
+struct zapper {
+	struct mmp_space *s;
+	uint64_t a;
+	int stop;
+	uint64_t zaps;
+};
+
+static void *zap_loop(void *arg)
+{
+	struct zapper *z = arg;
+	struct mmp_cpu *cpu;
+	uint64_t one = 1;
+
+	if (mmp_cpu_attach(z->s, &cpu))
+		return NULL;
+	while (!__atomic_load_n(&z->stop, __ATOMIC_ACQUIRE)) {
+		mmp_madvise(z->s, z->a, NPAGES * PG, MMP_MADV_DONTNEED);
+		mmp_write(cpu, z->a + (z->zaps % NPAGES) * PG, &one, sizeof(one));
+		z->zaps++;
+	}
+	mmp_cpu_detach(cpu);
+	return NULL;
+}
+
+/* Pages zapped under the locked GUP: it faults again, never hands the race to the caller. */
+static void check_gup_retries_races(const char *arch, struct mmp_space *s, struct mmp_cpu *cpu)
+{
+	struct zapper z = { .s = s, .a = map_written(s, cpu, NPAGES * PG, false, 1) };
+	uint64_t pfns[NPAGES], calls = 0, bad = 0;
+	pthread_t th;
+	double t0 = now();
+
+	must(!pthread_create(&th, NULL, zap_loop, &z), "zapper thread");
+	while (now() - t0 < 0.2 || (!__atomic_load_n(&z.zaps, __ATOMIC_RELAXED) && now() - t0 < 5)) {
+		int n = mmp_gup(s, z.a, NPAGES, calls & 1, pfns);
+
+		calls++;
+		if (n != NPAGES) {
+			if (bad++ < 5)
+				printf("# %s: gup under zaps: %d\n", arch, n);
+			continue;
+		}
+		must(!mmp_unpin(s, pfns, n), "unpin");
+	}
+	__atomic_store_n(&z.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	printf("# %s: %llu locked GUP calls of %u pages against %llu zaps\n", arch,
+	       (unsigned long long)calls, NPAGES, (unsigned long long)z.zaps);
+	tap_eq(bad, 0, "%s: gup under concurrent MADV_DONTNEED pinned every page every time", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verify", arch);
+	mmp_munmap(s, z.a, NPAGES * PG);
+}
+
 int main(void)
 {
 	const char *env = getenv("MMP_STRESS_SECONDS"), *arch;
@@ -520,6 +684,9 @@ int main(void)
 		check_gup_fast_backs_off_during_fork(arch, s, cpu);
 		check_gup_fast_gives_back_pins(arch, s, cpu);
 		check_unpin_errors(arch, s, cpu);
+		check_gup_errors(arch, s, cpu);
+		check_gup_every_prot(arch, s);
+		check_gup_retries_races(arch, s, cpu);
 		must(!mmp_cpu_detach(cpu), "detach");
 		tap_eq(mmp_space_destroy(s), 0, "%s: destroy", arch);
 
@@ -531,6 +698,8 @@ int main(void)
 		check_pin_outlives_space(arch, true, false);
 		check_pin_outlives_space(arch, true, true);
 		check_unpin_through_another_space(arch);
+
+		check_gup_enomem(arch);
 	}
 	tap_eq(mmp_phys_destroy(phys), 0, "all: phys destroyed");
 	return tap_done();

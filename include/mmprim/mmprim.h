@@ -366,15 +366,23 @@ int mmp_memset(struct mmp_cpu *cpu, uint64_t addr, int c, size_t len);
  * race). @pfns gets the frames pinned. While mmp_fork() of @space runs, it
  * pins nothing: 0, even for pages it had pinned already (it gives them back),
  * as the kernel's gup_fast returns 0 and its caller takes the locked path.
- * Returns how many were pinned (0..nr), or -EINVAL / -EFAULT for bad ranges.
+ * A short count is not an error: mmp_gup() the rest.
+ * Returns how many were pinned (0..nr), or
+ *  -EINVAL: @space or @pfns NULL, @addr not page aligned, @nr above INT_MAX;
+ *  -EFAULT: the range reaches beyond MMP_TASK_SIZE.
  */
 int mmp_gup_fast(struct mmp_space *space, uint64_t addr, unsigned int nr, bool write,
 		 uint64_t *pfns);
 
 /**
  * mmp_gup() - pin all @nr pages, faulting in what is missing (with the mmap
- * lock, as pin_user_pages). Returns @nr, or -EFAULT (no VMA or no permission,
- * nothing stays pinned) or -ENOMEM.
+ * lock, as pin_user_pages); a write pin breaks copy-on-write, a read pin
+ * unshares, so the pin and the mapping stay the same page. Races with other
+ * threads are retried inside. All or nothing: returns @nr, or (nothing pinned)
+ *  -EINVAL: as mmp_gup_fast();
+ *  -EFAULT: the range reaches beyond MMP_TASK_SIZE, or a page has no VMA or no
+ *           permission (write for @write, read or write otherwise);
+ *  -ENOMEM: no memory to fault a page in.
  */
 int mmp_gup(struct mmp_space *space, uint64_t addr, unsigned int nr, bool write, uint64_t *pfns);
 
