@@ -144,6 +144,32 @@ static int copy_pmd(struct mmp_space *src, mmp_pte_t *src_pmdp, uint64_t addr, u
 	return copy_pte_range(c, src, dst_pmdp, pte_table(src, pmd), addr, end);
 }
 
+/*
+ * copy_page_range: share one VMA's pages with the child. Every mapping is
+ * private, so copy-on-write: the parent's writable entries are write-protected
+ * after each page was checked for pins. GUP-fast takes pins with no lock, so a
+ * pin could land between the check and the write-protect, and the parent's
+ * next write would copy away from the pinned page. mm->write_protect_seq is
+ * odd over the whole copy: GUP-fast pins nothing while it is, and gives back
+ * what it pinned if the count moved (the mmap lock, held for writing here,
+ * keeps the locked GUP out).
+ */
+static int copy_page_range(struct copy_ctx *c, struct mmp_space *src, struct mmp_vma *src_vma)
+{
+	int err;
+
+	raw_write_seqcount_begin(&src->write_protect_seq);
+	/*
+	 * Store-buffer pairing with GUP-fast, which stores its pin, then reads
+	 * the count: we store the count, then read the pins. With a full barrier
+	 * on both sides, either we see its pin or it sees the odd count.
+	 */
+	smp_mb();
+	err = walk_pmd_range(src, src_vma->start, src_vma->end, copy_pmd, c);
+	raw_write_seqcount_end(&src->write_protect_seq);
+	return err;
+}
+
 MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 {
 	struct mmp_space *child;
@@ -182,13 +208,13 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 		}
 	}
 	c.dst = child;
+	/* For the TLB sanitizer only: CPUs may use stale writable entries until the flush. */
 	inc_tlb_flush_pending(parent);
 	for (unsigned int i = 0; !err && i < parent->nr_vmas; i++) {
 		if (parent->vmas[i].flags & VM_WIPEONFORK)
 			continue;
 		c.dst_vma = &child->vmas[i];
-		err = walk_pmd_range(parent, parent->vmas[i].start, parent->vmas[i].end, copy_pmd,
-				     &c);
+		err = copy_page_range(&c, parent, &parent->vmas[i]);
 	}
 	/* The parent's entries were write-protected: flush its TLBs (dup_mmap). */
 	flush_tlb_mm(parent);

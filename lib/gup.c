@@ -4,7 +4,12 @@
  * rcu_read_lock, which is what RCU page-table freeing protects; the locked
  * GUP faults in what is missing. Each pinned page holds one folio reference,
  * counted in phys->nr_pinned so that mmp_space_verify() can account for it.
+ * A pin belongs to the phys, not to the space: it outlives the mappings and
+ * the space itself (a process exiting with DMA in flight), and the phys cannot
+ * go away before it is dropped. GUP-fast and fork meet on mm->write_protect_seq.
  */
+#include <limits.h>
+
 #include "internal.h"
 #include "mm.h"
 #include "rcu.h"
@@ -140,23 +145,56 @@ static mmp_pte_t *gup_fast_walk(struct mmp_space *s, uint64_t addr, enum mmp_lev
 	return &table[level_index(addr, MMP_PTE)];
 }
 
+/*
+ * Counts are returned as int: a count that does not fit is refused rather than
+ * turned negative.
+ */
 static int gup_check_range(struct mmp_space *s, uint64_t addr, unsigned int nr, uint64_t *pfns)
 {
-	if (!s || !pfns || (addr & (PAGE_SIZE - 1)))
+	if (!s || !pfns || (addr & (PAGE_SIZE - 1)) || nr > INT_MAX)
 		return -EINVAL;
 	if (addr >= MMP_TASK_SIZE || nr > (MMP_TASK_SIZE - addr) >> PAGE_SHIFT)
 		return -EFAULT;
 	return 0;
 }
 
+/* unpin_user_page: a pin must be there to drop (folio->_pincount). */
+static bool folio_unpin(struct mmp_page *head)
+{
+	int pins = __atomic_load_n(&head->pincount, __ATOMIC_RELAXED);
+
+	do {
+		if (pins <= 0)
+			return false;
+	} while (!__atomic_compare_exchange_n(&head->pincount, &pins, pins - 1, false,
+					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	return true;
+}
+
+/* Give back pins GUP-fast took and never reported (not yet in phys->nr_pinned). */
+static void gup_fast_unpin_user_pages(struct mmp_space *s, const uint64_t *pfns, unsigned int nr)
+{
+	for (unsigned int i = 0; i < nr; i++) {
+		uint32_t head_pfn = folio_pfn(s->phys, pfns[i]);
+
+		MMP_BUG_ON(!folio_unpin(pfn_to_page(s->phys, head_pfn)));
+		folio_put_refs(s, head_pfn, 1);
+	}
+}
+
 MMP_EXPORT int mmp_gup_fast(struct mmp_space *s, uint64_t addr, unsigned int nr, bool write,
 			    uint64_t *pfns)
 {
-	unsigned int got = 0;
+	unsigned int got = 0, seq;
 	int err = gup_check_range(s, addr, nr, pfns);
 
 	if (err)
 		return err;
+	/* A fork is write-protecting the tables: a pin now could be lost to COW. */
+	if (!raw_seqcount_try_begin(&s->write_protect_seq, &seq)) {
+		count_inc(s, MMP_C_GUP_FAST_BACKOFF);
+		return 0;
+	}
 	rcu_read_lock();
 	for (; got < nr; got++, addr += PAGE_SIZE) {
 		enum mmp_level level;
@@ -168,6 +206,18 @@ MMP_EXPORT int mmp_gup_fast(struct mmp_space *s, uint64_t addr, unsigned int nr,
 		}
 	}
 	rcu_read_unlock();
+	/* Our pins are stored before the count is read again: pairs with copy_page_range. */
+	smp_mb();
+	if (got && read_seqcount_retry(&s->write_protect_seq, seq)) {
+		/*
+		 * A fork started: it may have missed our pins and shared the
+		 * pages. Keep none; the caller falls back to mmp_gup(), which
+		 * waits for the fork on the mmap lock.
+		 */
+		gup_fast_unpin_user_pages(s, pfns, got);
+		count_inc(s, MMP_C_GUP_FAST_BACKOFF);
+		return 0;
+	}
 	count_add(s, MMP_C_GUP_FAST, got);
 	__atomic_fetch_add(&s->phys->nr_pinned, got, __ATOMIC_RELAXED);
 	return got;
@@ -177,7 +227,13 @@ MMP_EXPORT int mmp_gup_fast(struct mmp_space *s, uint64_t addr, unsigned int nr,
 static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool write,
 		   uint64_t *pfn)
 {
-	for (int tries = 0; tries < 100; tries++) {
+	/*
+	 * As __get_user_pages, look and fault until the page is there as asked:
+	 * each fault makes it so, and only a concurrent zap (MADV_DONTNEED,
+	 * reclaim) or split can undo that before we look again. The VMA cannot
+	 * change under the mmap lock, so no error comes from trying again.
+	 */
+	for (;;) {
 		mmp_pte_t *pmdp = pmd_offset(s, addr), *ptes, pte = 0;
 		mmp_spinlock_t *ptl;
 		unsigned int f;
@@ -231,7 +287,6 @@ static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool
 		if (err && err != VM_FAULT_FALLBACK)
 			return err;
 	}
-	return -EAGAIN;
 }
 
 MMP_EXPORT int mmp_gup(struct mmp_space *s, uint64_t addr, unsigned int nr, bool write,
@@ -267,42 +322,51 @@ MMP_EXPORT int mmp_gup(struct mmp_space *s, uint64_t addr, unsigned int nr, bool
 	return got;
 }
 
-/* unpin_user_page: a pin must be there to drop (folio->_pincount). */
-static bool folio_unpin(struct mmp_page *head)
-{
-	int pins = __atomic_load_n(&head->pincount, __ATOMIC_RELAXED);
-
-	do {
-		if (pins <= 0)
-			return false;
-	} while (!__atomic_compare_exchange_n(&head->pincount, &pins, pins - 1, false,
-					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-	return true;
-}
-
-MMP_EXPORT int mmp_unpin(struct mmp_space *s, const uint64_t *pfns, unsigned int nr)
+/*
+ * unpin_user_pages: all or nothing. Needs no mm, as a pin holds its folio
+ * whatever happens to the mappings: @s, when there is one, only counts a folio
+ * the last pin frees.
+ */
+static int unpin_user_pages(struct mmp_phys *phys, struct mmp_space *s, const uint64_t *pfns,
+			    unsigned int nr)
 {
 	unsigned int i;
 
-	if (!s || (!pfns && nr))
+	if (!pfns && nr)
 		return -EINVAL;
 	for (i = 0; i < nr; i++) {
 		struct mmp_page *head;
 
-		if (!phys_pfn_valid(s->phys, pfns[i]))
+		if (!phys_pfn_valid(phys, pfns[i]))
 			break;
-		head = pfn_to_page(s->phys, folio_pfn(s->phys, pfns[i]));
+		head = pfn_to_page(phys, folio_pfn(phys, pfns[i]));
 		if (!(head->flags & PG_head) || (head->flags & PG_reserved) || !folio_unpin(head))
 			break;
 	}
 	if (i < nr) {
 		/* Refuse the whole call: put back the pins already taken off. */
 		while (i-- > 0)
-			folio_pin(pfn_to_page(s->phys, folio_pfn(s->phys, pfns[i])));
+			folio_pin(pfn_to_page(phys, folio_pfn(phys, pfns[i])));
 		return -EINVAL;
 	}
-	for (i = 0; i < nr; i++)
-		folio_put_refs(s, folio_pfn(s->phys, pfns[i]), 1);
-	__atomic_fetch_sub(&s->phys->nr_pinned, nr, __ATOMIC_RELAXED);
+	for (i = 0; i < nr; i++) {
+		if (__folio_put_refs(phys, folio_pfn(phys, pfns[i]), 1) && s)
+			count_inc(s, MMP_C_FOLIO_FREE);
+	}
+	__atomic_fetch_sub(&phys->nr_pinned, nr, __ATOMIC_RELAXED);
 	return 0;
+}
+
+MMP_EXPORT int mmp_unpin(struct mmp_space *s, const uint64_t *pfns, unsigned int nr)
+{
+	if (!s)
+		return -EINVAL;
+	return unpin_user_pages(s->phys, s, pfns, nr);
+}
+
+MMP_EXPORT int mmp_phys_unpin(struct mmp_phys *phys, const uint64_t *pfns, unsigned int nr)
+{
+	if (!phys)
+		return -EINVAL;
+	return unpin_user_pages(phys, NULL, pfns, nr);
 }

@@ -111,6 +111,42 @@ static inline bool spin_is_locked(mmp_spinlock_t *l)
 	return __atomic_load_n(&l->v, __ATOMIC_RELAXED);
 }
 
+/* Full barrier: a store before it is visible before any load after it. */
+#define smp_mb()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
+
+/* ---- sequence counter ------------------------------------------------------ */
+
+/* seqcount_t: odd while a writer is inside; writers are serialized by a lock of theirs. */
+typedef struct {
+	unsigned int sequence;
+} seqcount_t;
+
+static inline void raw_write_seqcount_begin(seqcount_t *s)
+{
+	__atomic_store_n(&s->sequence, s->sequence + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);	/* smp_wmb: odd before the section's stores */
+}
+
+static inline void raw_write_seqcount_end(seqcount_t *s)
+{
+	/* smp_wmb, then even: the section's stores before the count says it is over. */
+	__atomic_store_n(&s->sequence, s->sequence + 1, __ATOMIC_RELEASE);
+}
+
+/* Start a read section unless a writer is inside: false (and no section) when it is odd. */
+static inline bool raw_seqcount_try_begin(const seqcount_t *s, unsigned int *start)
+{
+	*start = __atomic_load_n(&s->sequence, __ATOMIC_ACQUIRE);
+	return !(*start & 1);
+}
+
+/* Did a writer enter since @start? Then what was read may be stale. */
+static inline bool read_seqcount_retry(const seqcount_t *s, unsigned int start)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);	/* smp_rmb: the section's loads first */
+	return __atomic_load_n(&s->sequence, __ATOMIC_RELAXED) != start;
+}
+
 /* ---- physical frames (lib/phys.c) ----------------------------------------- */
 
 /* Descriptor flags (struct page / struct folio flags). */
@@ -387,6 +423,11 @@ struct mmp_space {
 	struct mmp_cpu *cpus[MMP_MAX_CPUS];
 	uint64_t cpu_mask;		/* atomic: mm_cpumask */
 
+	/*
+	 * mm->write_protect_seq: odd while fork write-protects the parent's
+	 * entries; GUP-fast does not pin meanwhile (see copy_page_range).
+	 */
+	seqcount_t write_protect_seq;
 	/* mm->tlb_flush_pending and a generation: the sanitizer stays quiet while a flush is due. */
 	int64_t tlb_flush_pending;
 	uint64_t tlb_pending_gen;

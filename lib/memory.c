@@ -39,18 +39,28 @@ void folio_free(struct mmp_phys *phys, uint32_t head_pfn)
 	phys_free_pages(phys, head_pfn, pfn_to_page(phys, head_pfn)->order);
 }
 
-/* Drop @nr references; the last one frees the folio (folios_put_refs). */
-void folio_put_refs(struct mmp_space *s, uint32_t head_pfn, unsigned int nr)
+/*
+ * Drop @nr references; the last one frees the folio (folios_put_refs). No
+ * space needed: a pin may outlive the mm it was taken in. True when freed.
+ */
+bool __folio_put_refs(struct mmp_phys *phys, uint32_t head_pfn, unsigned int nr)
 {
-	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
+	struct mmp_page *head = pfn_to_page(phys, head_pfn);
 	int left = folio_ref_sub_return(head, nr);
 
 	MMP_BUG_ON(left < 0);
-	if (left == 0) {
-		MMP_BUG_ON(folio_mapcount(head) != 0);
+	if (left)
+		return false;
+	MMP_BUG_ON(folio_mapcount(head) != 0);
+	folio_free(phys, head_pfn);
+	return true;
+}
+
+/* The same, counted in @s. */
+void folio_put_refs(struct mmp_space *s, uint32_t head_pfn, unsigned int nr)
+{
+	if (__folio_put_refs(s->phys, head_pfn, nr))
 		count_inc(s, MMP_C_FOLIO_FREE);
-		folio_free(s->phys, head_pfn);
-	}
 }
 
 /* ---- anonymous faults ------------------------------------------------------------ */

@@ -96,6 +96,7 @@ void free_pgtables(struct mmp_gather *tlb, uint64_t start, uint64_t end, uint64_
 /* ---- folios (lib/memory.c) ---- */
 
 uint32_t folio_alloc_anon(struct mmp_space *s, unsigned int order);
+bool __folio_put_refs(struct mmp_phys *phys, uint32_t head_pfn, unsigned int nr);
 void folio_put_refs(struct mmp_space *s, uint32_t head_pfn, unsigned int nr);
 void folio_free(struct mmp_phys *phys, uint32_t head_pfn);
 

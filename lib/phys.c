@@ -355,6 +355,8 @@ MMP_EXPORT int mmp_phys_destroy(struct mmp_phys *phys)
 	pthread_mutex_lock(&phys->spaces_lock);
 	busy = phys->spaces != NULL;
 	pthread_mutex_unlock(&phys->spaces_lock);
+	/* A pin may outlive its space; its frames are not ours to take away. */
+	busy |= __atomic_load_n(&phys->nr_pinned, __ATOMIC_ACQUIRE) != 0;
 	if (busy)
 		return -EBUSY;
 	/* Page-table batches of destroyed spaces may still be waiting to come home. */

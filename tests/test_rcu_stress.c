@@ -254,8 +254,8 @@ static void *walker(void *arg)
 		t->gup_calls++;
 		n = slow ? mmp_gup(r->s, va, nr, write, pfns)
 			 : mmp_gup_fast(r->s, va, nr, write, pfns);
-		if (slow && (n == -EFAULT || n == -EAGAIN))
-			continue;	/* a hole, or a race lost 100 times */
+		if (slow && n == -EFAULT)
+			continue;	/* a hole */
 		if (n < 0) {
 			t->errors++;
 			msg("%s walker %d: gup at %#llx: %s", r->arch, t->id,

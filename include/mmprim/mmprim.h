@@ -47,7 +47,11 @@ struct mmp_cpu;
  */
 int mmp_phys_create(size_t bytes, struct mmp_phys **out);
 
-/** mmp_phys_destroy() - release a phys; -EBUSY while spaces still use it. */
+/**
+ * mmp_phys_destroy() - release a phys. -EBUSY while spaces still use it, or
+ * while pages stay pinned (mmp_gup(), mmp_gup_fast()) that nobody unpinned:
+ * mmp_phys_unpin() them first.
+ */
 int mmp_phys_destroy(struct mmp_phys *phys);
 
 struct mmp_phys_stat {
@@ -83,7 +87,11 @@ struct mmp_space_config {
 int mmp_space_create(struct mmp_phys *phys, const struct mmp_space_config *cfg,
 		     struct mmp_space **out);
 
-/** mmp_space_destroy() - tear down (exit_mmap); -EBUSY while CPUs are attached. */
+/**
+ * mmp_space_destroy() - tear down (exit_mmap); -EBUSY while CPUs are attached.
+ * Pages the space pinned stay allocated, as a pinned page outlives its process
+ * in the kernel: drop those pins with mmp_phys_unpin(), since @space is gone.
+ */
 int mmp_space_destroy(struct mmp_space *space);
 
 /** mmp_space_arch() - the back end name of @space. */
@@ -91,7 +99,9 @@ const char *mmp_space_arch(const struct mmp_space *space);
 
 /**
  * mmp_fork() - duplicate @parent into a new space sharing its anonymous folios
- * copy-on-write (PTE and PMD mapped), as dup_mmap() does.
+ * copy-on-write (PTE and PMD mapped), as dup_mmap() does. A page pinned in
+ * @parent stays the parent's: the child gets a copy of it. mmp_gup_fast() on
+ * @parent while the fork runs pins nothing (mm->write_protect_seq).
  */
 int mmp_fork(struct mmp_space *parent, struct mmp_space **child);
 
@@ -352,21 +362,44 @@ int mmp_memset(struct mmp_cpu *cpu, uint64_t addr, int c, size_t len);
  * lock, as GUP-fast: walk the tables inside an RCU read-side section, take a
  * folio reference speculatively and recheck the entry, backing off on a race.
  * Stops at the first page it cannot pin that way (not present, read-only for
- * @write, the zero page, a race). @pfns gets the frames pinned.
- * Returns how many were pinned (0..nr), or -EINVAL / -EFAULT for bad ranges.
+ * @write, a page shared copy-on-write or the zero page for a read pin, a
+ * race). @pfns gets the frames pinned. While mmp_fork() of @space runs, it
+ * pins nothing: 0, even for pages it had pinned already (it gives them back),
+ * as the kernel's gup_fast returns 0 and its caller takes the locked path.
+ * A short count is not an error: mmp_gup() the rest.
+ * Returns how many were pinned (0..nr), or
+ *  -EINVAL: @space or @pfns NULL, @addr not page aligned, @nr above INT_MAX;
+ *  -EFAULT: the range reaches beyond MMP_TASK_SIZE.
  */
 int mmp_gup_fast(struct mmp_space *space, uint64_t addr, unsigned int nr, bool write,
 		 uint64_t *pfns);
 
 /**
  * mmp_gup() - pin all @nr pages, faulting in what is missing (with the mmap
- * lock, as pin_user_pages). Returns @nr, or -EFAULT (no VMA or no permission,
- * nothing stays pinned) or -ENOMEM.
+ * lock, as pin_user_pages); a write pin breaks copy-on-write, a read pin
+ * unshares, so the pin and the mapping stay the same page. Races with other
+ * threads are retried inside. All or nothing: returns @nr, or (nothing pinned)
+ *  -EINVAL: as mmp_gup_fast();
+ *  -EFAULT: the range reaches beyond MMP_TASK_SIZE, or a page has no VMA or no
+ *           permission (write for @write, read or write otherwise);
+ *  -ENOMEM: no memory to fault a page in.
  */
 int mmp_gup(struct mmp_space *space, uint64_t addr, unsigned int nr, bool write, uint64_t *pfns);
 
-/** mmp_unpin() - drop the references mmp_gup_fast() or mmp_gup() took on @pfns. */
+/**
+ * mmp_unpin() - drop the pins mmp_gup_fast() or mmp_gup() took on @pfns, in
+ * any space of the same phys as @space (a folio the last pin frees is counted
+ * in @space). All or nothing: -EINVAL for a NULL @space, NULL @pfns with @nr,
+ * or a frame that holds no pin (nothing is unpinned then).
+ */
 int mmp_unpin(struct mmp_space *space, const uint64_t *pfns, unsigned int nr);
+
+/**
+ * mmp_phys_unpin() - as mmp_unpin(), with no space: unpin_user_pages() needs
+ * no mm, and a pin outlives the space it was taken in (mmp_space_destroy()).
+ * Errors as mmp_unpin(), -EINVAL for a NULL @phys.
+ */
+int mmp_phys_unpin(struct mmp_phys *phys, const uint64_t *pfns, unsigned int nr);
 
 int mmp_cpu_flush_tlb(struct mmp_cpu *cpu);
 
