@@ -211,7 +211,11 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 	/* For the TLB sanitizer only: CPUs may use stale writable entries until the flush. */
 	inc_tlb_flush_pending(parent);
 	for (unsigned int i = 0; !err && i < parent->nr_vmas; i++) {
-		if (parent->vmas[i].flags & VM_WIPEONFORK)
+		/*
+		 * vma_needs_copy: a VMA never faulted in (no anon_vma) maps nothing
+		 * but zero pages, which the child's own faults fill in as well.
+		 */
+		if ((parent->vmas[i].flags & VM_WIPEONFORK) || !parent->vmas[i].anon_vma)
 			continue;
 		c.dst_vma = &child->vmas[i];
 		err = copy_page_range(&c, parent, &parent->vmas[i]);

@@ -129,10 +129,11 @@ int do_huge_pmd_anonymous_page(struct vm_fault *vmf)
 	uint32_t pfn, pgtable;
 	struct mmp_page *head;
 
-	if (!(vmf->flags & FAULT_FLAG_WRITE))
-		return map_huge_zero(vmf, haddr);
+	/* As the kernel, before the huge zero page too (unlike the small one): it decides merges. */
 	if (anon_vma_prepare(s, vmf->vma))
 		return -ENOMEM;
+	if (!(vmf->flags & FAULT_FLAG_WRITE))
+		return map_huge_zero(vmf, haddr);
 	pfn = folio_alloc_anon(s, HPAGE_PMD_ORDER);
 	if (pfn == NO_PFN)
 		return VM_FAULT_FALLBACK;

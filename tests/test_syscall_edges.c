@@ -193,6 +193,33 @@ static void test_merges(struct env *e)
 	       e->arch);
 	must(!mmp_munmap(e->s, a, 2 * P) && !mmp_munmap(e->s, a + (1ULL << 30), P), "munmap");
 
+	/* fork copies no page tables of a VMA never faulted in (vma_needs_copy)... */
+	{
+		struct env c = { .arch = e->arch }, g = { .arch = e->arch };
+		struct mmp_space_stat st;
+		uint8_t b;
+
+		must(!mmp_mmap(e->s, a, 2 * MiB, MMP_PROT_READ, MMP_MAP_FIXED | MMP_MAP_POPULATE,
+			       &out), "populate zero pages");
+		must(!mmp_madvise(e->s, a, 2 * MiB, MMP_MADV_HUGEPAGE), "MADV_HUGEPAGE");
+		must(!mmp_fork(e->s, &c.s), "fork");
+		must(!mmp_space_stat(c.s, &st), "stat");
+		tap_eq(st.pgtable_bytes, 0, "%s: fork copies no tables of a never-faulted VMA",
+		       e->arch);
+		/* ...so the child's read faults the huge zero page, which prepares an anon_vma. */
+		must(!mmp_cpu_attach(c.s, &c.cpu), "attach");
+		must(!mmp_read(c.cpu, a + 5, &b, 1), "read");
+		mmp_cpu_detach(c.cpu);
+		must(!mmp_fork(c.s, &g.s), "fork the grandchild");
+		must(!mmp_mmap(g.s, a + 2 * MiB, 2 * MiB, MMP_PROT_READ, MMP_MAP_FIXED, &out) &&
+		     !mmp_madvise(g.s, a + 2 * MiB, 2 * MiB, MMP_MADV_HUGEPAGE), "a neighbour");
+		tap_eq(nr_vmas(&g), 2,
+		       "%s: a huge zero page read gives the VMA an anon_vma (no merge in a grandchild)",
+		       e->arch);
+		must(!mmp_space_destroy(g.s) && !mmp_space_destroy(c.s), "destroy");
+		must(!mmp_munmap(e->s, a, 2 * MiB), "munmap");
+	}
+
 	/* A forked child's faulted VMA does not lend its anon_vma to a new neighbour. */
 	{
 		struct env c = { .arch = e->arch };
