@@ -26,7 +26,7 @@ extern "C" {
 	X(FAULT_FALLBACK,	"fault_fallback",	"huge faults that fell back to PTEs")		\
 	X(FAULT_AD,		"fault_ad",		"faults that set accessed/dirty in software (Svade)") \
 	X(FAULT_SPURIOUS,	"fault_spurious",	"faults another CPU had already handled")	\
-	X(FAULT_SIGSEGV,	"fault_sigsegv",	"faults with no VMA or no permission")		\
+	X(FAULT_SIGSEGV,	"fault_sigsegv",	"faults with no VMA or no permission (the same on every back end and switch setting)") \
 	X(FOLIO_ALLOC_O0,	"folio_alloc_o0",	"folios allocated, order 0")			\
 	X(FOLIO_ALLOC_O1,	"folio_alloc_o1",	"folios allocated, order 1")			\
 	X(FOLIO_ALLOC_O2,	"folio_alloc_o2",	"folios allocated, order 2")			\
