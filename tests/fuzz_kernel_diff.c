@@ -30,7 +30,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct kd_op ops[MAX_OPS];
-	struct kd_options opt = { .host = use_host, .verify_every = 1, .only_variant = -1 };
+	struct kd_options opt = { .host = use_host, .verify_every = 1, .only_variant = -1,
+				   .thp_pmd_mode = use_host ? kd_host_thp_mode() : -1 };
 	struct kd_result res;
 	uint64_t n = kd_decode(data, size, ops, MAX_OPS);
 

@@ -79,7 +79,7 @@ static void version_table(struct kd_options *opt)
 		opt->kernel_version = host;
 }
 
-static void write_log(const char *path, const struct kd_op *ops, uint64_t n)
+static void write_log(const char *path, uint64_t seed, const struct kd_op *ops, uint64_t n)
 {
 	FILE *f = fopen(path, "w");
 
@@ -87,12 +87,14 @@ static void write_log(const char *path, const struct kd_op *ops, uint64_t n)
 		printf("# cannot write %s: %s\n", path, strerror(errno));
 		return;
 	}
+	/* The seed draws the variants' settings: a replay needs it too. */
+	fprintf(f, "# seed %#" PRIx64 "\n", seed);
 	for (uint64_t i = 0; i < n; i++)
 		kd_print_op(f, &ops[i]);
 	fclose(f);
 }
 
-static struct kd_op *read_log(const char *path, uint64_t *n)
+static struct kd_op *read_log(const char *path, uint64_t *n, uint64_t *seed)
 {
 	FILE *f = fopen(path, "r");
 	struct kd_op *ops = NULL;
@@ -104,7 +106,7 @@ static struct kd_op *read_log(const char *path, uint64_t *n)
 		return NULL;
 	while (fgets(buf, sizeof(buf), f)) {
 		line++;
-		if (buf[0] == '#' || buf[0] == '\n')
+		if (sscanf(buf, "# seed %" SCNx64, seed) == 1 || buf[0] == '#' || buf[0] == '\n')
 			continue;
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 256;
@@ -202,7 +204,7 @@ static bool run_one(const struct kd_options *opt, struct kd_host *h, struct kd_o
 	printf("#   op: ");
 	kd_print_op(stdout, &ops[res.first_bad < n ? res.first_bad : n - 1]);
 	snprintf(path, sizeof(path), "kdiff-%016" PRIx64 ".log", opt->seed);
-	write_log(path, ops, res.first_bad < n ? res.first_bad + 1 : n);
+	write_log(path, opt->seed, ops, res.first_bad < n ? res.first_bad + 1 : n);
 	printf("#   log: %s (replay: test_kernel_diff --replay %s)\n", path, path);
 	if (do_minimize) {
 		char what[sizeof(res.what)];
@@ -218,7 +220,7 @@ static bool run_one(const struct kd_options *opt, struct kd_host *h, struct kd_o
 		opt = &one;
 
 		snprintf(path, sizeof(path), "kdiff-%016" PRIx64 ".min.log", opt->seed);
-		write_log(path, ops, m);
+		write_log(path, opt->seed, ops, m);
 		printf("#   minimized to %" PRIu64 " ops: %s\n", m, path);
 		for (uint64_t i = 0; i < m && i < 40; i++) {
 			printf("#     ");
@@ -232,7 +234,8 @@ static bool run_one(const struct kd_options *opt, struct kd_host *h, struct kd_o
 
 int main(int argc, char **argv)
 {
-	struct kd_options opt = { .host = true, .verify_every = 1, .only_variant = -1 };
+	struct kd_options opt = { .host = true, .verify_every = 1, .only_variant = -1,
+				   .thp_pmd_mode = -1 };
 	uint64_t nops = 1000, seed = 0;
 	double seconds = 0;
 	const char *replay = NULL;
@@ -285,6 +288,10 @@ int main(int argc, char **argv)
 	       (opt.host_version >> 8) & 255, opt.host_version & 255, MMP_KERNEL_MODELED >> 16,
 	       (MMP_KERNEL_MODELED >> 8) & 255);
 	version_table(&opt);
+	opt.thp_pmd_mode = opt.host ? kd_host_thp_mode() : -1;
+	if (opt.host)
+		printf("# PMD THP mode of every space: the host's (%d); mTHP orders are drawn\n",
+		       opt.thp_pmd_mode);
 	if (opt.host) {
 		/* Before any thread: the spawner forks a single-threaded copy of us. */
 		h = kd_host_start();
@@ -293,9 +300,11 @@ int main(int argc, char **argv)
 	if (replay) {
 		uint64_t n;
 
-		ops = read_log(replay, &n);
+		uint64_t logged = seed;
+
+		ops = read_log(replay, &n, &logged);
 		tap_require(ops != NULL, "read %s", replay);
-		opt.seed = seed;
+		opt.seed = have_seed ? seed : logged;
 		run_one(&opt, h, ops, n, do_minimize, replay);
 		free(ops);
 		kd_host_stop(h);

@@ -414,3 +414,20 @@ int kd_host_maps(struct kd_host *h, int slot, struct kd_vma *v, int max)
 {
 	return (int)call(h, h->fd[slot], CMD_MAPS, slot, NULL, NULL, 0, v, max * sizeof(*v));
 }
+
+/* The host's PMD THP mode (transparent_hugepage/enabled), or -1 if unknown. */
+int kd_host_thp_mode(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	char line[128] = "";
+	int mode = -1;
+
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof(line), f))
+		mode = strstr(line, "[always]") ? MMP_THP_ALWAYS :
+		       strstr(line, "[madvise]") ? MMP_THP_MADVISE :
+		       strstr(line, "[never]") ? MMP_THP_NEVER : -1;
+	fclose(f);
+	return mode;
+}

@@ -96,6 +96,8 @@ int kd_host_read(struct kd_host *h, int slot, uint64_t addr, uint64_t len, uint8
 int kd_host_write(struct kd_host *h, int slot, uint64_t addr, uint64_t len, const uint8_t *buf);
 /* Fault @npages pages in as a pin would (writing a byte back if @write): npages or -EFAULT. */
 int kd_host_touch(struct kd_host *h, int slot, uint64_t addr, uint64_t npages, bool write);
+/* The host's PMD THP mode (MMP_THP_*, from transparent_hugepage/enabled), or -1. */
+int kd_host_thp_mode(void);
 /* The VMAs inside the window; returns how many, or -EIO. */
 int kd_host_maps(struct kd_host *h, int slot, struct kd_vma *v, int max);
 
@@ -111,6 +113,7 @@ struct kd_options {
 	int threads;		/* threads writing their own regions of proc 0 meanwhile */
 	int only_variant;	/* >= 0: run only this variant of the seed */
 	unsigned int kernel_version;	/* MMP_OPT_KERNEL_VERSION for every space, 0: default */
+	int thp_pmd_mode;	/* >= 0: PMD THP mode of every space (the host's), else drawn */
 };
 
 /* Each extra thread owns [KD_THREAD_BASE + i * KD_THREAD_SIZE, + KD_THREAD_SIZE) of proc 0. */

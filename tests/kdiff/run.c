@@ -111,13 +111,24 @@ static bool failed(struct run *r)
 
 /* ---- variants --------------------------------------------------------------- */
 
-static void apply_setting(struct mmp_space *s, unsigned int which, unsigned int value)
+/*
+ * The PMD THP mode is visible to the process: a read fault maps the huge zero
+ * page only in a THP-eligible VMA, and that fault prepares an anon_vma, which
+ * decides later merges. Against the host it follows the host's mode.
+ */
+static void apply_setting(struct run *r, struct mmp_space *s, unsigned int which,
+			  unsigned int value)
 {
+	unsigned int order;
+
 	which %= NR_SETTINGS;
-	if (which < NR_SWITCHES)
+	if (which < NR_SWITCHES) {
 		mmp_space_set_opt(s, switches[which].opt, value % switches[which].nvals);
-	else
-		mmp_space_set_thp(s, 2 + (which - NR_SWITCHES), value % 3);
+		return;
+	}
+	order = 2 + (which - NR_SWITCHES);
+	if (order != 9 || r->opt->thp_pmd_mode < 0)
+		mmp_space_set_thp(s, order, value % 3);
 }
 
 /*
@@ -158,6 +169,8 @@ static int make_variants(struct run *r)
 			    mmp_space_create(v->phys, &cfg, &v->sp[0]) ||
 			    mmp_cpu_attach(v->sp[0], &v->cpu[0]))
 				return -ENOMEM;
+			if (r->opt->thp_pmd_mode >= 0)
+				mmp_space_set_thp(v->sp[0], 9, r->opt->thp_pmd_mode);
 			if (r->opt->kernel_version)
 				mmp_space_set_opt(v->sp[0], MMP_OPT_KERNEL_VERSION,
 						  r->opt->kernel_version);
@@ -165,7 +178,7 @@ static int make_variants(struct run *r)
 			for (int i = 0; k && i < 6; i++) {
 				long val;
 
-				apply_setting(v->sp[0], which[i], value[i]);
+				apply_setting(r, v->sp[0], which[i], value[i]);
 				if (which[i] < NR_SWITCHES) {
 					mmp_space_get_opt(v->sp[0], switches[which[i]].opt, &val);
 					len += snprintf(v->desc + len, sizeof(v->desc) - len, " opt%d=%ld",
@@ -888,7 +901,7 @@ static void apply(struct run *r, const struct kd_op *op)
 				continue;
 			for (int p = 0; p < KD_MAX_PROCS; p++)
 				if (v->sp[p])
-					apply_setting(v->sp[p], op->flags, op->len);
+					apply_setting(r, v->sp[p], op->flags, op->len);
 		}
 		break;
 	case KD_PIN:
