@@ -263,6 +263,9 @@ static int mremap_to(struct mmp_space *s, struct remap *r, uint64_t *out)
 			return err;
 		r->old_len = r->new_len;
 	}
+	/* get_unmapped_area(MAP_FIXED) refuses the low pages (mmap_min_addr), after the unmaps. */
+	if ((r->flags & MMP_MREMAP_FIXED) && new_addr < MMP_MMAP_MIN_ADDR)
+		return -EPERM;
 	if (!(r->flags & MMP_MREMAP_FIXED)) {
 		new_addr = get_unmapped_area(s, new_addr, r->new_len,
 					     r->new_len % PMD_SIZE ? PAGE_SIZE : PMD_SIZE);

@@ -194,6 +194,7 @@ struct pte_reader {
 	unsigned int blk;		/* first slot of the block read last, UINT_MAX: none */
 	unsigned int blk_f;		/* what its entry decoded to */
 	unsigned int blk_rf;		/* its raw entry's flags */
+	uint64_t blk_raw_pfn;		/* the pfn field of the raw entry read first in it */
 	uint64_t blk_pfn;
 };
 
@@ -226,8 +227,14 @@ static mmp_pte_t pte_read(struct pte_reader *r, unsigned int i, unsigned int *f,
 	if ((rf & MMP_E_CONT) && (i & ~(r->n - 1)) == r->blk) {
 		*f = r->blk_f;
 		*pfn = r->blk_pfn + (i - r->blk);
-		/* Cheap insurance for a back end whose lockless read checks less. */
-		*mixed = BLOCK_FLAGS(rf) != BLOCK_FLAGS(r->blk_rf);
+		/*
+		 * Cheap insurance for a back end whose lockless read checks less:
+		 * each raw entry maps its own page of the block (contpte), or all
+		 * hold one pfn field (NAPOT), as the entry read first does.
+		 */
+		*mixed = BLOCK_FLAGS(rf) != BLOCK_FLAGS(r->blk_rf) ||
+			 (entry_pfn(s, raw, MMP_PTE) != *pfn &&
+			  entry_pfn(s, raw, MMP_PTE) != r->blk_raw_pfn);
 		return raw;
 	}
 	e = s->arch->ptep_get_lockless(s, &r->table[i]);
@@ -237,6 +244,7 @@ static mmp_pte_t pte_read(struct pte_reader *r, unsigned int i, unsigned int *f,
 		r->blk = i & ~(r->n - 1);
 		r->blk_f = *f;
 		r->blk_rf = rf;
+		r->blk_raw_pfn = entry_pfn(s, raw, MMP_PTE);
 		r->blk_pfn = *pfn - (i - r->blk);
 		*block_start = true;
 	}

@@ -113,6 +113,9 @@ static void test_mremap_check_order(struct env *e)
 	tap_eq(mmp_mremap(e->s, a, 2 * P, 2 * P - 100, MM | DU, BASE + (2ULL << 30), &out), -EINVAL,
 	       "%s: before 6.17 DONTUNMAP compared the lengths as given", e->arch);
 	must(!mmp_space_set_opt(e->s, MMP_OPT_KERNEL_VERSION, MMP_KERNEL_MODELED), "model 6.18");
+	tap_eq(mmp_mremap(e->s, a, P, P, FX, 0, &out), -EPERM,
+	       "%s: a FIXED move below mmap_min_addr is EPERM", e->arch);
+	tap_ok(readable(e, a) && !mmp_space_verify(e->s), "%s: ...and keeps the source", e->arch);
 	must(!mmp_munmap(e->s, BASE, 1ULL << 32), "munmap");
 }
 

@@ -109,6 +109,9 @@ int mmp_fork(struct mmp_space *parent, struct mmp_space **child);
  * mmp_space_verify() - check every invariant of @space and of every other space
  * sharing its phys: VMAs, page tables, folio reference and map counts, leaked
  * tables and frames, counters. Returns 0 or -EUCLEAN and prints what is broken.
+ * Other threads may fault and change mappings meanwhile, but not pin or unpin
+ * (mmp_gup*, mmp_unpin, mmp_phys_unpin change counts without the locks verify
+ * holds): a verify racing with those can report a false error.
  * It does not wait for RCU grace periods: page tables unmapped but still in
  * theirs are accounted as in flight to the allocator (mmp_phys_stat() waits).
  */

@@ -337,6 +337,17 @@ void kd_host_stop(struct kd_host *h)
 	free(h);
 }
 
+/*
+ * Every agent holds every slot's socket, so a dead agent shows as silence,
+ * not end of file: a reply that takes a minute means it died.
+ */
+static bool reply_ready(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 60 * 1000) == 1;
+}
+
 static int64_t call(struct kd_host *h, int fd, int cmd, int slot, const struct kd_op *op,
 		    const void *data, uint64_t datalen, void *out, uint64_t outmax)
 {
@@ -346,6 +357,7 @@ static int64_t call(struct kd_host *h, int fd, int cmd, int slot, const struct k
 	if (op)
 		m.op = *op;
 	if (xfer(fd, &m, sizeof(m), true) || (datalen && xfer(fd, (void *)data, datalen, true)) ||
+	    !reply_ready(fd) ||
 	    xfer(fd, &rep, sizeof(rep), false) || rep.datalen > outmax ||
 	    (rep.datalen && xfer(fd, out, rep.datalen, false)))
 		return -EIO;

@@ -217,7 +217,7 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 	case KD_MPROTECT:
 		op->prot = pick_prot(r);
 		if (invalid)
-			kd_below(r, 3) ? make_invalid(r, op) : (void)(op->prot = 0x10 << kd_below(r, 3));
+			kd_below(r, 3) ? make_invalid(r, op) : (void)(op->prot = 0x40 << kd_below(r, 3));
 		break;
 	case KD_MREMAP:
 		gen_mremap(r, op);
@@ -227,7 +227,7 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 	case KD_MADVISE:
 		op->flags = advices[kd_below(r, 6)];
 		if (invalid)
-			kd_below(r, 3) ? make_invalid(r, op) : (void)(op->flags = 99 + kd_below(r, 200));
+			kd_below(r, 3) ? make_invalid(r, op) : (void)(op->flags = 1000 + kd_below(r, 1000));
 		break;
 	case KD_READ:
 	case KD_WRITE:
