@@ -67,6 +67,7 @@ struct run {
 	uint64_t idx;
 	const struct kd_op *op;
 	int nv, orig_nv;
+	int thp_pmd_mode;		/* every variant's PMD THP mode */
 	struct variant v[KD_MAX_VARIANTS];
 	bool live[KD_MAX_PROCS];
 	uint8_t lazy[KD_MAX_PROCS][KD_NPAGES];
@@ -114,7 +115,8 @@ static bool failed(struct run *r)
 /*
  * The PMD THP mode is visible to the process: a read fault maps the huge zero
  * page only in a THP-eligible VMA, and that fault prepares an anon_vma, which
- * decides later merges. Against the host it follows the host's mode.
+ * decides later merges. So every variant has the same: the host's, or without
+ * the host one drawn from the seed.
  */
 static void apply_setting(struct run *r, struct mmp_space *s, unsigned int which,
 			  unsigned int value)
@@ -127,7 +129,7 @@ static void apply_setting(struct run *r, struct mmp_space *s, unsigned int which
 		return;
 	}
 	order = 2 + (which - NR_SWITCHES);
-	if (order != 9 || r->opt->thp_pmd_mode < 0)
+	if (order != 9)
 		mmp_space_set_thp(s, order, value % 3);
 }
 
@@ -169,8 +171,7 @@ static int make_variants(struct run *r)
 			    mmp_space_create(v->phys, &cfg, &v->sp[0]) ||
 			    mmp_cpu_attach(v->sp[0], &v->cpu[0]))
 				return -ENOMEM;
-			if (r->opt->thp_pmd_mode >= 0)
-				mmp_space_set_thp(v->sp[0], 9, r->opt->thp_pmd_mode);
+			mmp_space_set_thp(v->sp[0], 9, r->thp_pmd_mode);
 			if (r->opt->kernel_version)
 				mmp_space_set_opt(v->sp[0], MMP_OPT_KERNEL_VERSION,
 						  r->opt->kernel_version);
@@ -845,19 +846,21 @@ static void resume_threads(struct run *r)
 static void compare_counters(struct run *r)
 {
 	static const enum mmp_counter same[] = { MMP_C_FAULT_SIGSEGV };
+	/* Without the host, variant 0 also makes the reference's reads: compare the others. */
+	int first = r->opt->host ? 0 : 1;
 
-	for (int p = 0; p < KD_MAX_PROCS; p++) {
+	for (int p = 0; p < KD_MAX_PROCS && first < r->nv; p++) {
 		struct mmp_counters ref, got;
 
-		if (!r->live[p] || mmp_space_counters(r->v[0].sp[p], &ref))
+		if (!r->live[p] || mmp_space_counters(r->v[first].sp[p], &ref))
 			continue;
-		for (int k = 1; k < r->nv && !failed(r); k++) {
+		for (int k = first + 1; k < r->nv && !failed(r); k++) {
 			mmp_space_counters(r->v[k].sp[p], &got);
 			for (unsigned int i = 0; i < sizeof(same) / sizeof(same[0]); i++)
 				if (got.v[same[i]] != ref.v[same[i]])
 					diverge(r, "%s: counter %s is %llu in proc %d, %s's %llu",
 						r->v[k].desc, mmp_counter_name(same[i]),
-						(unsigned long long)got.v[same[i]], p, r->v[0].desc,
+						(unsigned long long)got.v[same[i]], p, r->v[first].desc,
 						(unsigned long long)ref.v[same[i]]);
 		}
 	}
@@ -942,6 +945,7 @@ int kd_run(const struct kd_options *opt, struct kd_host *h, const struct kd_op *
 	r->h = h;
 	r->res = res;
 	r->live[0] = true;
+	r->thp_pmd_mode = opt->thp_pmd_mode >= 0 ? opt->thp_pmd_mode : (int)(opt->seed % 3);
 	err = make_variants(r);
 	if (!err && opt->host)
 		err = kd_host_spawn(h, 0);
