@@ -544,6 +544,11 @@ unsigned int vma_splits_needed(struct mmp_space *s, uint64_t start, uint64_t end
 int vma_split_range(struct mmp_space *s, uint64_t start, uint64_t end);
 void vma_remove_range(struct mmp_space *s, uint64_t start, uint64_t end);
 void vma_merge_range(struct mmp_space *s, uint64_t start, uint64_t end);
+typedef unsigned long (*vma_flags_fn)(const struct mmp_vma *vma, void *arg);
+typedef void (*vma_change_fn)(struct mmp_space *s, struct mmp_vma *vma, unsigned long flags,
+			      void *arg);
+int vma_modify_flags(struct mmp_space *s, uint64_t start, uint64_t end, vma_flags_fn new_flags,
+		     vma_change_fn change, void *arg);
 uint64_t get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64_t len, uint64_t align);
 
 #endif /* MMP_INTERNAL_H */

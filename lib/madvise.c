@@ -172,20 +172,21 @@ MMP_EXPORT int mmp_reclaim(struct mmp_space *s)
 	return madvise_walk(s, 0, USER_TOP, WALK_RECLAIM);
 }
 
+static unsigned long hugepage_flags(const struct mmp_vma *vma, void *arg)
+{
+	int advice = *(int *)arg;
+
+	if (advice == MMP_MADV_HUGEPAGE)
+		return (vma->flags & ~VM_NOHUGEPAGE) | VM_HUGEPAGE;
+	return (vma->flags & ~VM_HUGEPAGE) | VM_NOHUGEPAGE;
+}
+
 static int madvise_hugepage(struct mmp_space *s, uint64_t start, uint64_t end, int advice)
 {
-	unsigned long set = advice == MMP_MADV_HUGEPAGE ? VM_HUGEPAGE : VM_NOHUGEPAGE;
-	unsigned long clear = advice == MMP_MADV_HUGEPAGE ? VM_NOHUGEPAGE : VM_HUGEPAGE;
 	int err;
 
 	pthread_rwlock_wrlock(&s->mmap_lock);
-	err = vma_split_range(s, start, end);
-	if (err)
-		goto out;
-	for (int i = vma_index(s, start); i < (int)s->nr_vmas && s->vmas[i].start < end; i++)
-		s->vmas[i].flags = (s->vmas[i].flags & ~clear) | set;
-	vma_merge_range(s, start, end);
-out:
+	err = vma_modify_flags(s, start, end, hugepage_flags, NULL, &advice);
 	pthread_rwlock_unlock(&s->mmap_lock);
 	return err;
 }

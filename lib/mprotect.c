@@ -120,6 +120,38 @@ static int change_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint6
 	return 0;
 }
 
+/*
+ * The VMA's new flags (mprotect_fixup): private memory turning writable is
+ * charged from now on; memory never faulted in is uncharged when it turns
+ * read-only. The charge is a VMA flag, so it decides merges.
+ */
+static unsigned long mprotect_flags(const struct mmp_vma *vma, void *arg)
+{
+	unsigned long vm_flags = *(unsigned long *)arg;
+	unsigned long flags = (vma->flags & ~VM_ACCESS_FLAGS) | vm_flags;
+
+	if (flags == vma->flags)
+		return flags;	/* nothing changes, not even the charge */
+	if ((vm_flags & VM_WRITE) && !(vma->flags & (VM_ACCOUNT | VM_WRITE | VM_DROPPABLE)))
+		flags |= VM_ACCOUNT;
+	else if (!(vm_flags & VM_WRITE) && !vma->anon_vma)
+		flags &= ~VM_ACCOUNT;
+	return flags;
+}
+
+/* Rewrite every entry of @vma for @flags (change_protection) and flush once. */
+static void mprotect_fixup(struct mmp_space *s, struct mmp_vma *vma, unsigned long flags,
+			   void *arg)
+{
+	struct change_prot cp = { .vm_flags = flags };
+
+	inc_tlb_flush_pending(s);
+	walk_pmd_range(s, vma->start, vma->end, change_pmd, &cp);
+	if (cp.pages)
+		flush_tlb_range(s, vma->start, vma->end, PAGE_SHIFT);
+	dec_tlb_flush_pending(s);
+}
+
 MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, int prot)
 {
 	unsigned long vm_flags = calc_vm_prot_bits(prot);
@@ -155,34 +187,9 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 		err = -ENOMEM;
 		end = addr;
 	}
-	split = vma_split_range(s, start, end);
-	if (split) {
+	split = vma_modify_flags(s, start, end, mprotect_flags, mprotect_fixup, &vm_flags);
+	if (split)
 		err = split;
-		goto out;
-	}
-	for (i = vma_index(s, start); i < (int)s->nr_vmas && s->vmas[i].start < end; i++) {
-		struct mmp_vma *vma = &s->vmas[i];
-		struct change_prot cp = { .vm_flags = (vma->flags & ~VM_ACCESS_FLAGS) | vm_flags };
-
-		if (cp.vm_flags == vma->flags)
-			continue;	/* mprotect_fixup: nothing changes, not even the charge */
-		/*
-		 * mprotect_fixup: private memory turning writable is charged from
-		 * now on; memory never faulted in is uncharged when it turns
-		 * read-only. The charge is a VMA flag, so it decides merges.
-		 */
-		if ((vm_flags & VM_WRITE) && !(vma->flags & (VM_ACCOUNT | VM_WRITE | VM_DROPPABLE)))
-			cp.vm_flags |= VM_ACCOUNT;
-		else if (!(vm_flags & VM_WRITE) && !vma->anon_vma)
-			cp.vm_flags &= ~VM_ACCOUNT;
-		vma->flags = cp.vm_flags;
-		inc_tlb_flush_pending(s);
-		walk_pmd_range(s, vma->start, vma->end, change_pmd, &cp);
-		if (cp.pages)
-			flush_tlb_range(s, vma->start, vma->end, PAGE_SHIFT);
-		dec_tlb_flush_pending(s);
-	}
-	vma_merge_range(s, start, end);
 	WRITE_ONCE(s->last_op, "mmp_mprotect");
 out:
 	pthread_rwlock_unlock(&s->mmap_lock);

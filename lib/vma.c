@@ -209,17 +209,22 @@ static bool vma_mergeable(const struct mmp_vma *a, const struct mmp_vma *b)
 		(!b->anon_vma && !anon_vma_has_parents(a->anon_vma)));
 }
 
-/* Merge mergeable neighbours around [start, end) (vma_merge). */
+/*
+ * Merge the VMAs just made or changed in [start, end) with each other and
+ * with their neighbours (vma_merge_new_range, vma_merge_existing_range): only
+ * at boundaries from @start to @end. Two VMAs beside the range are left as
+ * they are even if they could merge, as the kernel leaves them.
+ */
 void vma_merge_range(struct mmp_space *s, uint64_t start, uint64_t end)
 {
 	int i = vma_index(s, start);
 
 	if (i > 0)
 		i--;
-	while (i + 1 < (int)s->nr_vmas && s->vmas[i].start <= end) {
+	while (i + 1 < (int)s->nr_vmas && s->vmas[i].end <= end) {
 		struct mmp_vma *a = &s->vmas[i], *b = &s->vmas[i + 1];
 
-		if (vma_mergeable(a, b)) {
+		if (a->end >= start && vma_mergeable(a, b)) {
 			if (!a->anon_vma) {
 				a->anon_vma = b->anon_vma;
 			} else {
@@ -267,3 +272,41 @@ uint64_t get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64_t len, uin
 	}
 	return 0;
 }
+
+/*
+ * vma_modify_flags: give each VMA piece of [start, end) the flags @new_flags
+ * computes for it. A piece whose flags stay the same is left alone: no split,
+ * no merge (as mprotect_fixup and madvise_update_vma return early). A piece
+ * that changes is split out, handed to @change, then merged with its
+ * neighbours. Holes are skipped. Returns 0, or -ENOMEM when a split would
+ * pass max_map_count (the pieces before it keep their change, as in Linux).
+ */
+int vma_modify_flags(struct mmp_space *s, uint64_t start, uint64_t end, vma_flags_fn new_flags,
+		     vma_change_fn change, void *arg)
+{
+	for (uint64_t addr = start; addr < end; ) {
+		struct mmp_vma *vma = find_vma_intersection(s, addr, end);
+		unsigned long flags;
+		uint64_t piece_end;
+		int err;
+
+		if (!vma)
+			break;
+		addr = MAX(addr, vma->start);
+		piece_end = MIN(end, vma->end);
+		flags = new_flags(vma, arg);
+		if (flags != vma->flags) {
+			err = vma_split_range(s, addr, piece_end);
+			if (err)
+				return err;
+			vma = find_vma(s, addr);
+			if (change)
+				change(s, vma, flags, arg);
+			vma->flags = flags;
+			vma_merge_range(s, addr, piece_end);
+		}
+		addr = piece_end;
+	}
+	return 0;
+}
+

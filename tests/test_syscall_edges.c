@@ -223,6 +223,32 @@ static void test_merges(struct env *e)
 		must(!mmp_munmap(e->s, a, 2 * MiB), "munmap");
 	}
 
+	/*
+	 * Only what a call changes merges: two VMAs that could merge but were
+	 * left apart stay apart through an mprotect that changes nothing and
+	 * an madvise beside them.
+	 */
+	{
+		struct env c = { .arch = e->arch };
+		uint64_t far = a + (1ULL << 30), n;
+
+		fixed(e, a, 2 * P, RW);
+		must(!mmp_write(e->cpu, a, &v, 1), "write");
+		must(!mmp_fork(e->s, &c.s), "fork");
+		fixed(&c, a + 2 * P, 2 * P, RW);	/* apart: the child's anon_vma has parents */
+		must(!mmp_mremap(c.s, a, 2 * P, 2 * P, FX | DU, far, &out), "DONTUNMAP it all");
+		n = nr_vmas(&c);			/* [a, +2P) lost its anon_vma: now mergeable */
+		must(!mmp_mprotect(c.s, a, 4 * P, RW), "mprotect to the same protection");
+		tap_eq(nr_vmas(&c), n, "%s: an mprotect that changes nothing merges nothing",
+		       e->arch);
+		must(!mmp_madvise(c.s, a, P, MMP_MADV_NOHUGEPAGE), "NOHUGEPAGE");
+		tap_eq(nr_vmas(&c), n + 1, "%s: madvise merges only around what it changed",
+		       e->arch);
+		tap_ok(!mmp_space_verify(c.s), "%s: verify the child", e->arch);
+		must(!mmp_space_destroy(c.s), "destroy the child");
+		must(!mmp_munmap(e->s, a, 4 * P), "munmap");
+	}
+
 	/* A forked child's faulted VMA does not lend its anon_vma to a new neighbour. */
 	{
 		struct env c = { .arch = e->arch };
