@@ -523,6 +523,17 @@ static void track_lazy(struct run *r, const struct kd_op *op, int64_t ret)
 	}
 }
 
+/* Pages of [addr, addr + len) in a MAP_DROPPABLE VMA may read as zeros at any time. */
+static void mark_droppable(struct run *r, int p, uint64_t addr, uint64_t len)
+{
+	for (uint64_t a = addr; a < addr + len && in_window(a); a += KD_PAGE) {
+		struct mmp_vma *vma = find_vma(r->v[0].sp[p], a);
+
+		if (vma && (vma->flags & VM_DROPPABLE))
+			*lazy_at(r, p, a) = DROPPABLE;
+	}
+}
+
 static void do_syscall_op(struct run *r, const struct kd_op *op)
 {
 	int64_t ref, got[KD_MAX_VARIANTS];
@@ -562,6 +573,12 @@ static void do_syscall_op(struct run *r, const struct kd_op *op)
 		drop_elsewhere(r, p, ref, got, len, cmp < len ? cmp : len);
 	}
 	track_lazy(r, op, ref);
+	if (op->kind == KD_MREMAP && ref >= 0) {
+		/* Grown or moved, or left behind by DONTUNMAP: droppable stays droppable. */
+		mark_droppable(r, p, ref, page_align(op->len2));
+		if (op->flags & MMP_MREMAP_DONTUNMAP)
+			mark_droppable(r, p, op->addr, page_align(op->len));
+	}
 	if (!failed(r))
 		compare_layout(r, p);
 }
