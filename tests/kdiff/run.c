@@ -445,10 +445,11 @@ static uint64_t page_align(uint64_t len)
 
 /*
  * A mapping the kernel placed outside the window (no hint, or a busy one):
- * compare its first @cmp bytes, then unmap it on every side.
+ * compare its first @cmp bytes (moved from @src, whose lazy pages may read as
+ * zeros), then unmap it on every side.
  */
 static void drop_elsewhere(struct run *r, int p, int64_t ref, const int64_t *got, uint64_t len,
-			   uint64_t cmp)
+			   uint64_t cmp, uint64_t src)
 {
 	for (uint64_t off = 0; off < cmp && !failed(r); off += KD_MAX_IO) {
 		uint64_t n = cmp - off < KD_MAX_IO ? cmp - off : KD_MAX_IO;
@@ -456,10 +457,18 @@ static void drop_elsewhere(struct run *r, int p, int64_t ref, const int64_t *got
 		ref_read(r, p, ref + off, n, r->rbuf, r->rok);
 		for (int k = 0; k < r->nv && !failed(r); k++) {
 			lib_read(r, &r->v[k], p, got[k] + off, n, r->cbuf, r->cok);
-			if (memcmp(r->rbuf, r->cbuf, n) ||
-			    memcmp(r->rok, r->cok, kd_pages_touched(ref + off, n) * sizeof(bool)))
+			for (uint64_t i = 0; i < n / KD_PAGE; i++) {
+				const uint8_t *a = r->rbuf + i * KD_PAGE, *b = r->cbuf + i * KD_PAGE;
+
+				/* A lazy page of the source may have become zeros on either side. */
+				if (r->rok[i] == r->cok[i] && (!memcmp(a, b, KD_PAGE) ||
+				    (*lazy_at(r, p, src + off + i * KD_PAGE) &&
+				     (all_zero(a, KD_PAGE) || all_zero(b, KD_PAGE)))))
+					continue;
 				diverge(r, "%s: the moved range differs at +%#" PRIx64, r->v[k].desc,
-					off);
+					(uint64_t)(off + i * KD_PAGE));
+				break;
+			}
 		}
 	}
 	if (r->opt->host) {
@@ -570,7 +579,7 @@ static void do_syscall_op(struct run *r, const struct kd_op *op)
 		uint64_t len = page_align(op->kind == KD_MMAP ? op->len : op->len2);
 		uint64_t cmp = op->kind == KD_MREMAP ? page_align(op->len) : 0;
 
-		drop_elsewhere(r, p, ref, got, len, cmp < len ? cmp : len);
+		drop_elsewhere(r, p, ref, got, len, cmp < len ? cmp : len, op->addr);
 	}
 	track_lazy(r, op, ref);
 	if (op->kind == KD_MREMAP && ref >= 0) {
