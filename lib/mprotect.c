@@ -158,7 +158,8 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 	uint64_t end, addr;
 	int err = 0, split, i;
 
-	if (!s || (start & (PAGE_SIZE - 1)) || (prot & ~MMP_PROT_ALL))
+	/* do_mprotect_pkey's order: alignment, length, then the protection. */
+	if (!s || (start & (PAGE_SIZE - 1)))
 		return -EINVAL;
 	if (!len)
 		return 0;
@@ -167,6 +168,8 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 	/* No upper bound: the walk below stops at the hole past the last VMA. */
 	if (!len || end <= start)
 		return -ENOMEM;
+	if (prot & ~MMP_PROT_ALL)
+		return -EINVAL;
 
 	pthread_rwlock_wrlock(&s->mmap_lock);
 	/*

@@ -71,6 +71,10 @@ static void test_mprotect_hole(struct env *e)
 	tap_eq(mmp_mprotect(e->s, a + 4 * P, 4 * P, MMP_PROT_READ), -ENOMEM,
 	       "%s: mprotect starting in a hole fails", e->arch);
 	tap_ok(writable(e, a + 6 * P), "%s: ...and changes nothing", e->arch);
+	tap_eq(mmp_mprotect(e->s, a, 0, 0x40), 0, "%s: mprotect of length 0 ignores a bad prot",
+	       e->arch);
+	tap_eq(mmp_mprotect(e->s, a, -a, 0x40), -ENOMEM,
+	       "%s: mprotect checks a wrapping length before the prot", e->arch);
 	tap_eq(mmp_mprotect(e->s, a + 6 * P, 1ULL << 63, MMP_PROT_NONE), -ENOMEM,
 	       "%s: mprotect with a length past the task size stops at the hole", e->arch);
 	tap_ok(!readable(e, a + 7 * P), "%s: ...after protecting what came before it", e->arch);
