@@ -377,7 +377,7 @@ static void check_tlb(const char *name)
 
 	/* Drop a flush on purpose: the sanitizer must catch the stale translation. */
 	mmp_write(cpu, a + PAGE_SIZE, "2", 1);
-	mmp_space_set_opt(s, MMP_OPT_DEBUG_SKIP_FLUSH, 1);
+	mmp_debug_set(s, MMP_DEBUG_SKIP_FLUSH, 1);
 	mmp_munmap(s, a + PAGE_SIZE, PAGE_SIZE);
 	if (!tap_hook)
 		printf("# the next sanitizer report is expected\n");

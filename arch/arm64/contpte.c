@@ -118,10 +118,14 @@ static void contpte_try_fold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep
 
 /* ---- ptep_get ------------------------------------------------------------------- */
 
-/* A contpte entry: gather young and dirty from the block, stopping once both are seen. */
+/*
+ * A contpte entry: gather young and dirty from the block. Since 6.17 the loop
+ * stops once it has seen both; before, it read all 16 entries every time.
+ */
 mmp_pte_t contpte_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
 {
 	mmp_pte_t pte = raw_get(s, ptep), *first;
+	bool stop_early = kernel_at_least(s, 6, 17, 0);
 
 	count_inc(s, MMP_C_PTEP_GET);
 	if (!pte_valid_cont(pte))
@@ -134,7 +138,7 @@ mmp_pte_t contpte_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
 			pte |= PTE_AF;
 		if (arm64_pte_dirty(e))
 			pte = arm64_pte_mkdirty(pte);
-		if ((pte & PTE_AF) && arm64_pte_dirty(pte))
+		if (stop_early && (pte & PTE_AF) && arm64_pte_dirty(pte))
 			break;
 	}
 	return pte;
