@@ -48,6 +48,9 @@ int copy_struct_from_caller(void *dst, size_t ksize, const void *src, size_t usi
 			    size_t min_size);
 void copy_struct_to_caller(void *dst, size_t usize, const void *src, size_t ksize);
 
+/* The copy variant of @arch called @name that this CPU runs (lib/copy.c). */
+int copy_ops_find(const struct mmp_arch *arch, const char *name, const struct mmp_copy_ops **out);
+
 #define PAGE_SHIFT	MMP_PAGE_SHIFT
 #define PAGE_SIZE	MMP_PAGE_SIZE
 #define PAGE_MASK	(~(PAGE_SIZE - 1))

@@ -99,6 +99,7 @@ MMP_EXPORT int mmp_space_create_sized(struct mmp_phys *phys, const struct mmp_sp
 				      size_t size, struct mmp_space **out)
 {
 	struct mmp_space_config kcfg = { 0 }, *cfg = ucfg ? &kcfg : NULL;
+	const struct mmp_copy_ops *copy;
 	const struct mmp_arch *arch;
 	unsigned int entries = 1536, ways = 12;
 	struct mmp_space *s;
@@ -124,10 +125,16 @@ MMP_EXPORT int mmp_space_create_sized(struct mmp_phys *phys, const struct mmp_sp
 	if (ways > entries || entries % ways || entries > (1u << 20) ||
 	    ((entries / ways) & (entries / ways - 1)))
 		return -EINVAL;
+	copy = pick_copy_ops(arch);
+	if (cfg && cfg->copy) {
+		err = copy_ops_find(arch, cfg->copy, &copy);
+		if (err)
+			return err;
+	}
 	err = space_alloc(phys, arch, &s);
 	if (err)
 		return err;
-	s->copy = pick_copy_ops(arch);
+	s->copy = copy;
 	s->tlb_entries = entries;
 	s->tlb_ways = ways;
 	s->opts[MMP_OPT_TLB_SANITIZER] = cfg && cfg->tlb_sanitizer;

@@ -104,13 +104,16 @@ struct mmp_space_config {
 	unsigned int tlb_ways;	   /* associativity; 0 = 12 (entries/ways must be a power of 2) */
 	bool tlb_sanitizer;	   /* check every TLB hit against the live tables */
 	uint8_t reserved[7];	   /* zero: room for new fields with no padding to guess at */
+	/* Since libmmprim.so.1.1: */
+	const char *copy;	   /* copy/clear variant (mmp_space_set_copy()); NULL = the first usable */
 };
 
 /**
  * mmp_space_create_sized() - a new, empty address space on @phys.
  * @cfg: NULL for defaults, or @size bytes of configuration (see "Extensible
  *       structures" above; at least the 24 bytes of the first version).
- * Unknown arch: -ENOENT. Bad TLB geometry or nonzero reserved bytes: -EINVAL.
+ * Unknown arch or copy variant: -ENOENT; a variant this CPU cannot run:
+ * -ENOTSUP. Bad TLB geometry or nonzero reserved bytes: -EINVAL.
  * Nonzero bytes beyond the configuration this library knows: -E2BIG.
  */
 int mmp_space_create_sized(struct mmp_phys *phys, const struct mmp_space_config *cfg,
