@@ -748,8 +748,10 @@ static void test_cpu(struct env *e)
 	tap_eq(err, -EBUSY, "%s: the 65th CPU: -EBUSY", e->arch);
 	tap_eq(mmp_cpu_flush_tlb(e->cpu), 0, "%s: cpu_flush_tlb", e->arch);
 	still_works(e, "65th cpu_attach");
-	while (n)
-		tap_eq(mmp_cpu_detach(cpus[--n]), 0, "%s: cpu_detach %d", e->arch, n);
+	while (n) {
+		n--;
+		tap_eq(mmp_cpu_detach(cpus[n]), 0, "%s: cpu_detach %d", e->arch, n);
+	}
 
 	must(!pthread_create(&t, NULL, foreign_thread, &f), "pthread_create");
 	pthread_join(t, NULL);
