@@ -10,10 +10,10 @@
 
 #include "rcu.h"
 #include "pte_util.h"
-#include "../arch/arm64/pgtable.h"
+#include "arch_bits.h"
 
 #define P	PAGE_SIZE
-#define BLOCK	((uint64_t)CONT_PTES * PAGE_SIZE)
+#define BLOCK	((uint64_t)A64_CONT_PTES * PAGE_SIZE)
 #define RW	(MMP_PROT_READ | MMP_PROT_WRITE)
 
 static struct mmp_phys *phys;
@@ -23,15 +23,15 @@ static int nr_cont(const mmp_pte_t *ptep, int n)
 	int cont = 0;
 
 	for (int i = 0; i < n; i++)
-		cont += !!(ptep[i] & PTE_CONT);
+		cont += !!(ptep[i] & A64_CONT);
 	return cont;
 }
 
-/* Every entry but @skip is what it was, minus PTE_CONT: same pfn, same bits. */
+/* Every entry but @skip is what it was, minus A64_CONT: same pfn, same bits. */
 static bool others_kept(const mmp_pte_t *now, const mmp_pte_t *before, int n, int skip)
 {
 	for (int i = 0; i < n; i++)
-		if (i != skip && now[i] != (before[i] & ~PTE_CONT))
+		if (i != skip && now[i] != (before[i] & ~A64_CONT))
 			return false;
 	return true;
 }
@@ -58,8 +58,8 @@ static void populate(struct mmp_space *s, uint64_t addr, uint64_t len)
 /* Make every entry of a folded block old and clean (writable clean: DBM with AP[2] set). */
 static void clean_block(mmp_pte_t *ptep)
 {
-	for (int i = 0; i < CONT_PTES; i++)
-		ptep[i] = (ptep[i] & ~(PTE_AF | PTE_DIRTY)) | PTE_RDONLY;
+	for (int i = 0; i < A64_CONT_PTES; i++)
+		ptep[i] = (ptep[i] & ~(A64_AF | A64_SW_DIRTY)) | A64_AP2_RDONLY;
 }
 
 /* ---- fold ------------------------------------------------------------------------ */
@@ -93,7 +93,7 @@ static void set_anon(struct mmp_space *s, uint64_t pfn, uint64_t addr)
 /* Turn an order-4 block into 16 order-0 folios: consecutive pfns, one folio each. */
 static void split_order0(struct mmp_space *s, uint64_t pfn, uint64_t addr)
 {
-	for (int i = 0; i < CONT_PTES; i++) {
+	for (int i = 0; i < A64_CONT_PTES; i++) {
 		struct mmp_page *page = pfn_to_page(s->phys, pfn + i);
 
 		memset(page, 0, sizeof(*page));
@@ -125,17 +125,17 @@ static uint64_t write_block(struct mmp_space *s, uint64_t blk, const uint64_t *p
 
 static void check_fold(void)
 {
-	static const int in_order[CONT_PTES] = {
+	static const int in_order[A64_CONT_PTES] = {
 		0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
 	};
-	static const int last_first[CONT_PTES] = {
+	static const int last_first[A64_CONT_PTES] = {
 		15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
 	};
-	static const int skip_14[CONT_PTES - 1] = {
+	static const int skip_14[A64_CONT_PTES - 1] = {
 		0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15,
 	};
-	uint64_t a, pfns[CONT_PTES], pfn, blk;
-	unsigned int flags[CONT_PTES];
+	uint64_t a, pfns[A64_CONT_PTES], pfn, blk;
+	unsigned int flags[A64_CONT_PTES];
 	struct mmp_space *s = arm64_space(phys, 0, &a);
 	struct mmp_counters c0, d;
 	mmp_pte_t *ptep, *pmdp;
@@ -150,7 +150,7 @@ static void check_fold(void)
 		pfn = folio_alloc_anon(s, order);			\
 		must(pfn != NO_PFN, "an order-%d folio", order);	\
 		set_anon(s, pfn, blk);					\
-		for (int i = 0; i < CONT_PTES; i++)			\
+		for (int i = 0; i < A64_CONT_PTES; i++)			\
 			pfns[i] = pfn + i, flags[i] = F_RW;		\
 	} while (0)
 
@@ -158,14 +158,14 @@ static void check_fold(void)
 	NEXT_BLOCK();
 	FOLIO(4);
 	mmp_space_counters(s, &c0);
-	tap_eq(write_block(s, blk, pfns, flags, in_order, CONT_PTES, &early), 1,
+	tap_eq(write_block(s, blk, pfns, flags, in_order, A64_CONT_PTES, &early), 1,
 	       "fold: writing entries 0..15 one at a time folds once");
 	counters_since(s, &c0, &d);
 	tap_ok(!early, "fold: ... only when the last entry (index 15) is written");
-	tap_eq(nr_cont(ptep, CONT_PTES), CONT_PTES, "fold: all 16 entries carry PTE_CONT");
+	tap_eq(nr_cont(ptep, A64_CONT_PTES), A64_CONT_PTES, "fold: all 16 entries carry A64_CONT");
 	ok = true;
-	for (int i = 0; i < CONT_PTES; i++)
-		ok &= arm64_pte_pfn(ptep[i]) == pfn + i;
+	for (int i = 0; i < A64_CONT_PTES; i++)
+		ok &= a64_pfn(ptep[i]) == pfn + i;
 	tap_ok(ok, "fold: the folded entries keep their consecutive pfns");
 	tap_eq(d.v[MMP_C_TLB_FLUSH_RANGE], 1, "fold: contpte_convert flushes one range");
 	tap_eq(d.v[MMP_C_TLB_FLUSH_PAGE], 16, "fold: ... of the block's 16 pages");
@@ -175,7 +175,7 @@ static void check_fold(void)
 	FOLIO(4);
 	mmp_space_set_opt(s, MMP_OPT_BBML2_NOABORT, 1);
 	mmp_space_counters(s, &c0);
-	write_block(s, blk, pfns, flags, in_order, CONT_PTES, &early);
+	write_block(s, blk, pfns, flags, in_order, A64_CONT_PTES, &early);
 	counters_since(s, &c0, &d);
 	tap_ok(d.v[MMP_C_CONTPTE_FOLD] == 1 && d.v[MMP_C_TLB_FLUSH_RANGE] == 0 &&
 	       d.v[MMP_C_TLB_FLUSH_PAGE] == 0,
@@ -184,52 +184,52 @@ static void check_fold(void)
 
 	NEXT_BLOCK();
 	FOLIO(4);
-	tap_eq(write_block(s, blk, pfns, flags, last_first, CONT_PTES, &early), 0,
+	tap_eq(write_block(s, blk, pfns, flags, last_first, A64_CONT_PTES, &early), 0,
 	       "fold: writing index 15 first, then 0..14, does not fold");
-	tap_eq(nr_cont(ptep, CONT_PTES), 0, "fold: ... and no entry carries PTE_CONT");
+	tap_eq(nr_cont(ptep, A64_CONT_PTES), 0, "fold: ... and no entry carries A64_CONT");
 
 	NEXT_BLOCK();
 	FOLIO(4);
 	split_order0(s, pfn, blk);
-	tap_eq(write_block(s, blk, pfns, flags, in_order, CONT_PTES, &early), 0,
+	tap_eq(write_block(s, blk, pfns, flags, in_order, A64_CONT_PTES, &early), 0,
 	       "fold: 16 order-0 folios with consecutive aligned pfns do not fold");
 
 	NEXT_BLOCK();
 	FOLIO(5);
 	set_anon(s, pfn, blk - 8 * P);
-	for (int i = 0; i < CONT_PTES; i++)
+	for (int i = 0; i < A64_CONT_PTES; i++)
 		pfns[i] = pfn + 8 + i;
-	tap_eq(write_block(s, blk, pfns, flags, in_order, CONT_PTES, &early), 0,
+	tap_eq(write_block(s, blk, pfns, flags, in_order, A64_CONT_PTES, &early), 0,
 	       "fold: consecutive pfns of one folio that are not 16-aligned do not fold");
 
 	NEXT_BLOCK();
 	FOLIO(4);
-	tap_eq(write_block(s, blk, pfns, flags, skip_14, CONT_PTES - 1, &early), 0,
+	tap_eq(write_block(s, blk, pfns, flags, skip_14, A64_CONT_PTES - 1, &early), 0,
 	       "fold: a none entry in the block (14 never written) prevents the fold");
 
 	NEXT_BLOCK();
 	FOLIO(4);
 	flags[4] &= ~MMP_E_WRITE;
-	tap_eq(write_block(s, blk, pfns, flags, in_order, CONT_PTES, &early), 0,
+	tap_eq(write_block(s, blk, pfns, flags, in_order, A64_CONT_PTES, &early), 0,
 	       "fold: one read-only entry among writable ones prevents the fold");
 
 	NEXT_BLOCK();
 	FOLIO(4);
 	flags[4] &= ~MMP_E_NOEXEC;
-	tap_eq(write_block(s, blk, pfns, flags, in_order, CONT_PTES, &early), 0,
+	tap_eq(write_block(s, blk, pfns, flags, in_order, A64_CONT_PTES, &early), 0,
 	       "fold: one executable entry among non-exec ones prevents the fold");
 
 	/* Accessed and dirty do not matter; the fold gathers them into all 16. */
 	NEXT_BLOCK();
 	FOLIO(4);
-	for (int i = 0; i < CONT_PTES; i++)
+	for (int i = 0; i < A64_CONT_PTES; i++)
 		flags[i] &= ~AD;
 	flags[7] |= MMP_E_ACCESSED;
 	flags[11] |= MMP_E_DIRTY;
-	tap_eq(write_block(s, blk, pfns, flags, in_order, CONT_PTES, &early), 1,
+	tap_eq(write_block(s, blk, pfns, flags, in_order, A64_CONT_PTES, &early), 1,
 	       "fold: entries differing only in accessed/dirty fold");
 	ok = true;
-	for (int i = 0; i < CONT_PTES; i++)
+	for (int i = 0; i < A64_CONT_PTES; i++)
 		ok &= (entry_flags(s, ptep[i], MMP_PTE) & AD) == AD;
 	tap_ok(ok, "fold: ... and every entry of the block is now young and dirty");
 	tap_eq(mmp_space_verify(s), 0, "fold: the hand-built mappings verify");
@@ -252,7 +252,7 @@ static void check_fold(void)
 		pfn = folio_alloc_anon(s, 4);
 		must(pfn != NO_PFN, "an order-4 folio");
 		mmp_space_counters(s, &c0);
-		for (int i = 0; i < CONT_PTES; i++) {
+		for (int i = 0; i < A64_CONT_PTES; i++) {
 			unsigned int f = F_RW;
 
 			if (kind == 0)
@@ -264,9 +264,9 @@ static void check_fold(void)
 			s->arch->set_ptes(s, a + i * P, &t[i], mk_entry(s, p, f, MMP_PTE), 1);
 		}
 		counters_since(s, &c0, &d);
-		tap_ok(d.v[MMP_C_CONTPTE_FOLD] == 0 && nr_cont(t, CONT_PTES) == 0, "fold: %s",
+		tap_ok(d.v[MMP_C_CONTPTE_FOLD] == 0 && nr_cont(t, A64_CONT_PTES) == 0, "fold: %s",
 		       odd[kind]);
-		memset(t, 0, CONT_PTES * sizeof(*t));
+		memset(t, 0, A64_CONT_PTES * sizeof(*t));
 		pgtable_free(s, tpfn);
 		folio_free(s->phys, pfn);
 	}
@@ -281,10 +281,10 @@ static void check_fold(void)
 	counters_since(s, &c0, &d);
 	ptep = ptep_at(s, blk);
 	tap_eq(d.v[MMP_C_FOLIO_ALLOC_O4], 1, "mTHP fault: one 64 KiB folio");
-	tap_eq(nr_cont(ptep, CONT_PTES), CONT_PTES,
-	       "mTHP fault: the block is mapped with PTE_CONT");
+	tap_eq(nr_cont(ptep, A64_CONT_PTES), A64_CONT_PTES,
+	       "mTHP fault: the block is mapped with A64_CONT");
 	tap_eq(d.v[MMP_C_CONTPTE_FOLD], 0, "mTHP fault: ... directly, without a fold");
-	tap_eq(d.v[MMP_C_PTE_WRITE], CONT_PTES,
+	tap_eq(d.v[MMP_C_PTE_WRITE], A64_CONT_PTES,
 	       "mTHP fault: one set_ptes writes the 16 entries once");
 	tap_eq(mmp_space_verify(s), 0, "fold: verify");
 	mmp_space_destroy(s);
@@ -318,7 +318,7 @@ static bool op_internal(enum unfold_op op)
 /*
  * Run @op on entry @idx of a freshly faulted, folded block; @d gets the counter
  * deltas. Checks what every single-entry change must do: unfold exactly the
- * one block, and leave the other 15 entries as they were but for PTE_CONT.
+ * one block, and leave the other 15 entries as they were but for A64_CONT.
  */
 static void check_unfold_op(enum unfold_op op, long bbml2, struct mmp_counters *d)
 {
@@ -327,7 +327,7 @@ static void check_unfold_op(enum unfold_op op, long bbml2, struct mmp_counters *
 	struct mmp_space *s = arm64_space(phys, 4, &a);
 	struct mmp_counters c0;
 	struct mmp_cpu *cpu = NULL;
-	mmp_pte_t before[CONT_PTES], old = 0, *ptep;
+	mmp_pte_t before[A64_CONT_PTES], old = 0, *ptep;
 	unsigned int f;
 	bool entry_ok = false;
 
@@ -336,11 +336,11 @@ static void check_unfold_op(enum unfold_op op, long bbml2, struct mmp_counters *
 	e_addr = blk + idx * P;
 	populate(s, blk, BLOCK);
 	ptep = ptep_at(s, blk);
-	must(nr_cont(ptep, CONT_PTES) == CONT_PTES, "the faulted block is folded");
+	must(nr_cont(ptep, A64_CONT_PTES) == A64_CONT_PTES, "the faulted block is folded");
 	if (op == OP_WRITE_FAULT) {
 		/* A folded, exclusive, read-only block: the next write reuses the page. */
-		s->arch->wrprotect_ptes(s, blk, ptep, CONT_PTES);
-		must(nr_cont(ptep, CONT_PTES) == CONT_PTES,
+		s->arch->wrprotect_ptes(s, blk, ptep, A64_CONT_PTES);
+		must(nr_cont(ptep, A64_CONT_PTES) == A64_CONT_PTES,
 		     "whole-block wrprotect keeps it folded");
 		must(mmp_cpu_attach(s, &cpu) == 0, "cpu");
 	}
@@ -350,28 +350,28 @@ static void check_unfold_op(enum unfold_op op, long bbml2, struct mmp_counters *
 	switch (op) {
 	case OP_GET_AND_CLEAR:
 		old = s->arch->ptep_get_and_clear(s, e_addr, ptep + idx);
-		entry_ok = !ptep[idx] && arm64_pte_pfn(old) == arm64_pte_pfn(before[idx]);
+		entry_ok = !ptep[idx] && a64_pfn(old) == a64_pfn(before[idx]);
 		break;
 	case OP_SET_ONE:
-		s->arch->set_ptes(s, e_addr, ptep + idx, before[idx] & ~PTE_CONT, 1);
-		entry_ok = ptep[idx] == (before[idx] & ~PTE_CONT);
+		s->arch->set_ptes(s, e_addr, ptep + idx, before[idx] & ~A64_CONT, 1);
+		entry_ok = ptep[idx] == (before[idx] & ~A64_CONT);
 		break;
 	case OP_WRPROTECT_ONE:
 		s->arch->wrprotect_ptes(s, e_addr, ptep + idx, 1);
 		f = entry_flags(s, ptep[idx], MMP_PTE);
-		entry_ok = !(f & MMP_E_WRITE) && (f & MMP_E_DIRTY) && !(ptep[idx] & PTE_CONT);
+		entry_ok = !(f & MMP_E_WRITE) && (f & MMP_E_DIRTY) && !(ptep[idx] & A64_CONT);
 		break;
 	case OP_WRITE_FAULT:
 		entry_ok = mmp_write(cpu, e_addr, "w", 1) == 0;
 		f = entry_flags(s, ptep[idx], MMP_PTE);
-		entry_ok &= (f & MMP_E_WRITE) && !(ptep[idx] & PTE_CONT) &&
+		entry_ok &= (f & MMP_E_WRITE) && !(ptep[idx] & A64_CONT) &&
 			    counter(s, MMP_C_FAULT_WP_REUSE) == 1;
 		break;
 	case OP_MPROTECT:
 		entry_ok = mmp_mprotect(s, e_addr, P, MMP_PROT_READ) == 0;
 		f = entry_flags(s, ptep[idx], MMP_PTE);
 		entry_ok &= (f & MMP_E_PRESENT) && !(f & MMP_E_WRITE) &&
-			    arm64_pte_pfn(ptep[idx]) == arm64_pte_pfn(before[idx]);
+			    a64_pfn(ptep[idx]) == a64_pfn(before[idx]);
 		break;
 	case OP_MUNMAP:
 		entry_ok = mmp_munmap(s, e_addr, P) == 0 && !ptep[idx];
@@ -390,8 +390,8 @@ static void check_unfold_op(enum unfold_op op, long bbml2, struct mmp_counters *
 	       bbml2, op_name[op]);
 	tap_eq(d->v[MMP_C_CONTPTE_FOLD], 0, "unfold (bbml2 %ld): %s does not fold again", bbml2,
 	       op_name[op]);
-	tap_ok(others_kept(ptep, before, CONT_PTES, idx),
-	       "unfold (bbml2 %ld): %s: the other 15 entries keep pfn and bits, without PTE_CONT",
+	tap_ok(others_kept(ptep, before, A64_CONT_PTES, idx),
+	       "unfold (bbml2 %ld): %s: the other 15 entries keep pfn and bits, without A64_CONT",
 	       bbml2, op_name[op]);
 	if (op_internal(op)) {
 		tap_eq(d->v[MMP_C_TLB_FLUSH_RANGE], bbml2 ? 0 : 1,
@@ -437,17 +437,17 @@ static void check_refold_last(void)
 	populate(s, a, BLOCK);
 	ptep = ptep_at(s, a);
 	mmp_space_counters(s, &c0);
-	s->arch->set_ptes(s, a + 15 * P, ptep + 15, ptep[15] & ~PTE_CONT, 1);
+	s->arch->set_ptes(s, a + 15 * P, ptep + 15, ptep[15] & ~A64_CONT, 1);
 	counters_since(s, &c0, &d);
 	tap_ok(d.v[MMP_C_CONTPTE_UNFOLD] == 1 && d.v[MMP_C_CONTPTE_FOLD] == 1 &&
-	       nr_cont(ptep, CONT_PTES) == CONT_PTES,
+	       nr_cont(ptep, A64_CONT_PTES) == A64_CONT_PTES,
 	       "set_ptes(nr = 1) over entry 15 unfolds, then folds the block again");
 
 	/* A fault that only sets accessed/dirty keeps the block: the write bit did not change. */
 	mmp_space_counters(s, &c0);
 	s->arch->ptep_set_access_flags(s, a + 3 * P, ptep + 3, MMP_E_ACCESSED | MMP_E_DIRTY);
 	counters_since(s, &c0, &d);
-	tap_ok(d.v[MMP_C_CONTPTE_UNFOLD] == 0 && nr_cont(ptep, CONT_PTES) == CONT_PTES,
+	tap_ok(d.v[MMP_C_CONTPTE_UNFOLD] == 0 && nr_cont(ptep, A64_CONT_PTES) == A64_CONT_PTES,
 	       "ptep_set_access_flags without a write-bit change does not unfold");
 	tap_eq(mmp_space_verify(s), 0, "refold: verify");
 	mmp_space_destroy(s);
@@ -479,18 +479,18 @@ static void check_access_dirty(void)
 	       "ptep_get of a young, dirty CONT entry: 1 call, %llu entry reads (2..17)",
 	       (unsigned long long)d.v[MMP_C_PTE_READ]);
 	clean_block(ptep);
-	ptep[12] |= PTE_AF;
-	ptep[3] &= ~PTE_RDONLY;	/* hardware dirty: DBM with AP[2] clear */
+	ptep[12] |= A64_AF;
+	ptep[3] &= ~A64_AP2_RDONLY;	/* hardware dirty: DBM with AP[2] clear */
 	must(!young_dirty(s, ptep[0]) && (entry_flags(s, ptep[3], MMP_PTE) & MMP_E_DIRTY),
 	     "A/D sit on entries 3 and 12 only");
 	ok = true;
 	mmp_space_counters(s, &c0);
-	for (int i = 0; i < CONT_PTES; i++)
+	for (int i = 0; i < A64_CONT_PTES; i++)
 		ok &= young_dirty(s, s->arch->ptep_get(s, ptep + i));
 	counters_since(s, &c0, &d);
 	tap_ok(ok, "A/D: ptep_get of every entry of the block reports young and dirty");
-	tap_ok(d.v[MMP_C_PTEP_GET] == CONT_PTES && d.v[MMP_C_PTE_READ] >= 2 * CONT_PTES &&
-	       d.v[MMP_C_PTE_READ] <= 17 * CONT_PTES,
+	tap_ok(d.v[MMP_C_PTEP_GET] == A64_CONT_PTES && d.v[MMP_C_PTE_READ] >= 2 * A64_CONT_PTES &&
+	       d.v[MMP_C_PTE_READ] <= 17 * A64_CONT_PTES,
 	       "A/D: each ptep_get counts once and reads at most 17 entries (%llu for 16)",
 	       (unsigned long long)d.v[MMP_C_PTE_READ]);
 	pte = s->arch->ptep_get(s, ptep);
@@ -499,21 +499,21 @@ static void check_access_dirty(void)
 
 	/* Whole-block clear: the returned entry carries the block's A/D. */
 	mmp_space_counters(s, &c0);
-	ret = s->arch->get_and_clear_full_ptes(s, blk, ptep, CONT_PTES, 0);
+	ret = s->arch->get_and_clear_full_ptes(s, blk, ptep, A64_CONT_PTES, 0);
 	counters_since(s, &c0, &d);
-	tap_ok(young_dirty(s, ret) && arm64_pte_pfn(ret) == arm64_pte_pfn(pte),
+	tap_ok(young_dirty(s, ret) && a64_pfn(ret) == a64_pfn(pte),
 	       "A/D: get_and_clear_full_ptes over the block: the first pfn, young and dirty");
 	tap_eq(d.v[MMP_C_CONTPTE_UNFOLD], 0, "A/D: ... without unfolding");
-	s->arch->set_ptes(s, blk, ptep, ret & ~PTE_CONT, CONT_PTES);
-	must(nr_cont(ptep, CONT_PTES) == CONT_PTES, "set_ptes(16) maps the block folded again");
+	s->arch->set_ptes(s, blk, ptep, ret & ~A64_CONT, A64_CONT_PTES);
+	must(nr_cont(ptep, A64_CONT_PTES) == A64_CONT_PTES, "set_ptes(16) maps the block folded again");
 
 	/* An unfold hands the gathered A/D to every entry. */
 	clean_block(ptep);
-	ptep[9] |= PTE_AF;
-	ptep[14] &= ~PTE_RDONLY;
+	ptep[9] |= A64_AF;
+	ptep[14] &= ~A64_AP2_RDONLY;
 	s->arch->wrprotect_ptes(s, blk, ptep, 1);
-	ok = nr_cont(ptep, CONT_PTES) == 0;
-	for (int i = 0; i < CONT_PTES; i++)
+	ok = nr_cont(ptep, A64_CONT_PTES) == 0;
+	for (int i = 0; i < A64_CONT_PTES; i++)
 		ok &= young_dirty(s, ptep[i]);
 	tap_ok(ok, "A/D: after an unfold every entry carries the block's young and dirty");
 	tap_eq(mmp_space_verify(s), 0, "A/D: verify");
@@ -596,13 +596,13 @@ static void check_range_ops(void)
 			uint64_t base = a + (uint64_t)region++ * 2 * BLOCK;
 			int start = ranges[r].start, nr = ranges[r].nr, end = start + nr;
 			uint64_t addr = base + start * P;
-			mmp_pte_t before[2 * CONT_PTES], *ptep, ret = 0;
+			mmp_pte_t before[2 * A64_CONT_PTES], *ptep, ret = 0;
 			struct mmp_counters c0, d;
 			bool ok = true;
 
 			populate(s, base, 2 * BLOCK);
 			ptep = ptep_at(s, base);
-			must(nr_cont(ptep, 2 * CONT_PTES) == 2 * CONT_PTES,
+			must(nr_cont(ptep, 2 * A64_CONT_PTES) == 2 * A64_CONT_PTES,
 			     "an order-5 folio maps as two folded blocks");
 			memcpy(before, ptep, sizeof(before));
 			mmp_space_counters(s, &c0);
@@ -623,8 +623,8 @@ static void check_range_ops(void)
 				       "%s over %s: no TLB flush (the caller's gather flushes)",
 				       name[op], ranges[r].what);
 
-			for (int i = 0; i < 2 * CONT_PTES; i++) {
-				int lo = i / CONT_PTES * CONT_PTES, hi = lo + CONT_PTES;
+			for (int i = 0; i < 2 * A64_CONT_PTES; i++) {
+				int lo = i / A64_CONT_PTES * A64_CONT_PTES, hi = lo + A64_CONT_PTES;
 				bool inside = i >= start && i < end;
 				/* A block stays folded unless the range covers it in part. */
 				bool whole = start <= lo && end >= hi;
@@ -636,8 +636,8 @@ static void check_range_ops(void)
 					ok &= !ptep[i];
 					continue;
 				}
-				ok &= arm64_pte_pfn(ptep[i]) == arm64_pte_pfn(before[i]);
-				ok &= !!(ptep[i] & PTE_CONT) == cont;
+				ok &= a64_pfn(ptep[i]) == a64_pfn(before[i]);
+				ok &= !!(ptep[i] & A64_CONT) == cont;
 				ok &= !!(f & MMP_E_WRITE) == !inside;
 				ok &= (f & MMP_E_DIRTY) != 0;
 			}
@@ -645,13 +645,13 @@ static void check_range_ops(void)
 			       "where the block was covered whole or not at all", name[op],
 			       ranges[r].what);
 			if (op == R_GET_AND_CLEAR)
-				tap_ok(arm64_pte_pfn(ret) == arm64_pte_pfn(before[start]) &&
+				tap_ok(a64_pfn(ret) == a64_pfn(before[start]) &&
 				       young_dirty(s, ret),
 				       "%s over %s: returns the first entry, young and dirty",
 				       name[op], ranges[r].what);
 			if (op != R_WRPROTECT)	/* map them again, so the rmap still agrees */
 				s->arch->set_ptes(s, addr, ptep + start,
-						  before[start] & ~PTE_CONT, nr);
+						  before[start] & ~A64_CONT, nr);
 		}
 	}
 	tap_eq(mmp_space_verify(s), 0, "range ops: verify");
@@ -669,16 +669,16 @@ static void check_batch_hint(void)
 
 	populate(s, a + 4 * BLOCK, 2 * BLOCK);
 	ptep = ptep_at(s, a + 4 * BLOCK);
-	for (int i = 0; i < 2 * CONT_PTES; i++)
+	for (int i = 0; i < 2 * A64_CONT_PTES; i++)
 		ok &= s->arch->pte_batch_hint(ptep + i, ptep[i]) ==
-		      (unsigned int)(CONT_PTES - i % CONT_PTES);
+		      (unsigned int)(A64_CONT_PTES - i % A64_CONT_PTES);
 	tap_ok(ok, "pte_batch_hint of a CONT entry is 16 minus its index in the block");
 	s->arch->wrprotect_ptes(s, a + 4 * BLOCK, ptep, 1);	/* unfolds the first block */
 	ok = true;
-	for (int i = 0; i < CONT_PTES; i++)
+	for (int i = 0; i < A64_CONT_PTES; i++)
 		ok &= s->arch->pte_batch_hint(ptep + i, ptep[i]) == 1;
 	tap_ok(ok, "pte_batch_hint of a non-CONT entry is 1");
-	tap_eq(s->arch->pte_batch_hint(ptep + CONT_PTES + 3, ptep[CONT_PTES + 3]), 13,
+	tap_eq(s->arch->pte_batch_hint(ptep + A64_CONT_PTES + 3, ptep[A64_CONT_PTES + 3]), 13,
 	       "pte_batch_hint: the next block is still folded");
 	tap_eq(mmp_space_verify(s), 0, "pte_batch_hint: verify");
 	mmp_space_destroy(s);
@@ -702,7 +702,7 @@ static void check_tlb(long bbml2)
 	mmp_cpu_flush_tlb(cpu);
 	must(mmp_read(cpu, blk, &ch, 1) == 0, "read page 0");
 	mmp_space_counters(s, &c0);
-	for (int i = 1; i < CONT_PTES; i++)
+	for (int i = 1; i < A64_CONT_PTES; i++)
 		ok &= mmp_read(cpu, blk + i * P + 7, &ch, 1) == 0 && ch == 0x5a;
 	counters_since(s, &c0, &d);
 	tap_ok(ok, "tlb (bbml2 %ld): the other 15 pages read back", bbml2);
@@ -790,7 +790,7 @@ static void check_mprotect_batch(int batch)
 	tap_eq(counter(s, MMP_C_CONTPTE_FOLD) - fold, batch ? 0 : 4,
 	       "mprotect batch %d: %s", batch, batch ? "nothing to refold" : "each block refolds");
 	ptes = pte_table(s, *pmd_offset(s, a));
-	tap_ok((ptes[level_index(a, MMP_PTE)] & PTE_CONT) && !(ptes[level_index(a, MMP_PTE)] & PTE_WRITE),
+	tap_ok((ptes[level_index(a, MMP_PTE)] & A64_CONT) && !(ptes[level_index(a, MMP_PTE)] & A64_DBM),
 	       "mprotect batch %d: the block is still CONT and read-only", batch);
 	tap_eq(mmp_write(cpu, a, "x", 1), -EFAULT, "mprotect batch %d: a write faults", batch);
 	tap_eq(mmp_mprotect(s, a, 256 * KiB, MMP_PROT_READ | MMP_PROT_WRITE), 0,
