@@ -47,6 +47,9 @@ def check_traces(replay, touch, traces):
     for t in traces:
         name = os.path.basename(t)
         rc, res, err = replay_json(replay, ["--arch", "all", "--touch", touch, t])
+        _, again, _ = replay_json(replay, ["--arch", "all", "--touch", touch, t])
+        ok([r["counters"] for r in res] == [r["counters"] for r in again],
+           "%s --touch %s: the counters repeat exactly" % (name, touch))
         ok(rc == 0, "%s --touch %s: exit 0 (got %d) %s" % (name, touch, rc, err.strip()[:200]))
         ok(len(res) >= 4, "%s: a result per back end" % name)
         for r in res:

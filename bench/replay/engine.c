@@ -42,18 +42,16 @@ void rp_count(struct rp_reason *tab, int *nr, const char *what, uint64_t n)
 	tab[i].n += n;
 }
 
-static bool in_call;	/* the current line is a call: an input error skips it */
-
 void rp_input_error(struct rp_engine *e, const char *fmt, ...)
 {
 	va_list ap;
 
 	e->res->bad_input++;
-	if (in_call)
+	if (e->in_call) {
 		rp_count(e->res->reasons, &e->res->nr_reasons, "bad input", 1);
-	if (in_call)
 		e->res->skipped++;
-	in_call = false;
+	}
+	e->in_call = false;
 	if (e->set->quiet)
 		return;
 	fprintf(stderr, "%s:%lu: ", e->file, e->line);
@@ -86,8 +84,6 @@ void rp_note(struct rp_engine *e, const char *fmt, ...)
 	rp_count(e->res->notes, &e->res->nr_notes, buf, 1);
 }
 
-static struct rp_task *cur_task;
-
 static void verify(struct rp_engine *e, struct mmp_space *s)
 {
 	int err = mmp_space_verify(s);
@@ -111,9 +107,9 @@ void rp_mismatch(struct rp_engine *e, const char *fmt, ...)
 		va_end(ap);
 	}
 	/* The library answered differently: check the space is still sound. */
-	if (cur_task && e->verify_budget > 0) {
+	if (e->cur && e->cur->proc && e->verify_budget > 0) {
 		e->verify_budget--;
-		verify(e, cur_task->proc->space);
+		verify(e, e->cur->proc->space);
 	}
 }
 
@@ -174,14 +170,21 @@ static void proc_stat(struct rp_engine *e, struct rp_proc *p, bool gone)
 		r->pte_peak = e->tot_pte;
 }
 
+/*
+ * The last task of @p is gone: add its counters (the calls and touches the
+ * replay made; the exit teardown that follows is not counted) and destroy it.
+ */
 static void proc_put(struct rp_engine *e, struct rp_proc *p)
 {
+	struct mmp_phys_stat ps;
 	struct mmp_counters c;
 	double ns = 0;
 
 	if (--p->nr_tasks > 0)
 		return;
 	verify(e, p->space);
+	/* Page tables still in a grace period count once it ends: let it end (rcu_barrier). */
+	mmp_phys_stat(e->phys, &ps);
 	mmp_space_counters(p->space, &c);
 	for (int i = 0; i < MMP_NR_COUNTERS; i++)
 		e->res->counters.v[i] += c.v[i];
@@ -275,8 +278,8 @@ static void task_exit(struct rp_engine *e, struct rp_task *t)
 	}
 	if (e->last_task == t)
 		e->last_task = NULL;
-	if (cur_task == t)
-		cur_task = NULL;
+	if (e->cur == t)
+		e->cur = NULL;
 	task_set_proc(e, t, NULL);
 	rp_worker_stop(t->worker);
 	free(t->pending);
@@ -452,8 +455,8 @@ static void handle_call(struct rp_engine *e, struct rp_task *t, struct rp_line *
 	}
 	r->calls++;
 	e->seq++;
-	in_call = true;
-	cur_task = t;
+	e->in_call = true;
+	e->cur = t;
 	if (is_memory_call(l->name)) {
 		on_task(t, memory_fn, &c);
 		if (t->proc)
@@ -486,7 +489,7 @@ static void handle_call(struct rp_engine *e, struct rp_task *t, struct rp_line *
 	} else {
 		rp_input_error(e, "unknown system call %s", l->name);
 	}
-	in_call = false;
+	e->in_call = false;
 	/* The state at the last call: what exit then tears down is not "the end". */
 	r->vmas_end = e->tot_vmas;
 	r->rss_end = e->tot_rss;
@@ -610,7 +613,6 @@ int rp_replay(struct rp_source *src, const struct rp_config *cfg, const struct r
 	while (e.nr_tasks)
 		task_exit(&e, e.tasks[e.nr_tasks - 1]);
 	free(e.tasks);
-	cur_task = NULL;
 	if (mmp_phys_destroy(e.phys))
 		res->verify = res->verify ? res->verify : -EBUSY;
 	res->host_s = now_s() - t0;

@@ -49,6 +49,8 @@ struct rp_engine {
 	unsigned long line;
 	uint64_t seq;
 	int verify_budget;		/* mmp_space_verify() calls left for mismatches */
+	bool in_call;			/* the line is a call: an input error skips it */
+	struct rp_task *cur;		/* whose call it is */
 };
 
 /* The call being replayed, handed to the task's thread. */

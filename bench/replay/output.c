@@ -179,7 +179,7 @@ void rp_print_json(FILE *f, struct rp_result *res, int n, bool *first)
 				r->cfg->value[k]);
 		fprintf(f, "},\"lines\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"replayed\":%" PRIu64
 			",\"skipped\":%" PRIu64 ",\"mismatches\":%" PRIu64 ",\"bad_input\":%" PRIu64
-			",\"processes\":%" PRIu64 ",\"tasks\":%" PRIu64 ",\"inferred\":%" PRIu64
+			",\"spaces\":%" PRIu64 ",\"tasks\":%" PRIu64 ",\"inferred\":%" PRIu64
 			",\"inferred_bytes\":%" PRIu64 ",\"stood_in\":%" PRIu64
 			",\"pages_touched\":%" PRIu64,
 			r->lines, r->calls, r->replayed, r->skipped, r->mismatches, r->bad_input,
