@@ -8,6 +8,8 @@
                                                  -ff per-process files, replays the same
   check-replay.py REPLAY badinput                broken lines: file:line messages, exit 2,
                                                  the good lines still replay
+  check-replay.py REPLAY processes             fork, clone with and without CLONE_VM, vfork,
+                                                 execve, a child seen before its clone returned
   check-replay.py REPLAY synthetic GEN N         a generated trace of N calls replays exactly
 """
 import json
@@ -192,6 +194,62 @@ def check_synthetic(replay, gen, n):
         print("# %d calls in %.2f s host time" % (n, res[0]["host_s"] if res else 0))
 
 
+PROCESSES = """\
+1 execve("/bin/p", ["p"], 0x7ffc00000000 /* 1 var */) = 0
+1 brk(NULL) = 0x555555558000
+1 brk(0x555555579000) = 0x555555579000
+1 mmap(NULL, 2097152, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000000000
+1 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f0000001000 <unfinished ...>
+2 mmap(0x7f0000000000, 4096, PROT_READ, MAP_PRIVATE|MAP_FIXED|MAP_ANONYMOUS, -1, 0) = 0x7f0000000000
+2 brk(NULL) = 0x555555579000
+2 exit_group(0) = ?
+2 +++ exited with 0 +++
+1 <... clone resumed>) = 2
+1 clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM, child_tid=0x7f0000100910, exit_signal=0, stack=0x7f0000000000, stack_size=0x100000} => {parent_tid=[3]}, 88) = 3
+3 munmap(0x7f0000000000, 4096) = 0
+3 mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7e0000000000
+3 exit(0) = ?
+3 +++ exited with 0 +++
+1 vfork( <unfinished ...>
+4 execve("/bin/q", ["q"], 0x7ffc00000000 /* 1 var */) = 0
+4 brk(NULL) = 0x565555558000
+4 +++ exited with 0 +++
+1 <... vfork resumed>) = 4
+1 --- SIGCHLD {si_signo=SIGCHLD, si_code=CLD_EXITED, si_pid=4, si_status=0} ---
+1 wait4(-1, NULL, 0, NULL) = 4
+1 munmap(0x7f0000000000, 2097152) = 0
+1 exit_group(0) = ?
+1 +++ exited with 0 +++
+"""
+
+
+def check_processes(replay):
+    """fork, a child that exits before its clone returns, a thread, vfork + execve."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "processes.trace")
+        with open(path, "w") as f:
+            f.write(PROCESSES)
+        rc, res, err = replay_json(replay, ["--arch", "all", path])
+        ok(rc == 0, "processes: exit 0 (%d) %s" % (rc, err.strip()[:200]))
+        for r in res:
+            a = r["arch"]
+            ok(r["mismatches"] == 0, "%s: 0 mismatches %s" % (a, r["mismatch_list"][:2]))
+            ok(r["spaces"] == 4, "%s: 4 spaces: first, execve, fork, vfork+execve (%d)" %
+               (a, r["spaces"]))
+            ok(r["tasks"] == 4, "%s: 4 tasks (%d)" % (a, r["tasks"]))
+            ok(r["replayed"] == 14 and r["skipped"] == 4,
+               "%s: 14 calls replayed (%d), exit, exit_group and wait4 skipped (%d)" %
+               (a, r["replayed"], r["skipped"]))
+            ok(r["vmas_end"] == 2, "%s: at the last call, the heap and the thread's mapping (%d)" %
+               (a, r["vmas_end"]))
+            # The thread's munmap of a page its process touched flushes the main CPU too.
+            ipi = r["counters"]["tlb_ipi"]
+            if a in ("arm64",):
+                ok(ipi == 0, "%s: broadcast TLBI, no IPI (%d)" % (a, ipi))
+            else:
+                ok(ipi >= 1, "%s: the thread's munmap sends an IPI (%d)" % (a, ipi))
+
+
 def main():
     replay, mode = sys.argv[1], sys.argv[2]
     if mode == "traces":
@@ -201,6 +259,8 @@ def main():
             check_formats(replay, t)
     elif mode == "badinput":
         check_badinput(replay)
+    elif mode == "processes":
+        check_processes(replay)
     elif mode == "synthetic":
         check_synthetic(replay, sys.argv[3], int(sys.argv[4]))
     print("1..%d" % n_checks)

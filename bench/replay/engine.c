@@ -371,6 +371,21 @@ static void do_clone(struct rp_engine *e, struct rp_task *parent, int pid, bool 
 	rp_source_child(e->src, parent->pid, pid);
 }
 
+/* A child that shows up while its parent's clone is unfinished: create it now. */
+static struct rp_task *early_child(struct rp_engine *e, int pid)
+{
+	for (int i = 0; i < e->nr_tasks; i++) {
+		struct rp_task *p = e->tasks[i];
+
+		if (p->pending && is_clone(p->pending_name) && !p->early_child) {
+			p->early_child = pid;
+			do_clone(e, p, pid, shares_vm(p->pending_name, p->pending));
+			return task_find(e, pid);
+		}
+	}
+	return NULL;
+}
+
 /* A line from a pid the trace has not introduced. */
 static struct rp_task *task_get(struct rp_engine *e, int pid)
 {
@@ -382,18 +397,9 @@ static struct rp_task *task_get(struct rp_engine *e, int pid)
 		e->seen_root = true;
 		return task_new(e, pid, proc_new(e), false);
 	}
-	/* A child that shows up while its parent's clone is unfinished. */
-	for (int i = 0; i < e->nr_tasks; i++) {
-		struct rp_task *p = e->tasks[i];
-
-		if (p->pending && is_clone(p->pending_name) && !p->early_child) {
-			p->early_child = pid;
-			do_clone(e, p, pid, shares_vm(p->pending_name, p->pending));
-			t = task_find(e, pid);
-			if (t)
-				return t;
-		}
-	}
+	t = early_child(e, pid);
+	if (t)
+		return t;
 	rp_note(e, "task of unknown origin: a new empty space");
 	return task_new(e, pid, proc_new(e), false);
 }
@@ -457,7 +463,10 @@ static void handle_call(struct rp_engine *e, struct rp_task *t, struct rp_line *
 	e->seq++;
 	e->in_call = true;
 	e->cur = t;
-	if (is_memory_call(l->name)) {
+	if (!t->proc && strcmp(l->name, "execve")) {
+		/* Its space could not be created (out of memory): nothing to replay on. */
+		rp_skip(e, "task without a space");
+	} else if (is_memory_call(l->name)) {
 		on_task(t, memory_fn, &c);
 		if (t->proc)
 			proc_stat(e, t->proc, false);
@@ -546,7 +555,10 @@ static void line(struct rp_engine *e, char *s, int default_pid)
 		rp_input_error(e, "%s", l.why);
 		return;
 	case RP_EXIT:
+		/* A child may exit before its parent's clone returns. */
 		t = task_find(e, l.pid);
+		if (!t)
+			t = early_child(e, l.pid);
 		if (t)
 			task_exit(e, t);
 		return;
