@@ -104,6 +104,13 @@ def check_formats(replay, trace):
             ok(rc == 0 and res and res[0]["replayed"] == base[0]["replayed"] and
                res[0]["counters"] == base[0]["counters"],
                "%s without pids, -ttt and -T: the same replay" % name)
+        bracket = os.path.join(d, "bracket.trace")
+        with open(bracket, "w") as f:
+            for line in open(trace):
+                f.write(re.sub(r"^(\d+) ", lambda m: "[pid %5s] " % m.group(1), line))
+        rc, res, err = replay_json(replay, ["--touch", "first", bracket])
+        ok(rc == 0 and res and res[0]["counters"] == base[0]["counters"],
+           "%s with [pid N] prefixes (strace to a terminal): the same replay" % name)
         prefix = os.path.join(d, "ff")
         split_ff(trace, prefix)
         rc, res, err = replay_json(replay, ["--touch", "first", prefix])
