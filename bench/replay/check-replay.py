@@ -164,11 +164,14 @@ def check_badinput(replay):
         for lineno, msg in expect:
             ok(re.search(r"%s:%d: .*%s" % (re.escape(path), lineno, re.escape(msg)), err),
                "bad input: %s at line %d" % (msg, lineno))
-        ok(err.count(path + ":") == len(expect), "bad input: messages printed once, not per back end")
+        ok(err.count(path + ":") == len(expect),
+           "bad input: messages printed once, not per back end")
         good_calls = len(GOOD) + len(BAD) + len(TAIL) - 1
         for r in res:
-            ok(r["bad_input"] == len(expect), "%s: %d bad inputs counted" % (r["arch"], len(expect)))
-            ok(r["mismatches"] == 0 and r["verify"] == "ok", "%s: the rest replays cleanly" % r["arch"])
+            ok(r["bad_input"] == len(expect),
+               "%s: %d bad inputs counted" % (r["arch"], len(expect)))
+            ok(r["mismatches"] == 0 and r["verify"] == "ok",
+               "%s: the rest replays cleanly" % r["arch"])
             ok(r["replayed"] == good_calls, "%s: the %d good calls replayed (%d)" %
                (r["arch"], good_calls, r["replayed"]))
         rc, out, err = run(replay, [os.path.join(d, "missing")])

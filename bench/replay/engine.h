@@ -61,7 +61,8 @@ struct rp_ctx {
 };
 
 /* engine.c */
-void rp_input_error(struct rp_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rp_input_error(struct rp_engine *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 void rp_mismatch(struct rp_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rp_skip(struct rp_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rp_note(struct rp_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
