@@ -599,7 +599,12 @@ int rp_replay(struct rp_source *src, const struct rp_config *cfg, const struct r
 	memset(res, 0, sizeof(*res));
 	res->trace = trace;
 	res->cfg = cfg;
-	err = mmp_phys_create(set->phys_bytes, &e.phys);
+	/* The reservation is lazy, but a host (or qemu-user) may refuse a large one: halve it. */
+	for (uint64_t bytes = set->phys_bytes; ; bytes /= 2) {
+		err = mmp_phys_create(bytes, &e.phys);
+		if (err != -ENOMEM || bytes <= (256ULL << 20) || bytes % (8ULL << 20))
+			break;
+	}
 	if (err) {
 		res->error = err;
 		return err;
