@@ -271,6 +271,28 @@ void rp_parse_line(char *s, int default_pid, struct rp_line *out)
 	}
 }
 
+bool rp_line_time(const char *s, double *ts)
+{
+	size_t tok;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (!strncmp(s, "[pid", 4)) {
+		s = strchr(s, ']');
+		if (!s)
+			return false;
+		s++;
+	} else {
+		tok = strcspn(s, " ");
+		if (s[tok] == ' ' && all_digits(s, tok))
+			s += tok;
+	}
+	while (*s == ' ')
+		s++;
+	tok = strcspn(s, " ");
+	return s[tok] == ' ' && is_timestamp(s, tok, ts);
+}
+
 bool rp_parse_u64(const char *s, uint64_t *v)
 {
 	char *end;

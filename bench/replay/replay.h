@@ -49,6 +49,8 @@ struct rp_line {
 
 /* Parse @s (modified in place); @default_pid for -ff files, whose lines carry none. */
 void rp_parse_line(char *s, int default_pid, struct rp_line *out);
+/* The timestamp (-t, -tt, -ttt) of line @s, which is left as it is. */
+bool rp_line_time(const char *s, double *ts);
 /* Parse a whole call "name(args) = ret" (an unfinished start joined with its rest). */
 void rp_parse_call(char *s, struct rp_line *out);
 
@@ -68,7 +70,8 @@ struct rp_source;
 /*
  * Open a trace: one file (strace -f -o FILE, or a single process), or the
  * per-process files of strace -ff -o PREFIX (PREFIX.PID, given as PREFIX or
- * as all the files). Returns NULL with a message on error.
+ * as all the files), merged by timestamp when every line has one. Returns
+ * NULL with a message on error.
  */
 struct rp_source *rp_source_open(char **paths, int nr_paths);
 void rp_source_close(struct rp_source *src);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The lines of one trace in the order to replay them. One file is read as it
- * is. The per-process files of strace -ff carry no order between processes:
- * a child's file is read whole right where its parent's clone returned, which
- * is exact for fork (the spaces are separate from then on) and runs a
- * thread's calls before the rest of its process (record threads with -f into
- * one file to keep their interleaving).
+ * is. The per-process files of strace -ff are merged by timestamp when every
+ * line has one (-t, -tt, -ttt), so threads interleave as they ran. Without
+ * timestamps nothing orders the processes: a child's file is read whole
+ * right where its parent's clone returned, which is exact for fork (the
+ * spaces are separate from then on) and runs a thread's calls before the rest
+ * of its process.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -23,6 +24,11 @@ struct rp_file {
 	FILE *f;
 	unsigned long lineno;
 	bool started, done;
+	/* Merging by time: the file's next line, read ahead. */
+	char *peek;
+	size_t peek_cap;
+	bool has_peek;
+	double peek_ts;
 };
 
 struct rp_source {
@@ -31,6 +37,7 @@ struct rp_source {
 	struct rp_file *files;
 	int *stack;		/* files being read, the innermost last */
 	int depth;
+	bool by_time;		/* -ff with timestamps on every line */
 	char *buf;
 	size_t cap;
 };
@@ -156,6 +163,7 @@ void rp_source_close(struct rp_source *src)
 		if (src->files[i].f)
 			fclose(src->files[i].f);
 		free(src->files[i].path);
+		free(src->files[i].peek);
 	}
 	free(src->files);
 	free(src->stack);
@@ -164,12 +172,39 @@ void rp_source_close(struct rp_source *src)
 	free(src);
 }
 
+/* Read @f's next line into its peek buffer; false at its end. */
+static bool peek(struct rp_file *f)
+{
+	if (f->has_peek)
+		return true;
+	if (f->done || getline(&f->peek, &f->peek_cap, f->f) < 0) {
+		f->done = true;
+		return false;
+	}
+	f->has_peek = true;
+	/* A line without a time (a blank one) keeps the file's last. */
+	rp_line_time(f->peek, &f->peek_ts);
+	return true;
+}
+
 void rp_source_rewind(struct rp_source *src)
 {
+	src->by_time = src->nr > 1;
 	for (int i = 0; i < src->nr; i++) {
+		struct rp_file *f = &src->files[i];
+		double ts;
+
+		rewind(f->f);
+		f->lineno = 0;
+		f->started = f->done = f->has_peek = false;
+		f->peek_ts = 0;
+		/* Every file's first line must carry a time to merge by it. */
+		if (src->by_time && (!peek(f) || !rp_line_time(f->peek, &ts)))
+			src->by_time = false;
+	}
+	for (int i = 0; i < src->nr && !src->by_time; i++) {
 		rewind(src->files[i].f);
-		src->files[i].lineno = 0;
-		src->files[i].started = src->files[i].done = false;
+		src->files[i].done = src->files[i].has_peek = false;
 	}
 	src->depth = 0;
 }
@@ -185,9 +220,44 @@ static void push(struct rp_source *src, int i)
 	src->stack[src->depth++] = i;
 }
 
+/* The earliest next line of all files: ties go to the lower pid. */
+static bool next_by_time(struct rp_source *src, char **line, int *default_pid, const char **file,
+			 unsigned long *lineno)
+{
+	struct rp_file *best = NULL;
+
+	for (int i = 0; i < src->nr; i++) {
+		struct rp_file *f = &src->files[i];
+
+		if (peek(f) && (!best || f->peek_ts < best->peek_ts))
+			best = f;
+	}
+	if (!best)
+		return false;
+	/* Hand the line out; the next call reads ahead into the other buffer. */
+	{
+		char *tmp = src->buf;
+		size_t cap = src->cap;
+
+		src->buf = best->peek;
+		src->cap = best->peek_cap;
+		best->peek = tmp;
+		best->peek_cap = cap;
+	}
+	best->has_peek = false;
+	best->lineno++;
+	*line = src->buf;
+	*default_pid = best->pid;
+	*file = best->path;
+	*lineno = best->lineno;
+	return true;
+}
+
 bool rp_source_next(struct rp_source *src, char **line, int *default_pid, const char **file,
 		    unsigned long *lineno)
 {
+	if (src->by_time)
+		return next_by_time(src, line, default_pid, file, lineno);
 	for (;;) {
 		struct rp_file *f;
 
@@ -219,7 +289,7 @@ bool rp_source_next(struct rp_source *src, char **line, int *default_pid, const 
 void rp_source_child(struct rp_source *src, int parent, int child)
 {
 	(void)parent;
-	if (src->nr < 2)
+	if (src->nr < 2 || src->by_time)
 		return;
 	for (int i = 0; i < src->nr; i++)
 		if (src->files[i].pid == child && !src->files[i].started)
