@@ -273,6 +273,20 @@ def check_processes(replay):
                 ok(ipi == 0, "%s: broadcast TLBI, no IPI (%d)" % (a, ipi))
             else:
                 ok(ipi >= 1, "%s: the thread's munmap sends an IPI (%d)" % (a, ipi))
+        csv = os.path.join(d, "series.csv")
+        rc, res, err = replay_json(replay, ["--arch", "arm64", "--csv", csv, path])
+        rows = [l.split(",") for l in open(csv).read().splitlines()]
+        ok(rows[0] == ["trace", "config", "call", "where", "syscall", "vmas", "rss_bytes",
+                       "vmpte_bytes"], "--csv: the header")
+        ok(len(rows) == 1 + res[0]["calls"], "--csv: a row per call (%d)" % (len(rows) - 1))
+        last = rows[-1]
+        ok(last[4] == "exit_group" and int(last[5]) == res[0]["vmas_end"] and
+           int(last[6]) == res[0]["rss_end"] and int(last[7]) == res[0]["vmpte_end"],
+           "--csv: the last row is the state at the last call")
+        # A peak may fall between two calls (a fork inside an unfinished clone).
+        ok(max(int(r[5]) for r in rows[1:]) <= res[0]["vmas_peak"] and
+           max(int(r[6]) for r in rows[1:]) <= res[0]["rss_peak"] and
+           max(int(r[7]) for r in rows[1:]) > 0, "--csv: its maxima are within the peaks")
 
 
 def main():

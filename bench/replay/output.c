@@ -173,6 +173,11 @@ void rp_print_json(FILE *f, struct rp_result *res, int n, bool *first)
 		bench_json_string(f, r->cfg->arch);
 		fputs(",\"config\":", f);
 		bench_json_string(f, r->cfg->label);
+		fputs(",\"thp\":", f);
+		bench_json_string(f, r->cfg->thp < 0 ? "default" :
+				  r->cfg->thp == MMP_THP_NEVER ? "never" :
+				  r->cfg->thp == MMP_THP_MADVISE ? "madvise" :
+				  r->cfg->thp_all_orders ? "always-mthp" : "always");
 		fputs(",\"opts\":{", f);
 		for (int k = 0; k < r->cfg->nr_opts; k++)
 			fprintf(f, "%s\"%s\":%ld", k ? "," : "", rp_opt_name(r->cfg->opt[k]),
