@@ -341,6 +341,8 @@ static void do_clone(struct rp_engine *e, struct rp_task *parent, int pid, bool 
 		rp_note(e, "clone child already known");
 		return;
 	}
+	if (!p)
+		return;		/* a parent without a space: its child comes up as unknown */
 	if (!vm) {
 		struct fork_op op = { p->space, NULL, 0 };
 
