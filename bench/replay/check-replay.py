@@ -195,6 +195,12 @@ def check_badinput(replay):
         ok(rc == 2 and "no_such_opt" in err, "an unknown --opt: exit 2")
         rc, out, err = run(replay, ["--touch", "sometimes", path])
         ok(rc == 2, "a bad --touch: exit 2")
+        rc, out, err = run(replay, ["--bogus", path])
+        ok(rc == 2 and "unknown option '--bogus'" in err, "an unknown option: exit 2, named")
+        rc, out, err = run(replay, ["--arch", "sparc", path])
+        ok(rc == 2 and "no back end 'sparc'" in err, "an unknown back end: exit 2, named")
+        rc, out, err = run(replay, [path, "--touch"])
+        ok(rc == 2 and "'--touch' needs a value" in err, "an option without its value: exit 2")
     # A mismatch is exit 1: a mapping over one the trace never unmapped.
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "mismatch.trace")

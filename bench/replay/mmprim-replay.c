@@ -145,6 +145,7 @@ int main(int argc, char **argv)
 	int nr_archs = 0, nr_settings = 0, nr_cfgs, thp = -1, status = 0, c;
 	bool json = false, first = true, thp_all = false;
 
+	opterr = 0;	/* our own message, as the other tools' */
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
@@ -154,7 +155,7 @@ int main(int argc, char **argv)
 			} else if (arch_valid(optarg) && nr_archs < 16) {
 				archs[nr_archs++] = optarg;
 			} else {
-				fprintf(stderr, "mmprim-replay: unknown back end %s\n", optarg);
+				fprintf(stderr, "mmprim-replay: no back end '%s'\n", optarg);
 				return 2;
 			}
 			break;
@@ -211,6 +212,12 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
+			/* A known long option without its value, or an unknown option. */
+			if (optopt && strchr("aotTcp", optopt) && !strncmp(argv[optind - 1], "--", 2))
+				fprintf(stderr, "mmprim-replay: option '%s' needs a value\n",
+					argv[optind - 1]);
+			else
+				fprintf(stderr, "mmprim-replay: unknown option '%s'\n", argv[optind - 1]);
 			usage(stderr);
 			return 2;
 		}
