@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Run `mmprim-seeds ... --json` several times and compare the runs.
+
+usage: check-seeds-repeat.py RUNS MMPRIM_SEEDS ARGS...
+
+Counters are exact: every counter of every (seed, arch, case) object must be
+identical in every run, field by field. Exit 0 when all holds, 1 otherwise.
+"""
+import json
+import subprocess
+import sys
+
+
+def fail(msg):
+    print(f"check-seeds-repeat: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        fail(f"{' '.join(cmd)} exited with {p.returncode}")
+    objs = {}
+    for n, line in enumerate(p.stdout.splitlines(), 1):
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            fail(f"line {n}: not JSON ({e}): {line[:200]}")
+        key = (obj.get("seed"), obj.get("arch"), obj.get("case"))
+        if key in objs:
+            fail(f"line {n}: {key} printed twice")
+        objs[key] = obj
+    if not objs:
+        fail("no output")
+    return objs
+
+
+def check_counters(first, other, r):
+    if set(first) != set(other):
+        fail(f"run {r} printed other cases: {sorted(set(first) ^ set(other), key=str)}")
+    bad = 0
+    for key, obj in first.items():
+        for side in ("baseline", "optimized"):
+            a = obj[side]["counters"]
+            b = other[key][side]["counters"]
+            for name in sorted(set(a) | set(b)):
+                if a.get(name) != b.get(name):
+                    print(f"not ok {key} {side}.{name}: run 1 {a.get(name)}, "
+                          f"run {r} {b.get(name)}")
+                    bad += 1
+    return bad
+
+
+def main():
+    if len(sys.argv) < 3:
+        fail("usage: check-seeds-repeat.py RUNS MMPRIM_SEEDS ARGS...")
+    runs = int(sys.argv[1])
+    cmd = sys.argv[2:]
+    if "--json" not in cmd:
+        cmd.append("--json")
+    results = [run(cmd) for _ in range(runs)]
+    bad = 0
+    for r in range(1, runs):
+        bad += check_counters(results[0], results[r], r + 1)
+    if bad:
+        fail(f"{bad} counters differ between runs")
+    print(f"ok: {len(results[0])} cases, counters identical in {runs} runs")
+
+
+if __name__ == "__main__":
+    main()
