@@ -152,6 +152,8 @@ static int acs_processes(const struct mmp_seed_opts *opts, const char *arch,
 	phys_bytes = (2 * region * n + 16 * BENCH_MIB + 4 * BENCH_MIB - 1) & ~(4 * BENCH_MIB - 1);
 	err = mmp_phys_create(phys_bytes, &phys);
 	if (!err)
+		err = bench_phys_warm(phys);
+	if (!err)
 		err = mmp_space_create(phys, &cfg, &parent);
 	if (!err)
 		err = mmp_mmap(parent, 0, region * n + MMP_PMD_SIZE, RW, 0, &a);

@@ -219,7 +219,7 @@ static int measure(struct hc_run *h, int p)
 		if (err)
 			return err;
 	}
-	/* One warm-up trial: the host reserves phys lazily. */
+	/* One warm-up trial: caches, branch predictors, the allocator's lists. */
 	{
 		struct hc_trial t = { .order = 0, .variant = h->variants[0], .nbhd = h->nbhd };
 		struct hc_sample s;

@@ -324,6 +324,8 @@ static int lazyfree_arch(const struct mmp_seed_opts *opts, const char *arch)
 	/* One mapping at a time, its tables, and room for a fallback to small pages. */
 	int err = mmp_phys_create(2 * bytes, &phys);
 
+	if (!err)
+		err = bench_phys_warm(phys);
 	for (size_t i = 0; !err && i < sizeof(lf_cases) / sizeof(lf_cases[0]); i++)
 		err = lf_case_run(opts, arch, phys, &lf_cases[i]);
 	if (phys)

@@ -227,6 +227,8 @@ static int mremap_arch(const struct mmp_seed_opts *opts, const char *arch)
 	struct mmp_phys *phys = NULL;
 	int err = mmp_phys_create(64 * BENCH_MIB, &phys);
 
+	if (!err)
+		err = bench_phys_warm(phys);
 	for (size_t i = 0; !err && i < sizeof(mr_cases) / sizeof(mr_cases[0]); i++)
 		err = mr_case_run(opts, arch, phys, &mr_cases[i]);
 	if (phys)

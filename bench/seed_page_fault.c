@@ -70,6 +70,9 @@ static int page_fault_arch(const struct mmp_seed_opts *opts, const char *arch)
 	err = mmp_phys_create(2 * bytes, &phys);
 	if (err)
 		return err;
+	err = bench_phys_warm(phys);
+	if (err)
+		goto out_phys;
 	err = bench_env_create(&base_env, phys, 0, arch, 0);
 	if (err)
 		goto out_phys;
