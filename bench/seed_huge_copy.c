@@ -254,6 +254,8 @@ static int measure(struct hc_run *h, int p)
 		}
 	}
 	/* Calibrate on until every level's median is known within HC_STABLE, or give up. */
+	if (h->opts->deterministic)
+		hc_calib_finish(&h->calib[p], &cal);	/* none: every level absent */
 	for (int extra = 0; !err && !h->opts->deterministic; extra++) {
 		hc_calib_finish(&h->calib[p], &cal);
 		if (h->calib[p].stable || extra == (h->opts->quick ? HC_CALIB_EXTRA / 4 : HC_CALIB_EXTRA))
