@@ -48,11 +48,13 @@ def main():
     p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     if p.returncode != 0:
         fail(f"{' '.join(cmd)} exited with {p.returncode}")
-    check_lines(cmd, p.stdout.splitlines())
+    for line in check_lines(cmd, p.stdout.splitlines()):
+        print(line)
 
 
 def check_lines(cmd, lines):
-    """Check the objects of one run of CMD; fail() on the first fault."""
+    """Check the objects of one run of CMD; fail() on the first fault, else one line each."""
+    out = []
     want_seed = cmd[1] if len(cmd) > 1 and cmd[1] != "all" else None
     quick = "--quick" in cmd
     if not lines:
@@ -101,8 +103,9 @@ def check_lines(cmd, lines):
             fail(f"{where}: verdict {verdict!r} from {samples} samples")
         if (verdict is None) != (obj.get("claim") is None):
             fail(f"{where}: a claim without a verdict or a verdict without a claim")
-        print(f"ok {seed} [{arch}]: ratio {ratio:.2f}x [{ci[0]:.2f}, {ci[1]:.2f}], "
-              f"{samples} samples, {verdict or 'no claim'}")
+        out.append(f"ok {seed} [{arch}]: ratio {ratio:.2f}x [{ci[0]:.2f}, {ci[1]:.2f}], "
+                   f"{samples} samples, {verdict or 'no claim'}")
+    return out
 
 
 if __name__ == "__main__":

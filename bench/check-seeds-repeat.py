@@ -4,12 +4,22 @@
 
 usage: check-seeds-repeat.py RUNS MMPRIM_SEEDS ARGS...
 
-Counters are exact: every counter of every (seed, arch, case) object must be
-identical in every run, field by field. Exit 0 when all holds, 1 otherwise.
+Each run must pass check-seeds-json.py's checks. Counters are exact: every
+counter of every (seed, arch, case) object must be identical in every run,
+field by field. Verdicts may be inconclusive, but never "met" in one run and
+"not met" in another. Exit 0 when all holds, 1 otherwise.
 """
+import importlib.util
 import json
+import os
 import subprocess
 import sys
+
+_spec = importlib.util.spec_from_file_location(
+    "check_seeds_json", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                     "check-seeds-json.py"))
+check_seeds_json = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(check_seeds_json)
 
 
 def fail(msg):
@@ -21,6 +31,7 @@ def run(cmd):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     if p.returncode != 0:
         fail(f"{' '.join(cmd)} exited with {p.returncode}")
+    check_seeds_json.check_lines(cmd, p.stdout.splitlines())
     objs = {}
     for n, line in enumerate(p.stdout.splitlines(), 1):
         try:
@@ -52,6 +63,19 @@ def check_counters(first, other, r):
     return bad
 
 
+def check_verdicts(results):
+    bad = 0
+    for key in results[0]:
+        seen = {r + 1: res[key].get("verdict") for r, res in enumerate(results)}
+        decided = set(seen.values()) & {"met", "not met"}
+        if len(decided) > 1:
+            print(f"not ok {key}: verdicts contradict between runs: {seen}")
+            bad += 1
+        else:
+            print(f"ok {key}: verdicts {', '.join(str(v) for v in seen.values())}")
+    return bad
+
+
 def main():
     if len(sys.argv) < 3:
         fail("usage: check-seeds-repeat.py RUNS MMPRIM_SEEDS ARGS...")
@@ -65,7 +89,10 @@ def main():
         bad += check_counters(results[0], results[r], r + 1)
     if bad:
         fail(f"{bad} counters differ between runs")
-    print(f"ok: {len(results[0])} cases, counters identical in {runs} runs")
+    if check_verdicts(results):
+        fail("a verdict was met in one run and not met in another")
+    print(f"ok: {len(results[0])} cases, counters identical and verdicts consistent "
+          f"in {runs} runs")
 
 
 if __name__ == "__main__":

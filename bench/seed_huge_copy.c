@@ -576,8 +576,8 @@ static void print_header(const struct hc_run *h)
 {
 	char a[32], b[32], c[32];
 
-	printf("huge-copy [%s]: the seed copies the sub-page a COW fault is about last, so it is "
-	       "cache hot\n", h->arch);
+	printf("huge-copy [%s]%s: the seed copies the sub-page a COW fault is about last, so it is "
+	       "cache hot\n", h->arch, mmp_seed_quick_tag(h->opts));
 	printf("  (Huang Ying, 2018; vm-scalability anon-cow-seq +16.6%% with 36 processes on a "
 	       "2-socket Xeon E5-2699 v3: see `mmprim-seeds anon-cow-seq`)\n");
 	printf("  host: PU %d, L1d %s, L2 %s, LLC (L%d) %s; ", h->topo.main_pu,
