@@ -111,6 +111,11 @@ const char *hc_class_name(enum hc_class c);
 const char *hc_calib_class_name(const struct hc_calib *c, enum hc_class k, char *buf, size_t len);
 /* The boundary between the class of L2 and the next class up; NAN when none. */
 double hc_hot_limit(const struct hc_calib *c);
+/*
+ * Reads surely slower than L1/L2: the lowest end of the intervals of the levels
+ * above the class of L2, and at least hc_hot_limit(); NAN when none.
+ */
+double hc_cold_limit(const struct hc_calib *c);
 /* The calibration as a JSON object into @buf; the characters written. */
 size_t hc_calib_json(const struct hc_calib *c, char *buf, size_t len);
 /* How much of the victim is still in L2 after something ran: 0..1 from the chase time. */

@@ -218,6 +218,17 @@ double hc_hot_limit(const struct hc_calib *c)
 	return sqrt(top * next);
 }
 
+double hc_cold_limit(const struct hc_calib *c)
+{
+	int hot = isnan(c->read_ns[HC_L2]) ? c->group[HC_L1] : c->group[HC_L2];
+	double limit = hc_hot_limit(c), lo = INFINITY;
+
+	for (int i = 0; i < HC_NR_CLASSES; i++)
+		if (!isnan(c->read_ns[i]) && c->group[i] > hot)
+			lo = fmin(lo, c->read_lo[i]);
+	return isnan(limit) ? NAN : fmax(limit, lo);
+}
+
 static size_t json_num(char *buf, size_t len, double v)
 {
 	return isfinite(v) ? (size_t)snprintf(buf, len, "%.1f", v) : (size_t)snprintf(buf, len, "null");
@@ -243,6 +254,8 @@ size_t hc_calib_json(const struct hc_calib *c, char *buf, size_t len)
 	}
 	ADD("},\"hot_limit_ns\":");
 	NUM(hc_hot_limit(c));
+	ADD(",\"cold_limit_ns\":");
+	NUM(hc_cold_limit(c));
 	ADD("}");
 #undef ADD
 #undef NUM

@@ -156,15 +156,17 @@ static void copy_ci(const struct hc_run *h, int p, int v, int o, struct bench_ci
 }
 
 /*
- * The claim "the target is read from L1/L2 at every n": for each target the
- * interval of its median read time must lie below the boundary between L2 and
- * the next level up. @miss gets the targets that are not, or not surely.
+ * The claim "the target is read from L1/L2 at every n": met for a target when
+ * the interval of its median read time lies below the boundary between L2 and
+ * the next level up, not met when it lies above the calibrated interval of that
+ * level too (a load that slows every read must not turn hot into cold),
+ * inconclusive between. @miss gets the targets that are not, or not surely.
  */
 static enum bench_verdict target_hot(const struct hc_run *h, int p, int v, int o, char *miss,
 				     size_t len)
 {
 	enum bench_verdict all = BENCH_NO_CLAIM;
-	double limit = hc_hot_limit(&h->calib[p]);
+	double limit = hc_hot_limit(&h->calib[p]), cold = hc_cold_limit(&h->calib[p]);
 	size_t off = 0;
 
 	miss[0] = 0;
@@ -175,6 +177,8 @@ static enum bench_verdict target_hot(const struct hc_run *h, int p, int v, int o
 
 		bench_median_ci(vals, k < 0 ? 0 : k, &m, &lo, &hi);
 		one = isnan(limit) ? BENCH_INCONCLUSIVE : bench_verdict_below(lo, hi, k, limit);
+		if (one == BENCH_NOT_MET && !(lo > cold))
+			one = BENCH_INCONCLUSIVE;
 		if (one != BENCH_MET && off < len)
 			off += snprintf(miss + off, len - off, " n=%s%s", target_names[t],
 					one == BENCH_NOT_MET ? "" : "?");
@@ -292,7 +296,8 @@ static void print_calibration(const struct hc_run *h, int p)
 		       c->read_lo[i], c->read_hi[i], hc_calib_class_name(c, i, name, sizeof(name)),
 		       c->group[i] != i ? " (merged: not told apart from the level below)" : "");
 	}
-	printf("    target counted as at L1/L2 below %.0f ns\n", hc_hot_limit(c));
+	printf("    target counted as at L1/L2 below %.0f ns, as surely not above %.0f ns\n",
+	       hc_hot_limit(c), hc_cold_limit(c));
 	if (h->have_victim)
 		printf("    victim chase (%zu lines): %.0f us hot, %.0f us after chasing 2 x L2 "
 		       "of other lines\n",

@@ -41,7 +41,7 @@
 #define RF_PIN		16
 #define RF_MAX_READERS	3
 #define RF_BAR		52		/* bpftrace's bar width */
-#define RF_BUDGET	1.0		/* seconds of the 2 MiB loop per case */
+#define RF_BUDGET	5.0		/* seconds of the 2 MiB loop per case: 1000s of munmaps */
 #define RF_BUDGET_QUICK	0.15
 
 #define RF_MIN(a, b)	((a) < (b) ? (a) : (b))
@@ -59,6 +59,8 @@ static const char *const rf_workload_names[RF_NR_WORKLOADS] = {
 struct rf_side {
 	uint64_t *ns;		/* one latency per munmap */
 	size_t n, cap;
+	size_t *block;		/* where each turn of this path starts in ns */
+	size_t nblocks, bcap;
 	double busy_s;		/* whole iterations: map, touch, munmap */
 	uint64_t tables;	/* page tables unlinked by the munmaps (VmPTE drop) */
 	struct mmp_counters c;	/* summed around each munmap */
@@ -316,9 +318,26 @@ static struct rf_stats rf_stats(struct rf_side *side)
 	};
 }
 
-/* The @pct percentile ratio baseline / optimized with its interval. */
+/* A turn of this path begins at the next sample. */
+static int rf_block(struct rf_side *side)
+{
+	if (side->nblocks == side->bcap) {
+		size_t cap = side->bcap ? side->bcap * 2 : 64;
+		size_t *p = realloc(side->block, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		side->block = p;
+		side->bcap = cap;
+	}
+	side->block[side->nblocks++] = side->n;
+	return 0;
+}
+
+/* The @pct percentile ratio baseline / optimized, with a block-bootstrap interval. */
 static void rf_ci(const struct rf_side *side, double pct, struct bench_ci *ci)
 {
+	struct bench_blocks b[2];
 	double *v[2];
 
 	for (int k = 0; k < 2; k++) {
@@ -327,8 +346,10 @@ static void rf_ci(const struct rf_side *side, double pct, struct bench_ci *ci)
 			abort();
 		for (size_t i = 0; i < side[k].n; i++)
 			v[k][i] = (double)side[k].ns[i];
+		b[k] = (struct bench_blocks){ .v = v[k], .n = side[k].n, .start = side[k].block,
+					      .nblocks = side[k].nblocks };
 	}
-	bench_pct_ratio_ci(v[0], side[0].n, v[1], side[1].n, pct, ci);
+	bench_block_pct_ratio_ci(&b[0], &b[1], pct, ci);
 	free(v[0]);
 	free(v[1]);
 }
@@ -356,8 +377,8 @@ static int rf_case(struct rf_ctx *x, enum rf_workload wl, int nr_readers)
 	struct mmp_seed_result base = { .label = "synchronize_rcu" }, opt = { .label = "call_rcu" };
 	struct rf_side side[2] = { 0 };		/* 0: baseline, 1: optimized */
 	const double budget = opts->quick ? RF_BUDGET_QUICK : RF_BUDGET;
-	/* Whole iterations per side: stress-ng's are thousands of munmaps each. */
-	const int min_iters = wl == RF_STRESSNG ? (opts->quick ? 2 : 3) : BENCH_MIN_SAMPLES;
+	/* Turns per side, the units of the intervals: one iteration, 16 of the loop. */
+	const size_t min_turns = BENCH_MIN_SAMPLES;
 	struct rf_readers readers = { 0 };
 	struct mmp_seed_claim claim = { 0 };
 	struct bench_ci ci50, ci99, *ci;
@@ -378,17 +399,19 @@ static int rf_case(struct rf_ctx *x, enum rf_workload wl, int nr_readers)
 		err = rf_readers_start(&readers, s, nr_readers);
 	/*
 	 * The paths alternate, in blocks (16 iterations of the 2 MiB loop), so
-	 * that drift of the host hits both alike; at least min_iters each, and
+	 * that drift of the host hits both alike; at least min_turns each, and
 	 * for the loop until the budget is spent.
 	 */
 	t0 = bench_now();
 	for (int i = 0; !err; i++) {
 		int v = i & 1;
 
-		if (side[0].iters >= min_iters && side[1].iters >= min_iters && !v &&
+		if (side[0].nblocks >= min_turns && side[1].nblocks >= min_turns && !v &&
 		    (wl != RF_LOOP || bench_now() - t0 >= budget))
 			break;
 		err = mmp_space_set_opt(s, MMP_OPT_RCU_TABLE_FREE, v);
+		if (!err)
+			err = rf_block(&side[v]);
 		for (int k = 0; k < (wl == RF_LOOP ? 16 : 1) && !err; k++)
 			err = rf_iteration(x, wl, &side[v]);
 	}
@@ -402,6 +425,9 @@ static int rf_case(struct rf_ctx *x, enum rf_workload wl, int nr_readers)
 	if (err)
 		goto out;
 
+	/* Intervals first: rf_stats() sorts the samples out of their turns. */
+	rf_ci(side, 50, &ci50);
+	rf_ci(side, 99, &ci99);
 	/* Readers' pins are no munmap's work, and how often they race depends on timing. */
 	for (int v = 0; v < 2; v++) {
 		side[v].one.v[MMP_C_GUP_FAST] = side[v].one.v[MMP_C_GUP_FAST_BACKOFF] = 0;
@@ -409,8 +435,6 @@ static int rf_case(struct rf_ctx *x, enum rf_workload wl, int nr_readers)
 		side[v].tables = side[v].one_tables;
 		st[v] = rf_stats(&side[v]);
 	}
-	rf_ci(side, 50, &ci50);
-	rf_ci(side, 99, &ci99);
 	/* No p99 from fewer than BENCH_MIN_P99 munmaps a side: the figure is p50 then. */
 	ci = st[0].have_p99 && st[1].have_p99 ? &ci99 : &ci50;
 	base.seconds = (ci == &ci99 ? st[0].p99 : st[0].p50) * 1e-9;
@@ -419,13 +443,19 @@ static int rf_case(struct rf_ctx *x, enum rf_workload wl, int nr_readers)
 	opt.counters = side[1].c;
 	snprintf(name, sizeof(name), "%s %s", rf_workload_names[wl],
 		 nr_readers ? "with readers" : "alone");
-	if (nr_readers) {
+	/*
+	 * The target holds for munmaps that free tables: with 4K random munmaps
+	 * fewer than 1 in 500 does, and the percentiles are of the others.
+	 */
+	if (nr_readers && wl != RF_STRESSNG) {
 		/* "No worse" within 5%: equal paths must not flip between met and not met. */
 		claim.what = "p50 no worse (>= 0.95x), p99 >= 2x";
 		claim.published = "tail 68 -> 29 in [512K, 1M)";
 		claim.verdict = bench_verdict_and(bench_verdict_at_least(&ci50, 0.95),
-						  ci == &ci99 ? bench_verdict_at_least(&ci99, 2.0)
-							      : BENCH_INCONCLUSIVE);
+						  st[0].n >= BENCH_DECIDE_P99 &&
+						  st[1].n >= BENCH_DECIDE_P99 ?
+						  bench_verdict_at_least(&ci99, 2.0) :
+						  BENCH_INCONCLUSIVE);
 	}
 
 	if (!opts->json) {
@@ -499,8 +529,10 @@ static int rf_case(struct rf_ctx *x, enum rf_workload wl, int nr_readers)
 	if (!opts->json)
 		putchar('\n');
 out:
-	free(side[0].ns);
-	free(side[1].ns);
+	for (int v = 0; v < 2; v++) {
+		free(side[v].ns);
+		free(side[v].block);
+	}
 	return err;
 }
 

@@ -97,48 +97,103 @@ void bench_ratio_ci(const double *base, const double *opt, size_t n, struct benc
 	free(r);
 }
 
-double bench_percentile(double *v, size_t n, double pct)
+/* The @k-th smallest of @v (0-based), reordering @v: quickselect. */
+static double select_kth(double *v, size_t n, size_t k)
 {
-	size_t rank;
+	long lo = 0, hi = (long)n - 1;
 
-	if (!n)
-		return NAN;
-	qsort(v, n, sizeof(*v), cmp_double);
-	rank = (size_t)ceil(pct / 100.0 * n);
-	return v[rank ? (rank < n ? rank : n) - 1 : 0];
-}
+	while (lo < hi) {
+		double pivot = v[lo + (hi - lo) / 2];
+		long i = lo, j = hi;
 
-/* A 97.5% order-statistic interval of the @pct percentile of sorted @v. */
-static void pct_interval(const double *v, size_t n, double pct, double *lo, double *hi)
-{
-	const double z = 2.2414;	/* two-sided 97.5% */
-	double np = n * pct / 100.0, sd = sqrt(np * (1 - pct / 100.0));
-	long l = (long)floor(np - z * sd), h = (long)ceil(np + z * sd);
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = v[i];
 
-	l = l < 1 ? 1 : l > (long)n ? (long)n : l;
-	h = h < 1 ? 1 : h > (long)n ? (long)n : h;
-	*lo = v[l - 1];
-	*hi = v[h - 1];
-}
-
-void bench_pct_ratio_ci(const double *base, size_t nb, const double *opt, size_t no,
-			double pct, struct bench_ci *ci)
-{
-	double *b = dup_or_die(base, nb), *o = dup_or_die(opt, no), bl, bh, ol, oh;
-
-	ci->samples = nb < no ? nb : no;
-	if (!nb || !no) {
-		ci->ratio = ci->lo = ci->hi = NAN;
-		goto out;
+				v[i++] = v[j];
+				v[j--] = t;
+			}
+		}
+		if ((long)k <= j)
+			hi = j;
+		else if ((long)k >= i)
+			lo = i;
+		else
+			break;
 	}
-	ci->ratio = bench_percentile(b, nb, pct) / bench_percentile(o, no, pct);
-	pct_interval(b, nb, pct, &bl, &bh);
-	pct_interval(o, no, pct, &ol, &oh);
-	ci->lo = bl / oh;
-	ci->hi = bh / ol;
-out:
-	free(b);
-	free(o);
+	return v[k];
+}
+
+static double pct_of(double *v, size_t n, double pct)
+{
+	size_t rank = (size_t)ceil(pct / 100.0 * n);
+
+	return select_kth(v, n, (rank ? (rank < n ? rank : n) : 1) - 1);
+}
+
+/* One side's blocks resampled with replacement into @out; the samples drawn. */
+static size_t resample_blocks(const struct bench_blocks *b, double *out, uint64_t *x)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < b->nblocks; k++) {
+		size_t blk = next_rand(x) % b->nblocks;
+		size_t from = b->start[blk], to = blk + 1 < b->nblocks ? b->start[blk + 1] : b->n;
+
+		memcpy(out + n, b->v + from, (to - from) * sizeof(*out));
+		n += to - from;
+	}
+	return n;
+}
+
+void bench_block_pct_ratio_ci(const struct bench_blocks *base, const struct bench_blocks *opt,
+			      double pct, struct bench_ci *ci)
+{
+	size_t cap[2] = { 0, 0 };
+	const struct bench_blocks *side[2] = { base, opt };
+	double *buf[2], *ratio = malloc(BENCH_BLOCK_BOOTSTRAP * sizeof(double));
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+
+	ci->samples = base->nblocks < opt->nblocks ? base->nblocks : opt->nblocks;
+	if (!ratio)
+		abort();
+	if (!base->n || !opt->n || !ci->samples) {
+		ci->ratio = ci->lo = ci->hi = NAN;
+		free(ratio);
+		return;
+	}
+	/* A resample holds at most nblocks times the largest block. */
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < side[k]->nblocks; i++) {
+			size_t to = i + 1 < side[k]->nblocks ? side[k]->start[i + 1] : side[k]->n;
+
+			if (to - side[k]->start[i] > cap[k])
+				cap[k] = to - side[k]->start[i];
+		}
+		cap[k] = cap[k] * side[k]->nblocks > side[k]->n ? cap[k] * side[k]->nblocks
+								 : side[k]->n;
+		buf[k] = malloc(cap[k] * sizeof(double));
+		if (!buf[k])
+			abort();
+	}
+	for (int k = 0; k < 2; k++)
+		memcpy(buf[k], side[k]->v, side[k]->n * sizeof(double));
+	ci->ratio = pct_of(buf[0], base->n, pct) / pct_of(buf[1], opt->n, pct);
+	for (int r = 0; r < BENCH_BLOCK_BOOTSTRAP; r++) {
+		size_t nb = resample_blocks(base, buf[0], &x), no = resample_blocks(opt, buf[1], &x);
+
+		ratio[r] = pct_of(buf[0], nb, pct) / pct_of(buf[1], no, pct);
+	}
+	qsort(ratio, BENCH_BLOCK_BOOTSTRAP, sizeof(*ratio), cmp_double);
+	ci->lo = ratio[(size_t)(0.025 * BENCH_BLOCK_BOOTSTRAP)];
+	ci->hi = ratio[(size_t)(0.975 * BENCH_BLOCK_BOOTSTRAP) - 1];
+	free(buf[0]);
+	free(buf[1]);
+	free(ratio);
 }
 
 enum bench_verdict bench_verdict_at_least(const struct bench_ci *ci, double threshold)

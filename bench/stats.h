@@ -9,8 +9,8 @@
  * give the median of the per-pair ratios, with a percentile bootstrap of that
  * median (BENCH_BOOTSTRAP resamples drawn by a fixed-seed PRNG, so the same
  * samples always give the same interval). Percentiles of two unpaired samples
- * (latency distributions) get a distribution-free interval from order
- * statistics on each side.
+ * (latency distributions) get a block bootstrap: the samples of one turn of a
+ * variant are resampled together.
  */
 #ifndef MMP_BENCH_STATS_H
 #define MMP_BENCH_STATS_H
@@ -23,6 +23,8 @@
 #define BENCH_BOOTSTRAP		2000
 /* No p99 from fewer samples: report the maximum instead. */
 #define BENCH_MIN_P99		100
+/* No verdict on a p99 unless 10 samples a side lie beyond it. */
+#define BENCH_DECIDE_P99	1000
 
 /* A time ratio with its interval. */
 struct bench_ci {
@@ -42,18 +44,25 @@ void bench_ratio_ci(const double *base, const double *opt, size_t n, struct benc
  */
 void bench_median_ci(const double *v, size_t n, double *med, double *lo, double *hi);
 
-/**
- * bench_pct_ratio_ci() - the @pct percentile (nearest rank) of @base over that
- * of @opt, two independent samples. Each side's percentile gets a 97.5%
- * order-statistic interval (normal approximation of the binomial rank), and the
- * ratio's interval is their quotient, so it covers with at least 95%; ranks
- * beyond the sample are clamped to its extremes. @ci->samples is the smaller n.
- */
-void bench_pct_ratio_ci(const double *base, size_t nb, const double *opt, size_t no,
-			double pct, struct bench_ci *ci);
+/* Samples taken in blocks (a variant's turn): @v[start[k] ..] is block k. */
+struct bench_blocks {
+	const double *v;
+	size_t n;
+	const size_t *start;
+	size_t nblocks;
+};
 
-/* Nearest-rank percentile of @n values; sorts @v in place. */
-double bench_percentile(double *v, size_t n, double pct);
+#define BENCH_BLOCK_BOOTSTRAP	500
+
+/**
+ * bench_block_pct_ratio_ci() - the @pct percentile (nearest rank) of @base's
+ * samples over that of @opt's, two independent sets of blocks, with a 95%
+ * interval from a block bootstrap: whole blocks are resampled on each side, so
+ * that samples of one block (one load, one drift) count as one unit.
+ * @ci->samples is the smaller block count.
+ */
+void bench_block_pct_ratio_ci(const struct bench_blocks *base, const struct bench_blocks *opt,
+			      double pct, struct bench_ci *ci);
 
 enum bench_verdict {
 	BENCH_NO_CLAIM,		/* nothing to decide */
