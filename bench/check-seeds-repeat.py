@@ -2,18 +2,21 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Run `mmprim-seeds ... --json` several times and compare the runs.
 
-usage: check-seeds-repeat.py RUNS MMPRIM_SEEDS ARGS...
+usage: check-seeds-repeat.py [--plot PLOT_PY] RUNS MMPRIM_SEEDS ARGS...
 
 Each run must pass check-seeds-json.py's checks. Counters are exact: every
 counter of every (seed, arch, case) object must be identical in every run,
 field by field. Verdicts may be inconclusive, but never "met" in one run and
-"not met" in another. Exit 0 when all holds, 1 otherwise.
+"not met" in another. With --plot, the first run's JSON is also rendered by
+PLOT_PY and each figure checked (check-plots.py). Exit 0 when all holds, 1
+otherwise.
 """
 import importlib.util
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 _spec = importlib.util.spec_from_file_location(
     "check_seeds_json", os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -32,6 +35,7 @@ def run(cmd):
     if p.returncode != 0:
         fail(f"{' '.join(cmd)} exited with {p.returncode}")
     check_seeds_json.check_lines(cmd, p.stdout.splitlines())
+    run.outputs.append(p.stdout)
     objs = {}
     for n, line in enumerate(p.stdout.splitlines(), 1):
         try:
@@ -45,6 +49,20 @@ def run(cmd):
     if not objs:
         fail("no output")
     return objs
+
+
+run.outputs = []
+
+
+def check_plots(plot_py, output):
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        f.write(output)
+        f.flush()
+        p = subprocess.run([sys.executable, os.path.join(here, "check-plots.py"), plot_py,
+                            f.name])
+    if p.returncode != 0:
+        fail("the figures of the first run do not check")
 
 
 def check_counters(first, other, r):
@@ -77,10 +95,14 @@ def check_verdicts(results):
 
 
 def main():
-    if len(sys.argv) < 3:
-        fail("usage: check-seeds-repeat.py RUNS MMPRIM_SEEDS ARGS...")
-    runs = int(sys.argv[1])
-    cmd = sys.argv[2:]
+    args = sys.argv[1:]
+    plot_py = None
+    if args[:1] == ["--plot"] and len(args) > 1:
+        plot_py, args = args[1], args[2:]
+    if len(args) < 2:
+        fail("usage: check-seeds-repeat.py [--plot PLOT_PY] RUNS MMPRIM_SEEDS ARGS...")
+    runs = int(args[0])
+    cmd = args[1:]
     if "--json" not in cmd:
         cmd.append("--json")
     results = [run(cmd) for _ in range(runs)]
@@ -93,6 +115,8 @@ def main():
         fail("a verdict was met in one run and not met in another")
     print(f"ok: {len(results[0])} cases, counters identical and verdicts consistent "
           f"in {runs} runs")
+    if plot_py:
+        check_plots(plot_py, run.outputs[0])
 
 
 if __name__ == "__main__":

@@ -260,6 +260,22 @@ static void rf_label(char *buf, size_t size, unsigned int log2)
 	snprintf(buf, size, "%llu%s", 1ULL << (log2 - unit * 10), suffix[unit]);
 }
 
+/* `"key":[c0,c1,...]`: munmaps per log2 bucket of ns, bucket i = [2^i, 2^(i+1)), to 2^40. */
+static void rf_hist_json(char *buf, size_t len, const char *key, const uint64_t *v, size_t n)
+{
+	uint64_t bucket[41] = { 0 };
+	size_t off;
+
+	for (size_t i = 0; i < n; i++)
+		bucket[RF_MIN(v[i] ? 63 - __builtin_clzll(v[i]) : 0, 40)]++;
+	off = (size_t)snprintf(buf, len, ",\"%s\":[", key);
+	for (int b = 0; b <= 40 && off < len; b++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%llu", b ? "," : "",
+					(unsigned long long)bucket[b]);
+	if (off < len)
+		snprintf(buf + off, len - off, "]");
+}
+
 /* `@ns[munmap]:` and one `[lo, hi)  count |@@@...|` row per bucket, as bpftrace's hist(). */
 static void rf_hist(const uint64_t *v, size_t n)
 {
@@ -383,7 +399,7 @@ static int rf_case(struct rf_ctx *x, enum rf_workload wl, int nr_readers)
 	struct mmp_seed_claim claim = { 0 };
 	struct bench_ci ci50, ci99, *ci;
 	struct rf_stats st[2];
-	char name[96], extra[1536], buf[64];
+	char name[96], extra[2560], buf[64];
 	double t0;
 	int err = 0, err2;
 
@@ -516,6 +532,10 @@ static int rf_case(struct rf_ctx *x, enum rf_workload wl, int nr_readers)
 		 (unsigned long long)side[0].tables, (unsigned long long)side[1].tables,
 		 (unsigned long long)side[0].c.v[MMP_C_RCU_SYNC],
 		 (unsigned long long)side[1].c.v[MMP_C_RCU_CALL]);
+	rf_hist_json(extra + strlen(extra), sizeof(extra) - strlen(extra), "baseline_log2_hist",
+		     side[0].ns, side[0].n);
+	rf_hist_json(extra + strlen(extra), sizeof(extra) - strlen(extra), "optimized_log2_hist",
+		     side[1].ns, side[1].n);
 	if (ci == &ci99) {
 		size_t off = strlen(extra);
 
