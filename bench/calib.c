@@ -40,7 +40,7 @@ static int set_grow(struct hc_calib_set *s, size_t want)
 int hc_calib_collect(struct hc_calib_set *s, const struct bench_topo *t, struct hc_buf *evict,
 		     struct hc_victim *evictor, struct hc_victim *v, int reps)
 {
-	unsigned long l1d = t->l1d ?: 32 << 10;
+	unsigned long l1d = t->l1d ? t->l1d : 32 << 10;
 	struct hc_buf page;
 	uint8_t *pg;
 	int err;

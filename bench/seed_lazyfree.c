@@ -152,9 +152,8 @@ static void json_array(char *buf, size_t len, size_t *off, const char *name, con
 	append(buf, len, off, "]");
 }
 
-static void print_summary(const struct lf_case *c, const struct lf_side *side,
-			  const double *model, int iters, int counted, const struct bench_ci *ci,
-			  const struct mmp_seed_claim *claim)
+static void print_summary(const struct lf_side *side, const double *model, int iters, int counted,
+			  const struct bench_ci *ci, const struct mmp_seed_claim *claim)
 {
 	static const char *const col[2] = { "split (LAZYFREE_PMD 0)", "no-split (LAZYFREE_PMD 1)" };
 	const struct mmp_counters *a = &side[0].one, *b = &side[1].one;
@@ -271,7 +270,7 @@ static int lf_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 		printf("lazyfree [%s, %s]%s: %d x (mmap %llu MiB, MADV_HUGEPAGE, %s, "
 		       "MADV_PAGEOUT timed, munmap)\n", arch, c->name, mmp_seed_quick_tag(opts),
 		       iters, (unsigned long long)(bytes / BENCH_MIB), c->what);
-		print_summary(c, side, model, iters, counted, &ci, &claim);
+		print_summary(side, model, iters, counted, &ci, &claim);
 	}
 	append(extra, sizeof(extra), &off,
 	       "\"iterations\":%d,\"totals_over_iterations\":%d,\"bytes\":%llu,\"thps\":%llu,"

@@ -87,7 +87,7 @@ static void summary_add(const char *seed, const char *arch, const char *case_nam
 	r = &summary[nr_summary++];
 	snprintf(r->seed, sizeof(r->seed), "%s", seed);
 	snprintf(r->arch, sizeof(r->arch), "%s", arch);
-	snprintf(r->name, sizeof(r->name), "%s", case_name ?: "");
+	snprintf(r->name, sizeof(r->name), "%s", case_name ? case_name : "");
 	snprintf(r->published, sizeof(r->published), "%s",
 		 claim && claim->published ? claim->published : "-");
 	bench_ci_str(ci, r->figure, sizeof(r->figure));
@@ -182,7 +182,7 @@ void mmp_seed_report(const struct mmp_seed_opts *opts, const char *seed, const c
 	       bench_ci_str(ci, buf, sizeof(buf)), 100 * (1 / ci->ratio - 1), ci->samples);
 	if (has_claim)
 		printf("%-*s %s%s%s: %s\n", BENCH_NAME_W, "claim", claim->what,
-		       claim->published ? "; seed: " : "", claim->published ?: "",
+		       claim->published ? "; seed: " : "", claim->published ? claim->published : "",
 		       bench_verdict_name(claim->verdict));
 	bench_print_counter_table(stdout, &base->counters, &opt->counters);
 	fflush(stdout);
