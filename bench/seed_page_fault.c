@@ -109,8 +109,8 @@ static int page_fault_arch(const struct mmp_seed_opts *opts, const char *arch)
 	base.seconds = bench_median(pairs.base, pairs.n);
 	opt.seconds = bench_median(pairs.opt, pairs.n);
 	/* A 64 KiB folio maps 16 pages per fault: per page touched and per fault differ. */
-	faults[0] = base.counters.v[MMP_C_FAULT_ANON];
-	faults[1] = opt.counters.v[MMP_C_FAULT_ANON];
+	faults[0] = base.counters.v[MMP_C_FAULT_ANON] + base.counters.v[MMP_C_FAULT_HUGE_ANON];
+	faults[1] = opt.counters.v[MMP_C_FAULT_ANON] + opt.counters.v[MMP_C_FAULT_HUGE_ANON];
 
 	if (!opts->json) {
 		printf("page-fault [%s]%s: %s %.4f s (%.0f ns per page touched, %.0f ns per fault), "

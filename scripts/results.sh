@@ -64,6 +64,13 @@ def ci(o, key="ratio"):
     return f"{o[key]:.2f}x [{lo:.2f}, {hi:.2f}]"
 
 
+def t(ns):
+    for unit, div in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= div:
+            return f"{ns / div:.3g} {unit}"
+    return f"{ns:.0f} ns"
+
+
 def verdict(o):
     return o.get("verdict") or "-"
 
@@ -191,10 +198,10 @@ if rf:
     lines.append("")
     rows = []
     for o in rf:
-        p99 = (f"{o['baseline_p99_ns'] / 1e3:.1f} -> {o['optimized_p99_ns'] / 1e3:.1f} us"
+        p99 = (f"{t(o['baseline_p99_ns'])} -> {t(o['optimized_p99_ns'])}"
                if "baseline_p99_ns" in o else "n/a")
         rows.append([o["arch"], o["case"], f"{o['baseline_munmaps']} / {o['optimized_munmaps']}",
-                     f"{o['baseline_p50_ns'] / 1e3:.1f} -> {o['optimized_p50_ns'] / 1e3:.1f} us",
+                     f"{t(o['baseline_p50_ns'])} -> {t(o['optimized_p50_ns'])}",
                      ci(o, "p50_ratio"), p99, ci(o, "p99_ratio") if "p99_ratio" in o else "n/a",
                      verdict(o)])
     lines.append(table(["arch", "case", "munmaps", "p50", "p50 ratio", "p99", "p99 ratio",
