@@ -131,7 +131,7 @@ def plot_huge_copy(objs, outdir, written):
         ax.set_xticks(range(len(targets)))
         ax.set_xticklabels([f"n={t}" for t in targets])
         ax.set_ylabel("4 KiB target read after the COW (ns)")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
         ax.set_title(f"huge-copy [{arch}] {variant}, {'pressure' if pressure else 'quiet'}"
                      f"{quick_note(cases)}")
         save(fig, outdir, f"huge-copy-{slug(arch + ' ' + variant)}-"

@@ -9,9 +9,10 @@
 # The section is headed by the machine it ran on (CPU model from lscpu; cores,
 # PUs and caches from hwloc), then the summary table (seed, arch, case, the
 # seed's published figure, this run's time ratio with its 95% interval, verdict)
-# and per-seed tables. Figures go to FIGDIR (default docs/results, next to the
-# README) through scripts/plot.py with Debian's /usr/bin/python3; the section
-# shows one of them. Everything else in the README is left as it is.
+# and per-seed tables. All figures go to FIGDIR (default: figures/ beside
+# RESULTS.json) through scripts/plot.py with Debian's /usr/bin/python3; the one
+# the section shows is copied to docs/results-huge-copy.svg beside the README,
+# the only file committed. Everything else in the README is left as it is.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -21,7 +22,7 @@ if (($# < 1 || $# > 3)); then
 fi
 results=$1
 readme=${2:-$here/../README.md}
-figdir=${3:-$(dirname "$readme")/docs/results}
+figdir=${3:-$(dirname "$results")/figures}
 [[ -s $results ]] || { echo "results.sh: $results is empty or missing" >&2; exit 1; }
 grep -q '^## Results' "$readme" || { echo "results.sh: no '## Results' in $readme" >&2; exit 1; }
 
@@ -101,7 +102,7 @@ lines.append("Time ratio = baseline / optimized time (> 1: the optimization is f
              "and repeat run to run; the JSON has them all.")
 lines.append("")
 if env.get("MMP_FIGURES") == "yes":
-    rel = os.path.relpath(env["MMP_FIGDIR"], os.path.dirname(os.path.abspath(readme)))
+    top = os.path.dirname(os.path.abspath(readme))
     # The default copy variant's quiet run: the first huge-copy object names it.
     first = next((o for o in objs if o["seed"] == "huge-copy" and "variant" in o), None)
     if first:
@@ -109,9 +110,14 @@ if env.get("MMP_FIGURES") == "yes":
             "".join(c if c.isalnum() else " " for c in f"{first['arch']} {first['variant']}")
             .lower().split()) + "-quiet.svg"
         if os.path.exists(os.path.join(env["MMP_FIGDIR"], name)):
-            lines.append(f"![huge-copy: target-read latency per n and order]({rel}/{name})")
+            os.makedirs(os.path.join(top, "docs"), exist_ok=True)
+            with open(os.path.join(env["MMP_FIGDIR"], name), "rb") as src, \
+                    open(os.path.join(top, "docs", "results-huge-copy.svg"), "wb") as dst:
+                dst.write(src.read())
+            lines.append("![huge-copy: target-read latency per n and order, default copy "
+                         "variant, no pressure](docs/results-huge-copy.svg)")
             lines.append("")
-    lines.append(f"All figures (PNG and SVG): `{rel}/`, drawn by `scripts/plot.py`.")
+    lines.append("The other figures: `/usr/bin/python3 scripts/plot.py results.json DIR`.")
     lines.append("")
 
 lines.append("**Summary**")
