@@ -164,16 +164,22 @@ static int mr_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 	opt.seconds = loop_s[1];
 	base.counters = side[0].loop;
 	opt.counters = side[1].loop;
-	/* Batching changed nothing (x86_64, 4 KiB folios, PMDs): then the claim is no regression. */
+	/*
+	 * The seed's claims: batching makes the loop faster where it batches, and
+	 * 4 KiB folios, which it cannot batch, do not regress (within 10%: equal
+	 * work on a shared machine must not read as a regression in one run and
+	 * none in the next). Other cases where batching changes nothing (x86_64
+	 * never batches; PMDs move whole) claim nothing.
+	 */
 	same = !memcmp(&side[0].mremap, &side[1].mremap, sizeof(side[0].mremap));
-	if (same) {
-		claim.what = "no regression: loop time ratio >= 0.95x";
-		claim.published = !c->thp && !c->hugepage ? "no regression (4K)" : NULL;
-		claim.verdict = bench_verdict_at_least(&loop_ci, 0.95);
-	} else {
+	if (!same) {
 		claim.what = "batched loop faster: time ratio >= 1x";
 		claim.published = "1.58x (M3, 1.9 -> 1.2 s)";
 		claim.verdict = bench_verdict_at_least(&loop_ci, 1.0);
+	} else if (!c->thp && !c->hugepage) {
+		claim.what = "no regression: loop time ratio >= 0.9x";
+		claim.published = "no regression (4K)";
+		claim.verdict = bench_verdict_at_least(&loop_ci, 0.9);
 	}
 
 	if (!opts->json) {
