@@ -231,7 +231,9 @@ double hc_cold_limit(const struct hc_calib *c)
 
 static size_t json_num(char *buf, size_t len, double v)
 {
-	return isfinite(v) ? (size_t)snprintf(buf, len, "%.1f", v) : (size_t)snprintf(buf, len, "null");
+	if (!isfinite(v))
+		return (size_t)snprintf(buf, len, "null");
+	return (size_t)snprintf(buf, len, "%.1f", v);
 }
 
 size_t hc_calib_json(const struct hc_calib *c, char *buf, size_t len)

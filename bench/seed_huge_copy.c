@@ -150,9 +150,11 @@ static double med(const struct hc_run *h, int p, int v, int o, int t, int what)
 static void copy_ci(const struct hc_run *h, int p, int v, int o, struct bench_ci *ci)
 {
 	double a[HC_RUNS * HC_TARGETS], b[HC_RUNS * HC_TARGETS];
-	int na = values(h, p, v, MMP_HUGE_ORDER_ASCENDING, -1, 0, a), nb = values(h, p, v, o, -1, 0, b);
+	int na = values(h, p, v, MMP_HUGE_ORDER_ASCENDING, -1, 0, a);
+	int nb = values(h, p, v, o, -1, 0, b);
+	int n = na < nb ? na : nb;
 
-	bench_ratio_ci(a, b, na < nb ? na : nb, ci);
+	bench_ratio_ci(a, b, n < 0 ? 0 : (size_t)n, ci);
 }
 
 /*
@@ -262,7 +264,8 @@ static int measure(struct hc_run *h, int p)
 		hc_calib_finish(&h->calib[p], &cal);	/* none: every level absent */
 	for (int extra = 0; !err && !h->opts->deterministic; extra++) {
 		hc_calib_finish(&h->calib[p], &cal);
-		if (h->calib[p].stable || extra == (h->opts->quick ? HC_CALIB_EXTRA / 4 : HC_CALIB_EXTRA))
+		if (h->calib[p].stable ||
+		    extra == (h->opts->quick ? HC_CALIB_EXTRA / 4 : HC_CALIB_EXTRA))
 			break;
 		err = hc_calib_collect(&cal, &h->topo, &h->evict, &h->evictor,
 				       h->have_victim ? &h->victim : NULL, HC_CALIB_REPS);
@@ -385,9 +388,18 @@ static void print_verdicts(const struct hc_run *h, int p, int v)
 		       100 * (med(h, p, v, o, -1, 0) / asc - 1), hc_hot_limit(&h->calib[p]),
 		       bench_verdict_name(hot), *miss ? ", not at" : "", miss);
 	}
-	printf("  %-19s n=0 is a pure descending sweep: %+.1f%% copy time against ascending\n",
-	       "target-last", 100 * (med(h, p, v, MMP_HUGE_ORDER_TARGET_LAST, 0, 0) /
-				     med(h, p, v, MMP_HUGE_ORDER_ASCENDING, 0, 0) - 1));
+	{
+		double a[HC_RUNS], b[HC_RUNS];
+		int na = values(h, p, v, MMP_HUGE_ORDER_ASCENDING, 0, 0, a);
+		int nb = values(h, p, v, MMP_HUGE_ORDER_TARGET_LAST, 0, 0, b);
+		struct bench_ci ci;
+
+		int n = na < nb ? na : nb;
+
+		bench_ratio_ci(a, b, n < 0 ? 0 : (size_t)n, &ci);
+		printf("  %-19s n=0 is a pure descending sweep: copy time ratio %s against "
+		       "ascending\n", "target-last", bench_ci_str(&ci, buf, sizeof(buf)));
+	}
 	printf("  (n=X? : the interval of its median spans the limit; %d runs per target)\n",
 	       h->runs);
 }

@@ -158,6 +158,7 @@ static void print_summary(const struct lf_side *side, const double *model, int i
 	static const char *const col[2] = { "split (LAZYFREE_PMD 0)", "no-split (LAZYFREE_PMD 1)" };
 	const struct mmp_counters *a = &side[0].one, *b = &side[1].one;
 	double med[2], wmed[2];
+	struct bench_ci wci;
 	char buf[64];
 
 	printf("  %-46s %s\n", col[0], col[1]);
@@ -173,8 +174,9 @@ static void print_summary(const struct lf_side *side, const double *model, int i
 	if (claim->what)
 		printf(" (seed: %.4f s -> %.4f s, %.1fx; %s: %s)", SEED_SPLIT_S, SEED_NOSPLIT_S,
 		       SEED_SPLIT_S / SEED_NOSPLIT_S, claim->what, bench_verdict_name(claim->verdict));
-	printf("\n  wall-clock median: split %.6f s, no-split %.6f s: %.2fx\n", wmed[0], wmed[1],
-	       wmed[0] / wmed[1]);
+	bench_ratio_ci(side[0].wall, side[1].wall, iters, &wci);
+	printf("\n  wall-clock median: split %.6f s, no-split %.6f s; time ratio %s\n", wmed[0],
+	       wmed[1], bench_ci_str(&wci, buf, sizeof(buf)));
 	printf("  modeled hardware time per MADV_PAGEOUT: split %.3f us, no-split %.3f us (%.0fx)\n",
 	       model[0] * 1e6, model[1] * 1e6, model[0] / model[1]);
 	printf("  per MADV_PAGEOUT, split -> no-split: PMD splits %llu -> %llu, PTE tables "

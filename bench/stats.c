@@ -45,7 +45,7 @@ static uint64_t next_rand(uint64_t *x)
 	return *x * 0x2545f4914f6cdd1dULL;
 }
 
-/* Percentile bootstrap of the median of @v: the 2.5% and 97.5% points of the medians of resamples. */
+/* Percentile bootstrap of the median of @v: the 2.5% and 97.5% points of resample medians. */
 static void bootstrap_median(const double *v, size_t n, double *lo, double *hi)
 {
 	double *med = malloc(BENCH_BOOTSTRAP * sizeof(*med)), *rs = malloc(n * sizeof(*rs));
@@ -184,7 +184,8 @@ void bench_block_pct_ratio_ci(const struct bench_blocks *base, const struct benc
 		memcpy(buf[k], side[k]->v, side[k]->n * sizeof(double));
 	ci->ratio = pct_of(buf[0], base->n, pct) / pct_of(buf[1], opt->n, pct);
 	for (int r = 0; r < BENCH_BLOCK_BOOTSTRAP; r++) {
-		size_t nb = resample_blocks(base, buf[0], &x), no = resample_blocks(opt, buf[1], &x);
+		size_t nb = resample_blocks(base, buf[0], &x);
+		size_t no = resample_blocks(opt, buf[1], &x);
 
 		ratio[r] = pct_of(buf[0], nb, pct) / pct_of(buf[1], no, pct);
 	}
