@@ -49,7 +49,7 @@ static int hcb_init(void)
 	if (err)
 		return err;
 	bench_topo_pin(&hcb.topo, hcb.topo.main_pu);
-	l2 = hcb.topo.l2 ?: BENCH_MIB;
+	l2 = hcb.topo.l2 ? hcb.topo.l2 : BENCH_MIB;
 	err = hc_buf_alloc(&hcb.evict, 4 * l2, true);
 	if (!err)
 		err = hc_victim_init(&hcb.victim, l2, 42);

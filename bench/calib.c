@@ -191,10 +191,9 @@ const char *hc_calib_class_name(const struct hc_calib *c, enum hc_class k, char 
 	size_t off = 0;
 
 	buf[0] = 0;
-	for (int i = 0; i < HC_NR_CLASSES && off < len; i++)
+	for (int i = 0; i < HC_NR_CLASSES; i++)
 		if (c->group[i] == c->group[k] && !isnan(c->read_ns[i]))
-			off += snprintf(buf + off, len - off, "%s%s", off ? "/" : "",
-					hc_class_name(i));
+			bench_append(buf, len, &off, "%s%s", off ? "/" : "", hc_class_name(i));
 	if (!buf[0])
 		snprintf(buf, len, "%s", hc_class_name(k));
 	return buf;
@@ -229,11 +228,12 @@ double hc_cold_limit(const struct hc_calib *c)
 	return isnan(limit) ? NAN : fmax(limit, lo);
 }
 
-static size_t json_num(char *buf, size_t len, double v)
+static void json_num(char *buf, size_t len, size_t *off, double v)
 {
 	if (!isfinite(v))
-		return (size_t)snprintf(buf, len, "null");
-	return (size_t)snprintf(buf, len, "%.1f", v);
+		bench_append(buf, len, off, "null");
+	else
+		bench_append(buf, len, off, "%.1f", v);
 }
 
 size_t hc_calib_json(const struct hc_calib *c, char *buf, size_t len)
@@ -241,8 +241,8 @@ size_t hc_calib_json(const struct hc_calib *c, char *buf, size_t len)
 	size_t off = 0;
 	char name[32];
 
-#define ADD(...)	(off += off < len ? (size_t)snprintf(buf + off, len - off, __VA_ARGS__) : 0)
-#define NUM(v)		(off += off < len ? json_num(buf + off, len - off, (v)) : 0)
+#define ADD(...)	bench_append(buf, len, &off, __VA_ARGS__)
+#define NUM(v)		json_num(buf, len, &off, (v))
 	ADD("{\"samples\":%d,\"stable\":%s,\"levels\":{", c->reps, c->stable ? "true" : "false");
 	for (int i = 0; i < HC_NR_CLASSES; i++) {
 		ADD("%s\"%s\":{\"ns\":", i ? "," : "", hc_class_name(i));
@@ -261,7 +261,7 @@ size_t hc_calib_json(const struct hc_calib *c, char *buf, size_t len)
 	ADD("}");
 #undef ADD
 #undef NUM
-	return off < len ? off : len - 1;
+	return off;
 }
 
 double hc_victim_kept(const struct hc_calib *c, double chase_ns)

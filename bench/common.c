@@ -5,11 +5,33 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "common.h"
+
+void bench_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!len || *off >= len - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *off, len - *off, fmt, ap);
+	va_end(ap);
+	*off = n < 0 ? len - 1 : BENCH_MIN(*off + (size_t)n, len - 1);
+}
+
+double bench_modeled_s(struct mmp_space *space, const struct mmp_counters *c)
+{
+	double ns = 0;
+
+	mmp_modeled_ns(space, c, &ns);
+	return ns * 1e-9;
+}
 
 double bench_now(void)
 {

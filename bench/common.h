@@ -15,6 +15,19 @@
 
 #define BENCH_KIB	(1ULL << 10)
 #define BENCH_MIB	(1ULL << 20)
+#define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
+#define BENCH_MIN(a, b)	((a) < (b) ? (a) : (b))
+#define BENCH_MAX(a, b)	((a) > (b) ? (a) : (b))
+
+/*
+ * bench_append() - printf to @buf (@len bytes) at *@off and advance it; output
+ * that does not fit is cut, *@off never passes @len and @buf stays terminated.
+ */
+__attribute__((format(printf, 4, 5)))
+void bench_append(char *buf, size_t len, size_t *off, const char *fmt, ...);
+
+/* The modeled hardware time of @c on @space's back end (mmp_modeled_ns()), in seconds. */
+double bench_modeled_s(struct mmp_space *space, const struct mmp_counters *c);
 
 /* Bit of @order in a bench_env THP mask. */
 #define BENCH_THP(order)	(1u << (order))

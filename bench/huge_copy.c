@@ -7,7 +7,6 @@
 #include "common.h"
 #include "huge_copy.h"
 
-#define RW	(MMP_PROT_READ | MMP_PROT_WRITE)
 
 int hc_rig_create(struct hc_rig *r, const char *arch)
 {
@@ -126,5 +125,5 @@ out:
 	if (cpu)
 		mmp_cpu_detach(cpu);
 	err2 = mmp_space_destroy(child);
-	return err ?: err2;
+	return err ? err : err2;
 }

@@ -30,7 +30,6 @@
 #define PHYS_BYTES	(512 * BENCH_MIB)
 #define FAULT_BYTES	(128 * BENCH_MIB)
 #define MMAP_BYTES	(1 * BENCH_MIB)
-#define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
 
 /* One phys for the whole process: creating it is not what we measure. */
 static struct mmp_phys *phys;

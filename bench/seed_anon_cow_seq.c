@@ -33,7 +33,6 @@
 #define ACS_BUDGET_QUICK	0.5
 #define ACS_SEED_RATIO		1.166	/* +16.6% throughput */
 #define ACS_MAX_CHILDREN	64
-#define RW			(MMP_PROT_READ | MMP_PROT_WRITE)
 
 struct acs_child {
 	struct bench_topo *topo;
@@ -114,7 +113,7 @@ static int acs_round(struct bench_topo *topo, struct mmp_phys *phys, struct mmp_
 		pthread_join(thread[i], NULL);
 	pthread_barrier_destroy(&start);
 	for (i = 0; i < n; i++) {
-		err = err ?: child[i].err;
+		err = err ? err : child[i].err;
 		t0 = child[i].t0 < t0 ? child[i].t0 : t0;
 		t1 = child[i].t1 > t1 ? child[i].t1 : t1;
 	}

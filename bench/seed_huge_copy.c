@@ -181,9 +181,9 @@ static enum bench_verdict target_hot(const struct hc_run *h, int p, int v, int o
 		one = isnan(limit) ? BENCH_INCONCLUSIVE : bench_verdict_below(lo, hi, k, limit);
 		if (one == BENCH_NOT_MET && !(lo > cold))
 			one = BENCH_INCONCLUSIVE;
-		if (one != BENCH_MET && off < len)
-			off += snprintf(miss + off, len - off, " n=%s%s", target_names[t],
-					one == BENCH_NOT_MET ? "" : "?");
+		if (one != BENCH_MET)
+			bench_append(miss, len, &off, " n=%s%s", target_names[t],
+				     one == BENCH_NOT_MET ? "" : "?");
 		all = bench_verdict_and(all, one);
 	}
 	return all;
@@ -409,18 +409,17 @@ static void json_targets(char *buf, size_t len, size_t *off, const char *key,
 {
 	char name[32];
 
-	*off += snprintf(buf + *off, len - *off, ",\"%s_read_ns\":{", key);
+	bench_append(buf, len, off, ",\"%s_read_ns\":{", key);
 	for (int t = 0; t < HC_TARGETS; t++)
-		*off += snprintf(buf + *off, len - *off, "%s\"%s\":%.1f", t ? "," : "",
-				 target_names[t], med(h, p, v, o, t, 1));
-	*off += snprintf(buf + *off, len - *off, "},\"%s_read_class\":{", key);
+		bench_append(buf, len, off, "%s\"%s\":%.1f", t ? "," : "", target_names[t],
+			     med(h, p, v, o, t, 1));
+	bench_append(buf, len, off, "},\"%s_read_class\":{", key);
 	for (int t = 0; t < HC_TARGETS; t++)
-		*off += snprintf(buf + *off, len - *off, "%s\"%s\":\"%s\"", t ? "," : "",
-				 target_names[t],
-				 hc_calib_class_name(&h->calib[p],
-						     hc_classify(&h->calib[p], med(h, p, v, o, t, 1)),
-						     name, sizeof(name)));
-	*off += snprintf(buf + *off, len - *off, "}");
+		bench_append(buf, len, off, "%s\"%s\":\"%s\"", t ? "," : "", target_names[t],
+			     hc_calib_class_name(&h->calib[p],
+						 hc_classify(&h->calib[p], med(h, p, v, o, t, 1)),
+						 name, sizeof(name)));
+	bench_append(buf, len, off, "}");
 }
 
 static void report_case(const struct hc_run *h, int p, int v, int o)
@@ -445,19 +444,19 @@ static void report_case(const struct hc_run *h, int p, int v, int o)
 	opt.counters = sample(h, p, v, o, 0, 0)->counters;
 	snprintf(name, sizeof(name), "%s/%s/%s", h->variants[v], p ? "pressure" : "quiet",
 		 mmp_huge_order_name(o));
-	off += snprintf(extra, sizeof(extra),
-			"\"variant\":\"%s\",\"order\":\"%s\",\"pressure\":%s,"
-			"\"runs\":%d,\"neighbourhood\":%ld,\"deterministic\":%s,"
-			"\"seconds_is\":\"median COW fault (copy) time over targets and runs\","
-			"\"not_hot_at\":\"%s\",\"calibration\":",
-			h->variants[v], mmp_huge_order_name(o), p ? "true" : "false", h->runs, h->nbhd,
-			h->opts->deterministic ? "true" : "false", miss);
+	bench_append(extra, sizeof(extra), &off,
+		     "\"variant\":\"%s\",\"order\":\"%s\",\"pressure\":%s,"
+		     "\"runs\":%d,\"neighbourhood\":%ld,\"deterministic\":%s,"
+		     "\"seconds_is\":\"median COW fault (copy) time over targets and runs\","
+		     "\"not_hot_at\":\"%s\",\"calibration\":",
+		     h->variants[v], mmp_huge_order_name(o), p ? "true" : "false", h->runs, h->nbhd,
+		     h->opts->deterministic ? "true" : "false", miss);
 	off += hc_calib_json(&h->calib[p], extra + off, sizeof(extra) - off);
 	json_targets(extra, sizeof(extra), &off, "baseline", h, p, v, MMP_HUGE_ORDER_ASCENDING);
 	json_targets(extra, sizeof(extra), &off, "optimized", h, p, v, o);
-	snprintf(extra + off, sizeof(extra) - off,
-		 ",\"baseline_victim_kept\":%.3f,\"optimized_victim_kept\":%.3f",
-		 isnan(kb) ? -1.0 : kb, isnan(ko) ? -1.0 : ko);
+	bench_append(extra, sizeof(extra), &off,
+		     ",\"baseline_victim_kept\":%.3f,\"optimized_victim_kept\":%.3f",
+		     isnan(kb) ? -1.0 : kb, isnan(ko) ? -1.0 : ko);
 	if (!h->opts->json)
 		printf("  [%s, %s] copy seconds (median over targets and runs):\n", h->variants[v],
 		       press_name(p));
@@ -529,7 +528,7 @@ static int huge_copy_setup(struct hc_run *h)
 		h->have_topo = true;
 		bench_topo_pin(&h->topo, h->topo.main_pu);
 	}
-	l2 = h->topo.l2 ?: BENCH_MIB;
+	l2 = h->topo.l2 ? h->topo.l2 : BENCH_MIB;
 	/* The library's own default, L2 / 16 KiB, made explicit so that it is printed. */
 	h->nbhd = h->opts->deterministic ? HC_DET_NBHD : (long)(l2 / (16 * BENCH_KIB));
 	if (env && !h->opts->deterministic)
@@ -628,6 +627,8 @@ static int huge_copy_arch(const struct mmp_seed_opts *opts, const char *arch)
 		h.csv = fopen(opts->csv, "w");
 		if (!h.csv) {
 			err = -errno;
+			fprintf(stderr, "mmprim-seeds: huge-copy: cannot write --csv %s: %s\n",
+				opts->csv, strerror(errno));
 			goto out;
 		}
 		write_csv(&h);
@@ -680,6 +681,7 @@ static int huge_copy_run(const struct mmp_seed_opts *opts)
 
 const struct mmp_seed mmp_seed_huge_copy = {
 	.name = "huge-copy",
+	.takes = MMP_SEED_TAKES_CSV | MMP_SEED_TAKES_DETERMINISTIC,
 	.title = "COW of a 2 MiB THP: target-read latency and victim survival per order and variant",
 	.run = huge_copy_run,
 };

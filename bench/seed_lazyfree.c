@@ -29,8 +29,6 @@
 #define LF_MAX_ITERS	64
 #define LF_BUDGET	10.0	/* seconds per case; LF_ITERS pairs whatever they take */
 #define LF_BUDGET_QUICK	0.3
-#define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
-#define MIN_SZ(a, b)	((a) < (b) ? (a) : (b))
 
 /* The seed's figures: clock() per MADV_PAGEOUT of 128 MiB, before and after. */
 #define SEED_SPLIT_S	0.0073
@@ -107,19 +105,11 @@ static int lf_iteration(struct lf_side *side, const struct lf_case *c, uint64_t 
 		bench_counters_sub(delta, &after, &before);
 	}
 	err2 = mmp_munmap(s, addr, bytes);
-	err = err ?: err2;
+	err = err ? err : err2;
 out:
 	/* One simulated CPU per thread at a time: the other variant attaches next. */
 	err2 = bench_env_detach(&side->env);
-	return err ?: err2;
-}
-
-static double modeled_s(struct mmp_space *s, const struct mmp_counters *c)
-{
-	double ns = 0;
-
-	mmp_modeled_ns(s, c, &ns);
-	return ns * 1e-9;
+	return err ? err : err2;
 }
 
 static uint64_t written(const struct mmp_counters *c)
@@ -127,29 +117,14 @@ static uint64_t written(const struct mmp_counters *c)
 	return c->v[MMP_C_PTE_WRITE] + c->v[MMP_C_PMD_WRITE];
 }
 
-/* Append to @buf (@len bytes) at *@off; stops at the end rather than overflow. */
-__attribute__((format(printf, 4, 5)))
-static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (*off >= len)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(buf + *off, len - *off, fmt, ap);
-	va_end(ap);
-	*off = n < 0 ? len : MIN_SZ(*off + n, len);
-}
-
 /* `"name":[x,y,...]` of @n seconds. */
 static void json_array(char *buf, size_t len, size_t *off, const char *name, const double *v,
 		       int n)
 {
-	append(buf, len, off, "\"%s\":[", name);
+	bench_append(buf, len, off, "\"%s\":[", name);
 	for (int i = 0; i < n; i++)
-		append(buf, len, off, "%s%.9f", i ? "," : "", v[i]);
-	append(buf, len, off, "]");
+		bench_append(buf, len, off, "%s%.9f", i ? "," : "", v[i]);
+	bench_append(buf, len, off, "]");
 }
 
 static void print_summary(const struct lf_side *side, const double *model, int iters, int counted,
@@ -262,7 +237,7 @@ static int lf_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 	}
 
 	for (int v = 0; v < 2; v++)
-		model[v] = modeled_s(side[v].env.space, &side[v].one);
+		model[v] = bench_modeled_s(side[v].env.space, &side[v].one);
 	base.seconds = bench_median(side[0].secs, iters);
 	opt.seconds = bench_median(side[1].secs, iters);
 	base.counters = side[0].one;
@@ -274,7 +249,7 @@ static int lf_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 		       iters, (unsigned long long)(bytes / BENCH_MIB), c->what);
 		print_summary(side, model, iters, counted, &ci, &claim);
 	}
-	append(extra, sizeof(extra), &off,
+	bench_append(extra, sizeof(extra), &off,
 	       "\"iterations\":%d,\"totals_over_iterations\":%d,\"bytes\":%llu,\"thps\":%llu,"
 	       "\"baseline_modeled_seconds\":%.9f,\"optimized_modeled_seconds\":%.9f,"
 	       "\"baseline_pmd_splits\":%llu,\"optimized_pmd_splits\":%llu,"
@@ -305,7 +280,7 @@ static int lf_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 	       (unsigned long long)side[0].total.v[MMP_C_PGTABLE_ALLOC],
 	       (unsigned long long)side[1].total.v[MMP_C_PGTABLE_ALLOC]);
 	json_array(extra, sizeof(extra), &off, "baseline_iteration_seconds", side[0].secs, iters);
-	append(extra, sizeof(extra), &off, ",");
+	bench_append(extra, sizeof(extra), &off, ",");
 	json_array(extra, sizeof(extra), &off, "optimized_iteration_seconds", side[1].secs, iters);
 	mmp_seed_report(opts, "lazyfree", arch, c->name, &base, &opt, &ci, &claim, extra);
 	if (!opts->json)

@@ -21,7 +21,6 @@
 #define MR_MAX_SLICES	40
 #define MR_BUDGET	6.0	/* seconds per case; MR_SLICES pairs whatever they take */
 #define MR_BUDGET_QUICK	0.3
-#define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
 
 struct mr_case {
 	const char *name;	/* folio configuration */
@@ -84,14 +83,6 @@ static int mr_iterations(struct mr_side *side, const struct mr_case *c, int n)
 	return err;
 }
 
-static double modeled_s(struct mmp_space *s, const struct mmp_counters *c)
-{
-	double ns = 0;
-
-	mmp_modeled_ns(s, c, &ns);
-	return ns * 1e-9;
-}
-
 /* One slice of each side, in turn first; the pair's times go to @loop and @mr. */
 static int mr_slice_pair(struct mr_side *side, const struct mr_case *c, int n, bool count,
 			 struct bench_pairs *loop, struct bench_pairs *mr)
@@ -152,8 +143,8 @@ static int mr_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 	bench_pairs_ci(&loop, &loop_ci);
 	bench_pairs_ci(&mr, &mr_ci);
 	for (int v = 0; v < 2; v++) {
-		model[v] = modeled_s(side[v].env.space, &side[v].mremap);
-		model_loop[v] = modeled_s(side[v].env.space, &side[v].loop);
+		model[v] = bench_modeled_s(side[v].env.space, &side[v].mremap);
+		model_loop[v] = bench_modeled_s(side[v].env.space, &side[v].loop);
 	}
 	/* Seconds of the whole @iters loop, from the median slice. */
 	loop_s[0] = bench_median(loop.base, loop.n) * MR_SLICES;

@@ -17,7 +17,6 @@
 #define PF_BUDGET	8.0	/* seconds per back end; PF_MIN_RUNS pairs whatever they take */
 #define PF_BUDGET_QUICK	0.3
 #define PF_OPT_ORDER	4	/* 64 KiB */
-#define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
 
 /* One page_fault1 iteration: the seconds of mmap + faults + munmap, and its counters. */
 static int page_fault1(struct bench_env *env, uint64_t bytes, double *seconds,
@@ -41,13 +40,13 @@ static int page_fault1(struct bench_env *env, uint64_t bytes, double *seconds,
 		err = mmp_write(env->cpu, addr + off, &one, 1);
 	err2 = mmp_munmap(env->space, addr, bytes);
 	*seconds = bench_now() - t0;
-	err = err ?: err2;
+	err = err ? err : err2;
 	mmp_space_counters(env->space, &after);
 	bench_counters_sub(delta, &after, &before);
 out:
 	/* One simulated CPU per thread at a time: the other variant attaches next. */
 	err2 = bench_env_detach(env);
-	return err ?: err2;
+	return err ? err : err2;
 }
 
 static int page_fault_arch(const struct mmp_seed_opts *opts, const char *arch)

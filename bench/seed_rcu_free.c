@@ -33,7 +33,6 @@
 #include "seeds.h"
 #include "stats.h"
 
-#define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
 /* A PGD slot of its own; the readers share its PUD table, not its PMD table. */
 #define RF_WORK		0x100000000000ULL
 #define RF_READERS	(RF_WORK + 4 * 1024 * BENCH_MIB)
@@ -44,8 +43,6 @@
 #define RF_BUDGET	5.0		/* seconds of the 2 MiB loop per case: 1000s of munmaps */
 #define RF_BUDGET_QUICK	0.15
 
-#define RF_MIN(a, b)	((a) < (b) ? (a) : (b))
-#define RF_MAX(a, b)	((a) > (b) ? (a) : (b))
 
 enum rf_workload { RF_BIG, RF_LOOP, RF_STRESSNG, RF_NR_WORKLOADS };
 
@@ -248,7 +245,7 @@ static uint64_t rf_pct(const uint64_t *v, size_t n, double p)
 
 	if (!n)
 		return 0;
-	return v[rank ? RF_MIN(rank, n) - 1 : 0];
+	return v[rank ? BENCH_MIN(rank, n) - 1 : 0];
 }
 
 /* bpftrace's bucket labels: 512, 1K, 2K, ..., 1M. */
@@ -267,7 +264,7 @@ static void rf_hist_json(char *buf, size_t len, const char *key, const uint64_t 
 	size_t off;
 
 	for (size_t i = 0; i < n; i++)
-		bucket[RF_MIN(v[i] ? 63 - __builtin_clzll(v[i]) : 0, 40)]++;
+		bucket[BENCH_MIN(v[i] ? 63 - __builtin_clzll(v[i]) : 0, 40)]++;
 	off = (size_t)snprintf(buf, len, ",\"%s\":[", key);
 	for (int b = 0; b <= 40 && off < len; b++)
 		off += (size_t)snprintf(buf + off, len - off, "%s%llu", b ? "," : "",
@@ -286,11 +283,11 @@ static void rf_hist(const uint64_t *v, size_t n)
 		int b = v[i] ? 63 - __builtin_clzll(v[i]) : 0;
 
 		bucket[b]++;
-		first = RF_MIN(first, b);
-		last = RF_MAX(last, b);
+		first = BENCH_MIN(first, b);
+		last = BENCH_MAX(last, b);
 	}
 	for (int b = first; b <= last; b++)
-		top = RF_MAX(top, bucket[b]);
+		top = BENCH_MAX(top, bucket[b]);
 	printf("@ns[munmap]:\n");
 	for (int b = first; b <= last; b++) {
 		char lo[16], hi[16], head[40], bar[RF_BAR + 1];
@@ -433,11 +430,11 @@ static int rf_case(struct rf_ctx *x, enum rf_workload wl, int nr_readers)
 	}
 	if (nr_readers) {
 		err2 = rf_readers_stop(&readers);
-		err = err ?: err2;
+		err = err ? err : err2;
 	}
 	/* The space is sound after both paths (verify does not wait for grace periods). */
 	err2 = mmp_space_verify(s);
-	err = err ?: err2;
+	err = err ? err : err2;
 	if (err)
 		goto out;
 
@@ -567,13 +564,13 @@ static int rf_arch(const struct mmp_seed_opts *opts, const char *arch)
 	};
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	const char *env = getenv("MMPRIM_SEED_READERS");
-	int nr_readers = (int)RF_MAX(1, RF_MIN(RF_MAX_READERS, cpus - 1));
+	int nr_readers = (int)BENCH_MAX(1, BENCH_MIN(RF_MAX_READERS, cpus - 1));
 	uint64_t addr;
 	int err;
 
 	/* More readers than idle CPUs: readers get preempted inside their read-side sections. */
 	if (env && atoi(env) > 0)
-		nr_readers = RF_MIN(atoi(env), RF_MAX_READERS);
+		nr_readers = BENCH_MIN(atoi(env), RF_MAX_READERS);
 	/* One mapping at a time, its tables, the readers' region and room to spare. */
 	err = bench_env_create(&x.env, NULL, x.big_bytes + 64 * BENCH_MIB, arch, 0);
 	if (err)

@@ -198,10 +198,18 @@ static const struct mmp_seed *seed_find(const char *name)
 	return NULL;
 }
 
+/* The seeds that take option @flag, as " a b". */
+static void print_takers(FILE *f, unsigned int flag)
+{
+	for (size_t i = 0; i < NR_SEEDS; i++)
+		if (seeds[i]->takes & flag)
+			fprintf(f, " %s", seeds[i]->name);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: mmprim-seeds list\n"
+		"usage: mmprim-seeds list | help\n"
 		"       mmprim-seeds NAME|all [--arch ARCH] [--quick] [--json] [--deterministic]\n"
 		"                    [--csv FILE]\n"
 		"\n"
@@ -210,9 +218,39 @@ static void usage(FILE *f)
 		"  --arch ARCH   run on this back end only (default: the seed's default back ends)\n"
 		"  --quick       a smaller, faster run\n"
 		"  --json        one JSON object per seed and arch on stdout, nothing else\n"
-		"  --deterministic  a fixed tiny workload whose cache misses cachegrind can count\n"
-		"                (seeds that measure caches; the others ignore it)\n"
-		"  --csv FILE    write every sample to FILE for plotting (seeds that support it)\n");
+		"  --deterministic  a fixed tiny workload whose cache misses cachegrind can count;\n"
+		"                taken by:");
+	print_takers(f, MMP_SEED_TAKES_DETERMINISTIC);
+	fprintf(f, "\n  --csv FILE    write every sample to FILE for plotting; taken by:");
+	print_takers(f, MMP_SEED_TAKES_CSV);
+	fprintf(f, "\nA seed given an option it does not take is a usage error.\n"
+		   "Exit status: 0 ran (targets met or not), 1 a seed failed, 2 usage error.\n");
+}
+
+/* An option given to a seed that would ignore it: say so, EXIT_USAGE. */
+static int check_takes(const struct mmp_seed *seed, const struct mmp_seed_opts *opts)
+{
+	static const struct {
+		unsigned int flag;
+		const char *name;
+	} opt[] = {
+		{ MMP_SEED_TAKES_CSV, "--csv" },
+		{ MMP_SEED_TAKES_DETERMINISTIC, "--deterministic" },
+	};
+
+	for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++) {
+		bool given = opt[i].flag == MMP_SEED_TAKES_CSV ? opts->csv != NULL
+							       : opts->deterministic;
+
+		if (given && !(seed->takes & opt[i].flag)) {
+			fprintf(stderr, "mmprim-seeds: %s does not take %s; seeds that do:",
+				seed->name, opt[i].name);
+			print_takers(stderr, opt[i].flag);
+			fputc('\n', stderr);
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
 }
 
 /* 0, EXIT_FAILED or EXIT_USAGE. In `all`, a seed that cannot run on the arch is skipped. */
@@ -224,7 +262,7 @@ static int run_seed(const struct mmp_seed *seed, const struct mmp_seed_opts *opt
 		return 0;
 	if (err == -ENOTSUP) {
 		fprintf(stderr, "mmprim-seeds: %s does not run on %s%s\n", seed->name,
-			opts->arch ?: "its back ends", all ? ", skipped" : "");
+			opts->arch ? opts->arch : "its back ends", all ? ", skipped" : "");
 		return all ? 0 : EXIT_USAGE;
 	}
 	fprintf(stderr, "mmprim-seeds: %s failed: %s\n", seed->name, mmp_strerror(err));
@@ -278,6 +316,10 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
+	if (!strcmp(cmd, "help")) {
+		usage(stdout);
+		return 0;
+	}
 	if (!strcmp(cmd, "list")) {
 		for (s = 0; s < NR_SEEDS; s++)
 			printf("%-24s %s\n", seeds[s]->name, seeds[s]->title);
@@ -292,6 +334,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
+	seed = NULL;
 	if (strcmp(cmd, "all")) {
 		seed = seed_find(cmd);
 		if (!seed) {
@@ -299,9 +342,28 @@ int main(int argc, char **argv)
 				cmd);
 			return EXIT_USAGE;
 		}
-		return run_seed(seed, &opts, false);
+		if (check_takes(seed, &opts))
+			return EXIT_USAGE;
+	} else {
+		for (s = 0; s < NR_SEEDS; s++)
+			if (check_takes(seeds[s], &opts))
+				return EXIT_USAGE;
 	}
 
+	/* A file that cannot be written is said now, not after the measurement. */
+	if (opts.csv) {
+		FILE *f = fopen(opts.csv, "w");
+
+		if (!f) {
+			fprintf(stderr, "mmprim-seeds: cannot write --csv %s: %s\n", opts.csv,
+				strerror(errno));
+			return EXIT_USAGE;
+		}
+		fclose(f);
+	}
+
+	if (seed)
+		return run_seed(seed, &opts, false);
 	for (s = 0; s < NR_SEEDS; s++) {
 		int r;
 

@@ -24,9 +24,14 @@ struct mmp_seed_opts {
 	const char *csv;	/* write every sample to this file, for plotting (NULL: none) */
 };
 
+/* Options only some seeds take (struct mmp_seed.takes); elsewhere they are an error. */
+#define MMP_SEED_TAKES_CSV		(1u << 0)
+#define MMP_SEED_TAKES_DETERMINISTIC	(1u << 1)
+
 struct mmp_seed {
 	const char *name;	/* command-line name, e.g. "page-fault" */
 	const char *title;	/* one line for `mmprim-seeds list` */
+	unsigned int takes;	/* MMP_SEED_TAKES_* */
 	/* 0, -ENOTSUP when it cannot run on opts->arch, or another negative errno. */
 	int (*run)(const struct mmp_seed_opts *opts);
 };

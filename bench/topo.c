@@ -25,7 +25,9 @@ static void pu_caches(struct bench_topo *t, hwloc_obj_t pu, hwloc_obj_t *llc)
 
 static hwloc_obj_t pu_core(struct bench_topo *t, hwloc_obj_t pu)
 {
-	return hwloc_get_ancestor_obj_by_type(t->topo, HWLOC_OBJ_CORE, pu) ?: pu;
+	hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(t->topo, HWLOC_OBJ_CORE, pu);
+
+	return core ? core : pu;
 }
 
 /* A PU under @llc on a core other than @pu's, or NULL. */
@@ -109,7 +111,7 @@ int bench_topo_pin(struct bench_topo *t, int pu)
 		return -ENOMEM;
 	hwloc_bitmap_singlify(set);
 	if (hwloc_set_cpubind(t->topo, set, HWLOC_CPUBIND_THREAD))
-		err = -errno ?: -EINVAL;
+		err = -errno ? errno : -EINVAL;
 	hwloc_bitmap_free(set);
 	return err;
 }

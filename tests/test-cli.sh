@@ -4,10 +4,11 @@
 # Command-line hygiene of the installed tools: --help exits 0 and says how to
 # use them, unknown options and names exit 2 with a message, and output meant
 # for reading is free of the library's diagnostics. TAP.
-# Usage: test-cli.sh BUILD_ROOT
+# Usage: test-cli.sh conformance|seeds|bench PATH_OF_THE_TOOL
 set -uo pipefail
 
-build=${1:?usage: test-cli.sh BUILD_ROOT}
+tool=${1:?usage: test-cli.sh conformance|seeds|bench PATH}
+path=${2:?usage: test-cli.sh conformance|seeds|bench PATH}
 n=0
 failed=0
 
@@ -33,7 +34,8 @@ run() {
 errfile=$(mktemp)
 trap 'rm -f "$errfile"' EXIT
 
-conf=$build/tests/mmprim-conformance
+conformance_checks() {
+local conf=$path
 run "$conf" --help
 check "mmprim-conformance --help exits 0" test "$rc" -eq 0
 check "mmprim-conformance --help gives usage" grep -q '^usage: mmprim-conformance' <<<"$out"
@@ -49,6 +51,53 @@ check "--report shows only the back end asked for" \
 	test "$(grep -c 'checks pass' <<<"$out")" -eq 1
 check "--report prints no library diagnostics" \
 	bash -c '! grep -q "libmmprim:" <<<"$1$2"' _ "$out" "$err"
+}
+
+seeds_checks() {
+	local seeds=$path csv
+
+	for h in --help help; do
+		run "$seeds" $h
+		check "mmprim-seeds $h exits 0" test "$rc" -eq 0
+		check "mmprim-seeds $h says which seeds take --csv" \
+			grep -q -- '--csv FILE .*taken by: huge-copy' <<<"$out"
+	done
+	run "$seeds" --bogus
+	check "mmprim-seeds --bogus exits 2" test "$rc" -eq 2
+	run "$seeds" no-such-seed
+	check "mmprim-seeds no-such-seed exits 2, naming it" \
+		bash -c '(( $1 == 2 )) && grep -q "unknown seed .no-such-seed." <<<"$2"' _ "$rc" "$err"
+	csv=$(mktemp -u)
+	run "$seeds" page-fault --quick --csv "$csv"
+	check "--csv to a seed that ignores it exits 2" test "$rc" -eq 2
+	check "and says which seeds take it" grep -q "page-fault does not take --csv; seeds that do: huge-copy" <<<"$err"
+	check "and writes no file" test ! -e "$csv"
+	run "$seeds" all --csv "$csv"
+	check "all --csv exits 2 (most seeds ignore it)" test "$rc" -eq 2
+	run "$seeds" huge-copy --quick --csv /nonexistent-dir/x.csv
+	check "an unwritable --csv exits 2 before measuring" test "$rc" -eq 2
+	check "and names the file" grep -q "cannot write --csv /nonexistent-dir/x.csv" <<<"$err"
+	run "$seeds" mremap --arch sparc
+	check "an unknown --arch exits 2" test "$rc" -eq 2
+}
+
+bench_checks() {
+	local bench=$path
+
+	run "$bench" --help
+	check "mmprim-bench --help exits 0" test "$rc" -eq 0
+	check "mmprim-bench --help explains the benchmark names" grep -q 'BENCHMARKS' <<<"$out"
+	check "and Google Benchmark's own flags" grep -q -- '--benchmark_filter' <<<"$out"
+	run "$bench" --bogus
+	check "mmprim-bench --bogus exits 2" test "$rc" -eq 2
+}
+
+case $tool in
+conformance) conformance_checks ;;
+seeds) seeds_checks ;;
+bench) bench_checks ;;
+*) echo "test-cli.sh: unknown tool $tool" >&2; exit 2 ;;
+esac
 
 echo "1..$n"
 ((failed == 0))
