@@ -49,11 +49,11 @@ fi
 if [[ ! -f $dir/build.ninja ]]; then
 	start=$SECONDS
 	rm -rf "$dir"
-	meson setup "$dir" --cross-file "$cross_file" -Dbenches=true || fail_setup "meson setup failed"
+	meson setup "$dir" --cross-file "$cross_file" -Dbenches=true -Dwerror=true || fail_setup "meson setup failed"
 	cp "$cross_file" "$dir/mmprim-cross-file.ini"
 	echo "==> arm64: meson setup took $((SECONDS - start)) s"
 else
-	meson configure "$dir" -Dbenches=true >/dev/null || fail_setup "meson configure failed"
+	meson configure "$dir" -Dbenches=true -Dwerror=true >/dev/null || fail_setup "meson configure failed"
 fi
 
 start=$SECONDS

@@ -105,8 +105,10 @@ if ! bash scripts/deps.sh; then
 	exit 1
 fi
 
+# Every build is warning-free at warning_level=3 (the project default) under
+# gcc and clang: warnings are errors here, not for users building the release.
 # Native, with the benches (their smoke tests are part of the suite).
-if configure build -Dbenches=true; then
+if configure build -Dbenches=true -Dwerror=true; then
 	run_suite build native
 else
 	echo "==> native: meson setup failed"
@@ -116,17 +118,33 @@ fi
 # ASan + UBSan. Sanitized code runs about twice as slow: double the timeouts.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-if configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbenches=false; then
+if configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbenches=false \
+	-Dwerror=true; then
 	run_suite build-asan asan+ubsan --timeout-multiplier 2
 else
 	echo "==> asan+ubsan: meson setup failed"
 	total_fail=$((total_fail + 1))
 fi
 
+# clang builds everything too, benches included, warnings as errors; one test.
+if command -v clang >/dev/null 2>&1 &&
+	CC=clang CXX=clang++ configure build-clang -Dbenches=true -Dwerror=true; then
+	if ninja -C build-clang; then
+		echo "==> clang -Werror: 1 passed"
+		total_pass=$((total_pass + 1))
+	else
+		echo "==> clang -Werror: BUILD FAILED"
+		total_fail=$((total_fail + 1))
+	fi
+else
+	echo "==> clang -Werror: clang missing or meson setup failed; counted as 1 failure"
+	total_fail=$((total_fail + 1))
+fi
+
 # The differential test's op decoder under libFuzzer (clang), 60 s against
 # the host kernel and every back end; it counts as one test.
 if command -v clang >/dev/null 2>&1 &&
-	CC=clang configure build-fuzz -Dbenches=false -Dfuzz=true \
+	CC=clang configure build-fuzz -Dbenches=false -Dfuzz=true -Dwerror=true \
 		-Dc_args=-fsanitize=fuzzer-no-link -Db_sanitize=address,undefined -Db_lundef=false &&
 	ninja -C build-fuzz tests/fuzz_kernel_diff; then
 	echo "==> fuzz: 60 s of tests/fuzz_kernel_diff"
