@@ -63,7 +63,7 @@ static const struct kat kats[] = {
 	  X86_ADDR(0x4321) | X86_D | X86_A | X86_US | X86_RW | X86_P, P | T },
 	{ "x86_64", "PUD -> PMD table", MMP_PUD, 0xabcdef, T,
 	  X86_ADDR(0xabcdef) | X86_D | X86_A | X86_US | X86_RW | X86_P, P | T },
-	{ "x86_64", "PGD -> PUD table", MMP_PGD, 0xfffffffff, T,
+	{ "x86_64", "PGD -> PUD table", MMP_P4D, 0xfffffffff, T,
 	  X86_ADDR(0xfffffffff) | X86_D | X86_A | X86_US | X86_RW | X86_P, P | T },
 
 	/* arm64, 4 KiB granule */
@@ -99,7 +99,7 @@ static const struct kat kats[] = {
 	  A64_OA(0x4321) | A64_TABLE_PAGE | A64_VALID, P | T },
 	{ "arm64", "PUD -> PMD table", MMP_PUD, 0xabcdef, T,
 	  A64_OA(0xabcdef) | A64_TABLE_PAGE | A64_VALID, P | T },
-	{ "arm64", "PGD -> PUD table", MMP_PGD, 0xfffffffff, T,
+	{ "arm64", "PGD -> PUD table", MMP_P4D, 0xfffffffff, T,
 	  A64_OA(0xfffffffff) | A64_TABLE_PAGE | A64_VALID, P | T },
 
 	/* riscv64, Sv48 */
@@ -119,7 +119,7 @@ static const struct kat kats[] = {
 	  RV_PPN(0x12200) | RV_D | RV_A | RV_U | RV_W | RV_R | RV_V, P | W | U | A | D | NX | L },
 	{ "riscv64", "PMD -> PTE table: V only", MMP_PMD, 0x4321, T, RV_PPN(0x4321) | RV_V, P | T },
 	{ "riscv64", "PUD -> PMD table", MMP_PUD, 0xabcdef, T, RV_PPN(0xabcdef) | RV_V, P | T },
-	{ "riscv64", "PGD -> PUD table", MMP_PGD, 0xfffffffff, T, RV_PPN(0xfffffffff) | RV_V, P | T },
+	{ "riscv64", "PGD -> PUD table", MMP_P4D, 0xfffffffff, T, RV_PPN(0xfffffffff) | RV_V, P | T },
 
 	/* generic: the neutral format, each MMP_E_* flag at its own bit, pfn at bit 12 */
 	{ "generic", "rw user page", MMP_PTE, 0x12345, P | W | U | A | D | NX,

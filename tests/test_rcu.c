@@ -430,9 +430,9 @@ static void check_gup_pins(const char *arch)
 	tap_eq(mmp_gup_fast(NULL, BASE, 1, true, pfns), -EINVAL, "%s: gup_fast NULL space", arch);
 	tap_eq(mmp_gup_fast(s, BASE, 1, true, NULL), -EINVAL, "%s: gup_fast NULL pfns", arch);
 	tap_eq(mmp_gup_fast(s, BASE + 1, 1, true, pfns), -EINVAL, "%s: gup_fast unaligned", arch);
-	tap_eq(mmp_gup_fast(s, MMP_TASK_SIZE, 1, true, pfns), -EFAULT,
+	tap_eq(mmp_gup_fast(s, task_size(s), 1, true, pfns), -EFAULT,
 	       "%s: gup_fast past TASK_SIZE", arch);
-	tap_eq(mmp_gup_fast(s, MMP_TASK_SIZE - PG, 2, true, pfns), -EFAULT,
+	tap_eq(mmp_gup_fast(s, task_size(s) - PG, 2, true, pfns), -EFAULT,
 	       "%s: gup_fast running past TASK_SIZE", arch);
 	tap_eq(mmp_gup_fast(s, ~0ULL & ~(PG - 1), 1, true, pfns), -EFAULT, "%s: gup_fast at ~0",
 	       arch);
@@ -442,8 +442,8 @@ static void check_gup_pins(const char *arch)
 	tap_eq(mmp_gup(NULL, BASE, 1, true, pfns), -EINVAL, "%s: gup NULL space", arch);
 	tap_eq(mmp_gup(s, BASE, 1, true, NULL), -EINVAL, "%s: gup NULL pfns", arch);
 	tap_eq(mmp_gup(s, BASE + 8, 1, true, pfns), -EINVAL, "%s: gup unaligned", arch);
-	tap_eq(mmp_gup(s, MMP_TASK_SIZE, 1, true, pfns), -EFAULT, "%s: gup past TASK_SIZE", arch);
-	tap_eq(mmp_gup(s, MMP_TASK_SIZE - 4 * PG, 5, true, pfns), -EFAULT,
+	tap_eq(mmp_gup(s, task_size(s), 1, true, pfns), -EFAULT, "%s: gup past TASK_SIZE", arch);
+	tap_eq(mmp_gup(s, task_size(s) - 4 * PG, 5, true, pfns), -EFAULT,
 	       "%s: gup running past TASK_SIZE", arch);
 	tap_eq(mmp_gup(s, 0x7e0000000000ULL, 1, true, pfns), -EFAULT, "%s: gup of no VMA", arch);
 	tap_eq(pinned_now(), 0, "%s: nothing pinned by bad calls", arch);
