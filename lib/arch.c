@@ -10,11 +10,19 @@
 extern const struct mmp_arch mmp_arch_x86_64;
 extern const struct mmp_arch mmp_arch_arm64;
 extern const struct mmp_arch mmp_arch_riscv64;
+extern const struct mmp_arch mmp_arch_x86_64_la57;
+extern const struct mmp_arch mmp_arch_arm64_va39;
+extern const struct mmp_arch mmp_arch_riscv64_sv39;
+extern const struct mmp_arch mmp_arch_riscv64_sv57;
 
 static const struct mmp_arch *const registered[] = {
 	&mmp_arch_x86_64,
 	&mmp_arch_arm64,
 	&mmp_arch_riscv64,
+	&mmp_arch_x86_64_la57,
+	&mmp_arch_arm64_va39,
+	&mmp_arch_riscv64_sv39,
+	&mmp_arch_riscv64_sv57,
 	&mmp_arch_generic,
 };
 
