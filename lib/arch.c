@@ -1,30 +1,29 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The list of back ends. A port adds one line here; hooks it leaves out are
- * filled from arch/generic once, before the first space is created.
+ * The registry of back ends. The list is arch/meson.build's, one line per
+ * back end; hooks a back end leaves out are filled from arch/generic once,
+ * before the first space is created.
  */
 #include <string.h>
 
 #include "internal.h"
 
-extern const struct mmp_arch mmp_arch_x86_64;
-extern const struct mmp_arch mmp_arch_arm64;
-extern const struct mmp_arch mmp_arch_riscv64;
-extern const struct mmp_arch mmp_arch_x86_64_la57;
-extern const struct mmp_arch mmp_arch_arm64_va39;
-extern const struct mmp_arch mmp_arch_riscv64_sv39;
-extern const struct mmp_arch mmp_arch_riscv64_sv57;
+/* MMP_ARCH_LIST: MMP_ARCH(symbol) for each line of arch/meson.build, generated. */
+#include "mmp_arch_list.h"
 
+#define MMP_ARCH(sym) extern const struct mmp_arch sym;
+MMP_ARCH_LIST
+#undef MMP_ARCH
+
+#define MMP_ARCH(sym) &sym,
 static const struct mmp_arch *const registered[] = {
-	&mmp_arch_x86_64,
-	&mmp_arch_arm64,
-	&mmp_arch_riscv64,
-	&mmp_arch_x86_64_la57,
-	&mmp_arch_arm64_va39,
-	&mmp_arch_riscv64_sv39,
-	&mmp_arch_riscv64_sv57,
-	&mmp_arch_generic,
+	MMP_ARCH_LIST
+	&mmp_arch_generic,	/* the reference, always built in, always last */
 };
+#undef MMP_ARCH
+
+/* Back ends the tests add (mmp_arch_register_extra): found by name, never listed. */
+#define MAX_EXTRA	4
 
 static struct mmp_arch filled[ARRAY_SIZE(registered)];
 static pthread_once_t fill_once = PTHREAD_ONCE_INIT;
@@ -56,13 +55,50 @@ static void fill_all(void)
 	}
 }
 
+static struct mmp_arch extra[MAX_EXTRA];
+static unsigned int nr_extra;
+static pthread_mutex_t extra_lock = PTHREAD_MUTEX_INITIALIZER;
+
 const struct mmp_arch *mmp_arch_find(const char *name)
 {
+	const struct mmp_arch *found = NULL;
+
 	pthread_once(&fill_once, fill_all);
 	for (size_t i = 0; i < ARRAY_SIZE(filled); i++)
 		if (!strcmp(filled[i].name, name))
 			return &filled[i];
-	return NULL;
+	pthread_mutex_lock(&extra_lock);
+	for (unsigned int i = 0; i < nr_extra && !found; i++)
+		if (!strcmp(extra[i].name, name))
+			found = &extra[i];
+	pthread_mutex_unlock(&extra_lock);
+	return found;
+}
+
+/*
+ * Checked like a listed back end but for its geometry, which is the point
+ * of a broken copy: core code must then refuse or misbehave visibly, and the
+ * conformance checks must notice.
+ */
+int mmp_arch_register_extra(const struct mmp_arch *arch)
+{
+	int err = 0;
+
+	if (!arch || !arch->name || !arch->mk_entry || !arch->entry_flags || !arch->entry_pfn ||
+	    arch->levels < 3 || arch->levels > MMP_MAX_LEVELS)
+		return -EINVAL;
+	if (mmp_arch_find(arch->name))
+		return -EEXIST;
+	pthread_mutex_lock(&extra_lock);
+	if (nr_extra == MAX_EXTRA) {
+		err = -ENOSPC;
+	} else {
+		extra[nr_extra] = *arch;
+		mmp_arch_fill_generic(&extra[nr_extra]);
+		nr_extra++;
+	}
+	pthread_mutex_unlock(&extra_lock);
+	return err;
 }
 
 MMP_EXPORT int mmp_arch_count(void)

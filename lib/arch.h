@@ -192,7 +192,7 @@ struct mmp_arch {
 
 /*
  * The registry: every back end built into the library, in one list
- * (arch/meson.build; lib/arch.c is generated from it).
+ * (arch/meson.build; lib/arch.c reads it from the generated mmp_arch_list.h).
  */
 const struct mmp_arch *mmp_arch_find(const char *name);
 /*
