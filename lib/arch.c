@@ -56,6 +56,7 @@ static void fill_all(void)
 }
 
 static struct mmp_arch extra[MAX_EXTRA];
+static char extra_names[MAX_EXTRA][64];
 static unsigned int nr_extra;
 static pthread_mutex_t extra_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -76,16 +77,16 @@ const struct mmp_arch *mmp_arch_find(const char *name)
 }
 
 /*
- * Checked like a listed back end but for its geometry, which is the point
- * of a broken copy: core code must then refuse or misbehave visibly, and the
- * conformance checks must notice.
+ * Checked like a listed back end: a broken copy for a test must still be a
+ * possible one (a valid geometry, only not the architecture's), which the
+ * conformance checks must then tell apart.
  */
 int mmp_arch_register_extra(const struct mmp_arch *arch)
 {
 	int err = 0;
 
-	if (!arch || !arch->name || !arch->mk_entry || !arch->entry_flags || !arch->entry_pfn ||
-	    arch->levels < 3 || arch->levels > MMP_MAX_LEVELS)
+	if (!arch || !arch->name || strlen(arch->name) >= sizeof(extra_names[0]) ||
+	    !arch->mk_entry || !arch->entry_flags || !arch->entry_pfn || !geometry_valid(arch))
 		return -EINVAL;
 	if (mmp_arch_find(arch->name))
 		return -EEXIST;
@@ -93,7 +94,10 @@ int mmp_arch_register_extra(const struct mmp_arch *arch)
 	if (nr_extra == MAX_EXTRA) {
 		err = -ENOSPC;
 	} else {
+		/* The caller's name may not outlive the call. */
+		strcpy(extra_names[nr_extra], arch->name);
 		extra[nr_extra] = *arch;
+		extra[nr_extra].name = extra_names[nr_extra];
 		mmp_arch_fill_generic(&extra[nr_extra]);
 		nr_extra++;
 	}
