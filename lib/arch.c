@@ -8,17 +8,25 @@
 
 #include "internal.h"
 
-/* MMP_ARCH_LIST: MMP_ARCH(symbol) for each line of arch/meson.build, generated. */
+/* MMP_ARCH_LIST: MMP_ARCH(symbol, name) per line of arch/meson.build, generated. */
 #include "mmp_arch_list.h"
 
-#define MMP_ARCH(sym) extern const struct mmp_arch sym;
+#define MMP_ARCH(sym, name) extern const struct mmp_arch sym;
 MMP_ARCH_LIST
 #undef MMP_ARCH
 
-#define MMP_ARCH(sym) &sym,
+#define MMP_ARCH(sym, name) &sym,
 static const struct mmp_arch *const registered[] = {
 	MMP_ARCH_LIST
 	&mmp_arch_generic,	/* the reference, always built in, always last */
+};
+#undef MMP_ARCH
+
+/* The names the list gives, which each struct must carry (the benches use the list's). */
+#define MMP_ARCH(sym, name) name,
+static const char *const listed_names[] = {
+	MMP_ARCH_LIST
+	"generic",
 };
 #undef MMP_ARCH
 
@@ -50,6 +58,7 @@ static void fill_all(void)
 
 		MMP_BUG_ON(!a->name || !a->mk_entry || !a->entry_flags || !a->entry_pfn);
 		MMP_BUG_ON(!geometry_valid(a));
+		MMP_BUG_ON(strcmp(a->name, listed_names[i]));
 		filled[i] = *a;
 		mmp_arch_fill_generic(&filled[i]);
 	}
