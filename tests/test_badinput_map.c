@@ -14,6 +14,8 @@ static void test_mmap(struct env *e)
 	uint64_t a = 0xdead, b, fixed;
 	int err;
 
+	tap_eq(mmp_space_task_size(NULL, &b), -EINVAL, "%s: task_size: NULL space", e->arch);
+	tap_eq(mmp_space_task_size(e->s, NULL), -EINVAL, "%s: task_size: NULL out", e->arch);
 	tap_eq(mmp_mmap(NULL, 0, PG, RW, 0, &a), -EINVAL, "%s: mmap: NULL space", e->arch);
 	tap_eq(mmp_mmap(e->s, 0, PG, RW, 0, NULL), -EINVAL, "%s: mmap: NULL addr_out", e->arch);
 	tap_eq(mmp_mmap(e->s, 0, 0, RW, 0, &a), -EINVAL, "%s: mmap: len 0", e->arch);

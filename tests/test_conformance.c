@@ -184,6 +184,10 @@ static void check_geometry(const char *name, const struct geometry *g)
 		tap_ok(!mmp_mmap(s, hint, PAGE_SIZE, MMP_PROT_READ, 0, &a) && a == hint,
 		       "%s: a free hint above the map window is honoured", name);
 		a = 0;
+		tap_ok(!mmp_mmap(s, hint, PAGE_SIZE, MMP_PROT_READ, 0, &a) && a != hint &&
+			       a >= g->map_window && a < g->task_size,
+		       "%s: a taken hint above the window still maps above it", name);
+		a = 0;
 		tap_ok(!mmp_mmap(s, g->map_window - PAGE_SIZE, 2 * PAGE_SIZE, MMP_PROT_READ, 0, &a) &&
 			       a + 2 * PAGE_SIZE <= g->map_window,
 		       "%s: a hint straddling the map window stays below it", name);
