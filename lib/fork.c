@@ -188,6 +188,8 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 	memcpy(child->opts, parent->opts, sizeof(child->opts));
 	memcpy(child->thp_mode, parent->thp_mode, sizeof(child->thp_mode));
 	child->mmap_base = parent->mmap_base;
+	child->start_brk = parent->start_brk;
+	child->brk = parent->brk;
 	child->vmas = malloc(MAX(parent->nr_vmas, 1u) * sizeof(*child->vmas));
 	err = child->vmas ? 0 : -ENOMEM;
 	if (!err) {

@@ -424,6 +424,7 @@ struct mmp_space {
 	struct mmp_vma *vmas;		/* sorted, disjoint */
 	unsigned int nr_vmas, vma_cap;
 	uint64_t mmap_base;
+	uint64_t start_brk, brk;	/* the heap (lib/brk.c); start_brk 0: none set up */
 
 	/* MM_ANONPAGES as a per-thread counter (the kernel's percpu_counter rss_stat). */
 	struct mmp_rss_shard *rss;

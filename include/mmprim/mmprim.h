@@ -381,6 +381,35 @@ int mmp_munmap(struct mmp_space *space, uint64_t addr, uint64_t len);
 /** mmp_mprotect() - as mprotect(2): -EINVAL (unaligned, bad prot), -ENOMEM (hole). */
 int mmp_mprotect(struct mmp_space *space, uint64_t addr, uint64_t len, int prot);
 
+/**
+ * mmp_brk_init() - place the heap of @space at @start_brk, as exec does once
+ * it has loaded a binary (mm->start_brk = mm->brk, the page after its bss or a
+ * randomized address above it). A new space has no heap; mmp_fork() children
+ * inherit their parent's.
+ * Returns 0, -EINVAL (NULL, @start_brk not page aligned or outside
+ * [MMP_MMAP_MIN_ADDR, MMP_TASK_SIZE)), -EBUSY (the heap has grown already: its
+ * start can no longer move).
+ */
+int mmp_brk_init(struct mmp_space *space, uint64_t start_brk);
+
+/**
+ * mmp_brk() - brk(2): move the program break of @space to @brk.
+ * @brk_out: what brk(2) returns: the break after the call, @brk on success and
+ *	the unchanged break on failure. The break keeps the exact byte address;
+ *	the heap mapping covers it rounded up to a page.
+ *
+ * Growing maps the new pages (read and write, extending the heap's VMA) when
+ * they are free and stay one page clear of the next mapping; shrinking unmaps
+ * the pages above the new break. @brk 0 reads the break (brk(NULL)) and
+ * returns 0. Otherwise returns 0 when the break is now @brk, or why not:
+ *  -EINVAL: NULL argument, no heap (mmp_brk_init()), @brk below start_brk;
+ *  -ENOMEM: growing would pass MMP_TASK_SIZE, come within a page of another
+ *           mapping or pass max_map_count; shrinking found nothing mapped
+ *           above the new break, or would need one VMA too many.
+ * RLIMIT_DATA is not modelled (unlimited).
+ */
+int mmp_brk(struct mmp_space *space, uint64_t brk, uint64_t *brk_out);
+
 #define MMP_MREMAP_MAYMOVE	1
 #define MMP_MREMAP_FIXED	2
 #define MMP_MREMAP_DONTUNMAP	4
