@@ -33,8 +33,11 @@
 #include "seeds.h"
 #include "stats.h"
 
-/* A PGD slot of its own; the readers share its PUD table, not its PMD table. */
-#define RF_WORK		0x100000000000ULL
+/*
+ * 4 GiB: inside every back end's space (a 3-level one has 256 GiB), far below
+ * the mmap base; the readers, 4 GiB up, share no PMD table with it.
+ */
+#define RF_WORK		0x100000000ULL
 #define RF_READERS	(RF_WORK + 4 * 1024 * BENCH_MIB)
 #define RF_READER_LEN	(4 * BENCH_MIB)
 #define RF_PIN		16

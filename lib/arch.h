@@ -17,8 +17,21 @@ struct mmp_space;
 /* A raw page-table entry of any level, in the architecture's own format. */
 typedef uint64_t mmp_pte_t;
 
-/* Page-table levels, counted from the leaf. */
-enum mmp_level { MMP_PTE = 0, MMP_PMD = 1, MMP_PUD = 2, MMP_PGD = 3, MMP_LEVELS = 4 };
+/*
+ * Page-table levels, counted from the leaf: an entry at level l maps
+ * 4 KiB << 9 * l. A space's top table (its PGD) is level arch->levels - 1;
+ * the levels above it are folded into it, as the kernel folds them: with four
+ * levels the P4D is the PGD (pgtable-nop4d), with three the PUD is too
+ * (pgtable-nopud). MMP_PGD5 is the PGD of a 5-level space only.
+ */
+enum mmp_level {
+	MMP_PTE = 0,
+	MMP_PMD = 1,
+	MMP_PUD = 2,
+	MMP_P4D = 3,
+	MMP_PGD5 = 4,
+	MMP_MAX_LEVELS = 5,
+};
 
 /*
  * Architecture-neutral view of an entry. The back end encodes these into its
@@ -153,6 +166,20 @@ struct mmp_arch {
 	/* MMP_E_* bits the format cannot hold (arm64 has no soft-dirty bit). */
 	unsigned int eflags_unsupported;
 
+	/*
+	 * ---- geometry ----
+	 * @levels: 3, 4 or 5. @task_size: TASK_SIZE, user addresses end below
+	 * it (MAP_FIXED included). @map_window: DEFAULT_MAP_WINDOW, where mmap
+	 * without a hint above it stays (x86 LA57, riscv Sv57: 47 bits); 0 means
+	 * task_size. The top-down mmap base is computed from it (lib/space.c).
+	 * @leaf_levels: bit l set when the format can hold a leaf at level l
+	 * (huge pages, blocks, megapages); PTE and PMD must be among them.
+	 */
+	unsigned int levels;
+	uint64_t task_size;
+	uint64_t map_window;
+	unsigned int leaf_levels;
+
 	/* What the hardware would pay per counted event (lib/cost.c). */
 	const struct mmp_cost_model *cost;
 
@@ -163,8 +190,16 @@ struct mmp_arch {
 	const struct mmp_copy_ops *const *copy_ops;
 };
 
-/* The registry: every back end built into the library, in one list (lib/arch.c). */
+/*
+ * The registry: every back end built into the library, in one list
+ * (arch/meson.build; lib/arch.c reads it from the generated mmp_arch_list.h).
+ */
 const struct mmp_arch *mmp_arch_find(const char *name);
+/*
+ * Tests only: add a back end that is not in the list (a deliberately broken
+ * copy, to prove the conformance suite catches it). 0, or -ENOSPC, -EEXIST.
+ */
+int mmp_arch_register_extra(const struct mmp_arch *arch);
 
 /* arch/generic: reference implementations, used to fill hooks a back end leaves out. */
 extern const struct mmp_arch mmp_arch_generic;

@@ -23,7 +23,7 @@ MMP_EXPORT int mmp_brk_init(struct mmp_space *s, uint64_t start_brk)
 	int err = 0;
 
 	if (!s || (start_brk & (PAGE_SIZE - 1)) || start_brk < MMP_MMAP_MIN_ADDR ||
-	    start_brk >= MMP_TASK_SIZE)
+	    start_brk >= TASK_SIZE(s))
 		return -EINVAL;
 	pthread_rwlock_wrlock(&s->mmap_lock);
 	/* A heap in use stays where it is: moving start_brk would orphan it. */
@@ -50,7 +50,7 @@ static int brk_grow(struct mmp_space *s, uint64_t newbrk, uint64_t oldbrk)
 	int err;
 
 	/* check_brk_limits: the range must fit below the task size. */
-	if (newbrk > MMP_TASK_SIZE)
+	if (newbrk > TASK_SIZE(s))
 		return -ENOMEM;
 	/* One free page must stay between the heap and whatever lies above it. */
 	if (find_vma_intersection(s, oldbrk, newbrk + PAGE_SIZE))
@@ -87,7 +87,7 @@ MMP_EXPORT int mmp_brk(struct mmp_space *s, uint64_t brk, uint64_t *brk_out)
 		err = -EINVAL;
 		goto out;
 	}
-	if (brk > MMP_TASK_SIZE) {
+	if (brk > TASK_SIZE(s)) {
 		err = -ENOMEM;
 		goto out;
 	}

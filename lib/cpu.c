@@ -146,7 +146,7 @@ static void *page_walk(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
 	uint64_t pfn;
 
 	count_inc(s, MMP_C_PAGE_WALK);
-	for (enum mmp_level l = MMP_PGD;; l--) {
+	for (enum mmp_level l = pgd_level(s);; l--) {
 		mmp_pte_t *ep = &table[level_index(va, l)];
 		mmp_pte_t e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
 		unsigned int f = entry_flags(s, e, l);
@@ -193,7 +193,7 @@ static void tlb_sanitize(struct mmp_cpu *cpu, uint64_t va, struct mmp_tlb_entry 
 
 	if (__atomic_load_n(&s->tlb_flush_pending, __ATOMIC_SEQ_CST))
 		return;
-	for (l = MMP_PGD;; l--) {
+	for (l = pgd_level(s);; l--) {
 		/* A leaf PTE is read as the arch presents it (riscv NAPOT: this page's pfn). */
 		e = l == MMP_PTE ? s->arch->ptep_get_lockless(s, &table[level_index(va, l)])
 				 : __atomic_load_n(&table[level_index(va, l)], __ATOMIC_ACQUIRE);
@@ -264,7 +264,7 @@ static void report_fault_loop(struct mmp_cpu *cpu, uint64_t va, unsigned int acc
 	enum mmp_level l;
 
 	rcu_read_lock();
-	for (l = MMP_PGD;; l--) {
+	for (l = pgd_level(s);; l--) {
 		ep = &table[level_index(va, l)];
 		e = READ_ONCE(*ep);
 		if (l == MMP_PTE || !(entry_flags(s, e, l) & MMP_E_TABLE))
@@ -294,7 +294,7 @@ static int user_access(struct mmp_cpu *cpu, uint64_t addr, size_t len, unsigned 
 		return -EINVAL;
 	if (len == 0)
 		return 0;
-	if (addr >= MMP_TASK_SIZE || len > MMP_TASK_SIZE - addr)
+	if (addr >= TASK_SIZE(cpu->space) || len > TASK_SIZE(cpu->space) - addr)
 		return -EFAULT;
 	s = cpu->space;
 	while (done < len) {

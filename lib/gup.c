@@ -124,12 +124,12 @@ static mmp_pte_t *gup_fast_walk(struct mmp_space *s, uint64_t addr, enum mmp_lev
 {
 	mmp_pte_t *table = space_table(s, s->pgd_pfn);
 
-	for (enum mmp_level l = MMP_PGD; l > MMP_PTE; l--) {
+	for (enum mmp_level l = pgd_level(s); l > MMP_PTE; l--) {
 		mmp_pte_t *ep = &table[level_index(addr, l)];
 		mmp_pte_t e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
 		unsigned int f = entry_flags(s, e, l);
 
-		if (l < MMP_PGD && table_poisoned(s, e, table))
+		if (l < pgd_level(s) && table_poisoned(s, e, table))
 			return NULL;
 		if (!(f & MMP_E_PRESENT))
 			return NULL;
@@ -153,7 +153,7 @@ static int gup_check_range(struct mmp_space *s, uint64_t addr, unsigned int nr, 
 {
 	if (!s || !pfns || (addr & (PAGE_SIZE - 1)) || nr > INT_MAX)
 		return -EINVAL;
-	if (addr >= MMP_TASK_SIZE || nr > (MMP_TASK_SIZE - addr) >> PAGE_SHIFT)
+	if (addr >= TASK_SIZE(s) || nr > (TASK_SIZE(s) - addr) >> PAGE_SHIFT)
 		return -EFAULT;
 	return 0;
 }

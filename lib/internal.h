@@ -57,9 +57,6 @@ int copy_ops_find(const struct mmp_arch *arch, const char *name, const struct mm
 #define PMD_SHIFT	MMP_PMD_SHIFT
 #define PMD_SIZE	MMP_PMD_SIZE
 #define PMD_MASK	(~(PMD_SIZE - 1))
-#define PUD_SHIFT	30
-#define PUD_SIZE	(1ULL << PUD_SHIFT)
-#define PGDIR_SHIFT	39
 #define PTRS_PER_TABLE	512
 #define HPAGE_PMD_ORDER	MMP_PMD_ORDER
 #define HPAGE_PMD_NR	(1u << HPAGE_PMD_ORDER)
@@ -485,6 +482,23 @@ static inline void count_inc(struct mmp_space *s, enum mmp_counter c)
 static inline void *space_table(struct mmp_space *s, uint64_t pfn)
 {
 	return pfn_to_virt(s->phys, pfn);
+}
+
+/* ---- geometry: from the back end, never assumed ---------------------------------------- */
+
+/* The level of the space's top table, its PGD (levels above are folded into it). */
+static inline enum mmp_level pgd_level(const struct mmp_space *s)
+{
+	return (enum mmp_level)(s->arch->levels - 1);
+}
+
+/* TASK_SIZE of this space: user addresses lie in [MMP_MMAP_MIN_ADDR, TASK_SIZE(s)). */
+#define TASK_SIZE(s)	((s)->arch->task_size)
+
+/* DEFAULT_MAP_WINDOW: mmap stays below it unless the hint lies above it. */
+static inline uint64_t map_window(const struct mmp_space *s)
+{
+	return s->arch->map_window ? s->arch->map_window : s->arch->task_size;
 }
 
 /* ---- entry helpers over the arch format ---------------------------------------------- */

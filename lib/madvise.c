@@ -169,7 +169,7 @@ MMP_EXPORT int mmp_reclaim(struct mmp_space *s)
 {
 	if (!s)
 		return -EINVAL;
-	return madvise_walk(s, 0, USER_TOP, WALK_RECLAIM);
+	return madvise_walk(s, 0, USER_TOP(s), WALK_RECLAIM);
 }
 
 static unsigned long hugepage_flags(const struct mmp_vma *vma, void *arg)

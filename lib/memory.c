@@ -511,7 +511,7 @@ void unmap_region(struct mmp_space *s, uint64_t start, uint64_t end)
 {
 	int i = vma_index(s, start);
 	uint64_t floor = i > 0 ? s->vmas[i - 1].end : 0;
-	uint64_t ceiling = i < (int)s->nr_vmas ? s->vmas[i].start : USER_TOP;
+	uint64_t ceiling = i < (int)s->nr_vmas ? s->vmas[i].start : USER_TOP(s);
 	struct mmp_gather tlb;
 
 	tlb_gather_mmu(&tlb, s, false);

@@ -5,7 +5,9 @@
 
 #include "internal.h"
 
-#define USER_TOP	(1ULL << 47)	/* end of the user half: the ceiling of free_pgtables */
+/* End of the PGD entries user space can use: the ceiling of free_pgtables. */
+#define USER_TOP(s)	(((s)->arch->task_size + level_size(pgd_level(s)) - 1) & \
+			 ~(level_size(pgd_level(s)) - 1))
 
 /* ---- mmu_gather (lib/mmu_gather.c) ---- */
 

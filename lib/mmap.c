@@ -65,7 +65,7 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 		return -EINVAL;
 	if (!len)
 		return -EINVAL;
-	if (len > MMP_TASK_SIZE)
+	if (len > TASK_SIZE(s))
 		return -ENOMEM;
 	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
 	vm_flags = calc_vm_prot_bits(prot);
@@ -84,7 +84,7 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 		addr = hint;
 		if (addr & (PAGE_SIZE - 1)) {
 			err = -EINVAL;
-		} else if (addr < MMP_MMAP_MIN_ADDR || addr > MMP_TASK_SIZE - len) {
+		} else if (addr < MMP_MMAP_MIN_ADDR || addr > TASK_SIZE(s) - len) {
 			err = -ENOMEM;
 		} else if (find_vma_intersection(s, addr, addr + len)) {
 			if (flags & MMP_MAP_FIXED_NOREPLACE)
@@ -122,7 +122,7 @@ MMP_EXPORT int mmp_munmap(struct mmp_space *s, uint64_t addr, uint64_t len)
 
 	if (!s)
 		return -EINVAL;
-	if ((addr & (PAGE_SIZE - 1)) || !len || addr > MMP_TASK_SIZE || len > MMP_TASK_SIZE - addr)
+	if ((addr & (PAGE_SIZE - 1)) || !len || addr > TASK_SIZE(s) || len > TASK_SIZE(s) - addr)
 		return -EINVAL;
 	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
 	pthread_rwlock_wrlock(&s->mmap_lock);

@@ -200,7 +200,7 @@ static int move_vma(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64
 
 static bool range_free(struct mmp_space *s, uint64_t start, uint64_t end)
 {
-	return end <= MMP_TASK_SIZE && !find_vma_intersection(s, start, end);
+	return end <= TASK_SIZE(s) && !find_vma_intersection(s, start, end);
 }
 
 struct remap {
@@ -239,7 +239,7 @@ static int check_prep_vma(struct mmp_space *s, const struct remap *r)
 /* Shrinking unmaps the tail like munmap, whatever lies there, holes included. */
 static int munmap_tail(struct mmp_space *s, const struct remap *r)
 {
-	if (r->old_len > MMP_TASK_SIZE - r->addr)
+	if (r->old_len > TASK_SIZE(s) - r->addr)
 		return -EINVAL;		/* as munmap's own range check */
 	return do_munmap(s, r->addr + r->new_len, r->addr + r->old_len);
 }
@@ -380,10 +380,10 @@ MMP_EXPORT int mmp_mremap(struct mmp_space *s, uint64_t addr, uint64_t old_len, 
 	r.new_len = aligned_first ? (new_len + PAGE_SIZE - 1) & PAGE_MASK : new_len;
 	/* check_mremap_params */
 	if ((flags & ~MREMAP_ALL) || (addr & (PAGE_SIZE - 1)) || !r.new_len ||
-	    r.new_len > MMP_TASK_SIZE)
+	    r.new_len > TASK_SIZE(s))
 		return -EINVAL;
 	if (remap_implies_new_addr(&r)) {
-		if (new_addr > MMP_TASK_SIZE - r.new_len || (new_addr & (PAGE_SIZE - 1)) ||
+		if (new_addr > TASK_SIZE(s) - r.new_len || (new_addr & (PAGE_SIZE - 1)) ||
 		    !(flags & MMP_MREMAP_MAYMOVE))
 			return -EINVAL;
 		if ((flags & MMP_MREMAP_DONTUNMAP) && r.old_len != r.new_len)

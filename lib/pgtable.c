@@ -101,7 +101,7 @@ mmp_pte_t *pmd_alloc(struct mmp_space *s, uint64_t addr)
 {
 	mmp_pte_t *table = space_table(s, s->pgd_pfn);
 
-	for (enum mmp_level l = MMP_PGD; l > MMP_PMD; l--) {
+	for (enum mmp_level l = pgd_level(s); l > MMP_PMD; l--) {
 		mmp_pte_t *ep = &table[level_index(addr, l)];
 		mmp_pte_t e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
 
@@ -120,7 +120,7 @@ mmp_pte_t *pmd_offset(struct mmp_space *s, uint64_t addr)
 {
 	mmp_pte_t *table = space_table(s, s->pgd_pfn);
 
-	for (enum mmp_level l = MMP_PGD; l > MMP_PMD; l--) {
+	for (enum mmp_level l = pgd_level(s); l > MMP_PMD; l--) {
 		mmp_pte_t e = __atomic_load_n(&table[level_index(addr, l)], __ATOMIC_ACQUIRE);
 
 		if (!(entry_flags(s, e, l) & MMP_E_TABLE))
@@ -241,6 +241,6 @@ static void free_table_range(struct mmp_gather *tlb, mmp_pte_t *table, enum mmp_
 void free_pgtables(struct mmp_gather *tlb, uint64_t start, uint64_t end, uint64_t floor,
 		   uint64_t ceiling)
 {
-	free_table_range(tlb, space_table(tlb->s, tlb->s->pgd_pfn), MMP_PGD, start, end, floor,
+	free_table_range(tlb, space_table(tlb->s, tlb->s->pgd_pfn), pgd_level(tlb->s), start, end, floor,
 			 ceiling);
 }

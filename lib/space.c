@@ -6,7 +6,29 @@
 #include "mm.h"
 #include "rcu.h"
 
-#define MMAP_BASE	0x7f0000000000ULL	/* below the stack gap of a 47-bit user space */
+/*
+ * mmap_base() (mm/util.c; arch/x86/mm/mmap.c is the same here) for a process
+ * with the default 8 MiB stack rlimit and no randomization: the stack gap is
+ * the rlimit plus stack_guard_gap (256 pages), raised to MIN_GAP (128 MiB),
+ * capped at 5/6 of the space; mmap grows down from STACK_TOP minus that gap.
+ * STACK_TOP is the map window (DEFAULT_MAP_WINDOW): x86 LA57 and riscv Sv57
+ * keep the stack and default mmaps below 47 bits.
+ */
+#define STACK_RLIMIT		(8ULL << 20)
+#define STACK_GUARD_GAP		(256ULL * PAGE_SIZE)
+#define MIN_GAP			(128ULL << 20)
+
+static uint64_t mmap_base(const struct mmp_arch *arch)
+{
+	uint64_t top = arch->map_window ? arch->map_window : arch->task_size;
+	uint64_t gap = STACK_RLIMIT + STACK_GUARD_GAP;
+
+	if (gap < MIN_GAP)
+		gap = MIN_GAP;
+	else if (gap > top / 6 * 5)
+		gap = top / 6 * 5;
+	return (top - gap) & PAGE_MASK;
+}
 
 /* A space with an empty PGD and no VMAs; not yet visible on the phys. */
 int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_space **out)
@@ -30,7 +52,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->phys = phys;
 	s->arch = arch;
 	s->copy = arch->copy_ops[0];
-	s->mmap_base = MMAP_BASE;
+	s->mmap_base = mmap_base(arch);
 	s->tlb_entries = 1536;
 	s->tlb_ways = 12;
 	s->thp_mode[HPAGE_PMD_ORDER] = MMP_THP_MADVISE;
@@ -151,7 +173,7 @@ void exit_mmap(struct mmp_space *s)
 	tlb_gather_mmu(&tlb, s, true);
 	for (unsigned int i = 0; i < s->nr_vmas; i++)
 		unmap_page_range(&tlb, s->vmas[i].start, s->vmas[i].end);
-	free_pgtables(&tlb, 0, USER_TOP, 0, USER_TOP);
+	free_pgtables(&tlb, 0, USER_TOP(s), 0, USER_TOP(s));
 	tlb_finish_mmu(&tlb);
 	for (unsigned int i = 0; i < s->nr_vmas; i++)
 		anon_vma_put(s->vmas[i].anon_vma);
@@ -181,6 +203,14 @@ MMP_EXPORT int mmp_space_destroy(struct mmp_space *s)
 MMP_EXPORT const char *mmp_space_arch(const struct mmp_space *s)
 {
 	return s ? s->arch->name : NULL;
+}
+
+MMP_EXPORT int mmp_space_task_size(const struct mmp_space *s, uint64_t *out)
+{
+	if (!s || !out)
+		return -EINVAL;
+	*out = TASK_SIZE(s);
+	return 0;
 }
 
 MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long value)

@@ -278,7 +278,7 @@ static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level,
 		}
 		if (!e)
 			continue;
-		if (va >= USER_TOP) {
+		if (va >= TASK_SIZE(s)) {
 			report(v, "space %llu: entry above the user range", (unsigned long long)s->id);
 			continue;
 		}
@@ -338,7 +338,7 @@ static void check_vmas(struct verify *v)
 		struct mmp_vma *vma = &s->vmas[i];
 
 		if (vma->start >= vma->end || (vma->start | vma->end) & (PAGE_SIZE - 1) ||
-		    vma->start < MMP_MMAP_MIN_ADDR || vma->end > MMP_TASK_SIZE ||
+		    vma->start < MMP_MMAP_MIN_ADDR || vma->end > TASK_SIZE(s) ||
 		    (i && vma->start < s->vmas[i - 1].end))
 			report(v, "space %llu: VMA %u [%#llx, %#llx) is malformed or overlaps",
 			       (unsigned long long)s->id, i, (unsigned long long)vma->start,
@@ -436,7 +436,7 @@ static void verify_space(struct verify *v, struct mmp_space *s)
 	v->tables = 0;
 	check_vmas(v);
 	if (take_table(v, s->pgd_pfn, "pgd", 0))
-		walk_table(v, space_table(s, s->pgd_pfn), MMP_PGD, 0);
+		walk_table(v, space_table(s, s->pgd_pfn), pgd_level(s), 0);
 	if (v->rss != get_mm_rss(s))
 		report(v, "space %llu: RSS counter %lld, tables map %lld pages",
 		       (unsigned long long)s->id, (long long)get_mm_rss(s), (long long)v->rss);

@@ -249,11 +249,15 @@ uint64_t get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64_t len, uin
 {
 	uint64_t top = s->mmap_base;
 
-	if (len > MMP_TASK_SIZE - MMP_MMAP_MIN_ADDR)
+	if (len > TASK_SIZE(s) - MMP_MMAP_MIN_ADDR)
 		return 0;
+	/* A hint above the map window opens the space above it (arch_get_mmap_end). */
+	if (hint > map_window(s))
+		top += TASK_SIZE(s) - map_window(s);
 	if (hint) {
 		hint &= PAGE_MASK;
-		if (hint >= MMP_MMAP_MIN_ADDR && hint <= MMP_TASK_SIZE - len &&
+		if (hint >= MMP_MMAP_MIN_ADDR && hint <= TASK_SIZE(s) - len &&
+		    (hint > map_window(s)) == (hint + len > map_window(s)) &&
 		    !find_vma_intersection(s, hint, hint + len))
 			return hint;
 	}

@@ -47,6 +47,15 @@ static inline void must(int cond, const char *what)
 	}
 }
 
+/* The end of @s's user addresses, from the space: no fixed high address in a test. */
+static inline uint64_t task_size(const struct mmp_space *s)
+{
+	uint64_t ts = 0;
+
+	must(mmp_space_task_size(s, &ts) == 0, "mmp_space_task_size");
+	return ts;
+}
+
 /* Word 0 of page @page written with @tag; word i holds stamp + i, so no two words match. */
 static inline uint64_t stamp(uint64_t tag, uint64_t page)
 {

@@ -58,7 +58,7 @@ static void test_cpu(struct env *e)
 
 static void test_access(struct env *e)
 {
-	const uint64_t top = MMP_TASK_SIZE;
+	const uint64_t top = task_size(e->s);
 	uint64_t a, ro, none, v = 0;
 	uint8_t big[2 * PG];
 
@@ -77,8 +77,8 @@ static void test_access(struct env *e)
 	tap_eq(mmp_memset(e->cpu, MMP_MMAP_MIN_ADDR, 0, 8), -EFAULT, "%s: memset: unmapped",
 	       e->arch);
 	tap_eq(mmp_read(e->cpu, 0, &v, 8), -EFAULT, "%s: read: address 0", e->arch);
-	tap_eq(mmp_read(e->cpu, top, &v, 8), -EFAULT, "%s: read: at MMP_TASK_SIZE", e->arch);
-	tap_eq(mmp_write(e->cpu, top - 4, &v, 8), -EFAULT, "%s: write: across MMP_TASK_SIZE",
+	tap_eq(mmp_read(e->cpu, top, &v, 8), -EFAULT, "%s: read: at TASK_SIZE", e->arch);
+	tap_eq(mmp_write(e->cpu, top - 4, &v, 8), -EFAULT, "%s: write: across TASK_SIZE",
 	       e->arch);
 	tap_eq(mmp_read(e->cpu, UINT64_MAX - 3, &v, 8), -EFAULT, "%s: read: addr + len wraps",
 	       e->arch);
@@ -127,16 +127,16 @@ static void test_gup(const char *arch)
 
 	env_init(&e, arch, 16 * MiB);
 	must(!mmp_phys_stat(e.phys, &pst), "phys_stat");
-	top = MMP_TASK_SIZE;
+	top = task_size(e.s);
 	a = map_scratch(&e, 8);
 	must(fill_pages(e.cpu, a, 4, 20), "fill");
 	tap_eq(mmp_gup_fast(NULL, a, 1, false, pfns), -EINVAL, "%s: gup_fast: NULL space", arch);
 	tap_eq(mmp_gup_fast(e.s, a, 1, false, NULL), -EINVAL, "%s: gup_fast: NULL pfns", arch);
 	tap_eq(mmp_gup_fast(e.s, a + 8, 1, false, pfns), -EINVAL, "%s: gup_fast: unaligned", arch);
-	tap_eq(mmp_gup_fast(e.s, top, 1, false, pfns), -EFAULT, "%s: gup_fast: at MMP_TASK_SIZE",
+	tap_eq(mmp_gup_fast(e.s, top, 1, false, pfns), -EFAULT, "%s: gup_fast: at TASK_SIZE",
 	       arch);
 	tap_eq(mmp_gup_fast(e.s, top - PG, 2, false, pfns), -EFAULT,
-	       "%s: gup_fast: across MMP_TASK_SIZE", arch);
+	       "%s: gup_fast: across TASK_SIZE", arch);
 	tap_eq(mmp_gup_fast(e.s, 0xfffffffffffff000ull, 2, false, pfns), -EFAULT,
 	       "%s: gup_fast: wrapping range", arch);
 	tap_eq(mmp_gup_fast(e.s, a, 0, false, pfns), 0, "%s: gup_fast: nr 0", arch);
@@ -147,7 +147,7 @@ static void test_gup(const char *arch)
 	tap_eq(mmp_gup(NULL, a, 1, false, pfns), -EINVAL, "%s: gup: NULL space", arch);
 	tap_eq(mmp_gup(e.s, a, 1, false, NULL), -EINVAL, "%s: gup: NULL pfns", arch);
 	tap_eq(mmp_gup(e.s, a + 8, 1, false, pfns), -EINVAL, "%s: gup: unaligned", arch);
-	tap_eq(mmp_gup(e.s, top, 1, false, pfns), -EFAULT, "%s: gup: at MMP_TASK_SIZE", arch);
+	tap_eq(mmp_gup(e.s, top, 1, false, pfns), -EFAULT, "%s: gup: at TASK_SIZE", arch);
 	tap_eq(mmp_gup(e.s, MMP_MMAP_MIN_ADDR, 1, false, pfns), -EFAULT, "%s: gup: unmapped", arch);
 	tap_eq(mmp_gup(e.s, a + 6 * PG, 4, true, pfns), -EFAULT,
 	       "%s: gup: range running past the mapping", arch);

@@ -10,10 +10,12 @@
 
 static void test_mmap(struct env *e)
 {
-	const uint64_t top = MMP_TASK_SIZE;
+	const uint64_t top = task_size(e->s);
 	uint64_t a = 0xdead, b, fixed;
 	int err;
 
+	tap_eq(mmp_space_task_size(NULL, &b), -EINVAL, "%s: task_size: NULL space", e->arch);
+	tap_eq(mmp_space_task_size(e->s, NULL), -EINVAL, "%s: task_size: NULL out", e->arch);
 	tap_eq(mmp_mmap(NULL, 0, PG, RW, 0, &a), -EINVAL, "%s: mmap: NULL space", e->arch);
 	tap_eq(mmp_mmap(e->s, 0, PG, RW, 0, NULL), -EINVAL, "%s: mmap: NULL addr_out", e->arch);
 	tap_eq(mmp_mmap(e->s, 0, 0, RW, 0, &a), -EINVAL, "%s: mmap: len 0", e->arch);
@@ -33,16 +35,16 @@ static void test_mmap(struct env *e)
 	tap_eq(mmp_mmap(e->s, MMP_MMAP_MIN_ADDR - PG, 2 * PG, RW, MMP_MAP_FIXED, &a), -ENOMEM,
 	       "%s: mmap: MAP_FIXED straddling MMP_MMAP_MIN_ADDR", e->arch);
 	tap_eq(mmp_mmap(e->s, top, PG, RW, MMP_MAP_FIXED, &a), -ENOMEM,
-	       "%s: mmap: MAP_FIXED at MMP_TASK_SIZE", e->arch);
+	       "%s: mmap: MAP_FIXED at TASK_SIZE", e->arch);
 	tap_eq(mmp_mmap(e->s, top - PG, 2 * PG, RW, MMP_MAP_FIXED, &a), -ENOMEM,
-	       "%s: mmap: MAP_FIXED ending above MMP_TASK_SIZE", e->arch);
+	       "%s: mmap: MAP_FIXED ending above TASK_SIZE", e->arch);
 	tap_eq(mmp_mmap(e->s, top - PG, PG + 1, RW, MMP_MAP_FIXED, &a), -ENOMEM,
-	       "%s: mmap: MAP_FIXED whose rounded length ends above MMP_TASK_SIZE", e->arch);
+	       "%s: mmap: MAP_FIXED whose rounded length ends above TASK_SIZE", e->arch);
 	tap_eq(mmp_mmap(e->s, 0xfffffffffffff000ull, PG, RW, MMP_MAP_FIXED, &a), -ENOMEM,
 	       "%s: mmap: MAP_FIXED at the top of the 64-bit space", e->arch);
-	tap_eq(mmp_mmap(e->s, 0, top + PG, RW, 0, &a), -ENOMEM, "%s: mmap: len above MMP_TASK_SIZE",
+	tap_eq(mmp_mmap(e->s, 0, top + PG, RW, 0, &a), -ENOMEM, "%s: mmap: len above TASK_SIZE",
 	       e->arch);
-	tap_eq(mmp_mmap(e->s, 0, top, RW, 0, &a), -ENOMEM, "%s: mmap: len MMP_TASK_SIZE (no room)",
+	tap_eq(mmp_mmap(e->s, 0, top, RW, 0, &a), -ENOMEM, "%s: mmap: len TASK_SIZE (no room)",
 	       e->arch);
 	tap_eq(mmp_mmap(e->s, 0, UINT64_MAX, RW, 0, &a), -ENOMEM, "%s: mmap: len UINT64_MAX",
 	       e->arch);
@@ -54,7 +56,7 @@ static void test_mmap(struct env *e)
 	tap_ok(a == 0xdead, "%s: mmap: addr_out untouched on errors", e->arch);
 	still_works(e, "bad mmap arguments");
 
-	/* The last page below MMP_TASK_SIZE is user space: map it and use it to the end. */
+	/* The last page below TASK_SIZE is user space: map it and use it to the end. */
 	err = mmp_mmap(e->s, top - PG, PG, RW, MMP_MAP_FIXED, &a);
 	tap_ok(!err && a == top - PG, "%s: mmap: MAP_FIXED of the last user page", e->arch);
 	if (!err) {
@@ -69,7 +71,7 @@ static void test_mmap(struct env *e)
 	/* A hint that cannot be honoured is only a hint. */
 	err = mmp_mmap(e->s, top + 16 * PG, 2 * PG, RW, 0, &a);
 	tap_ok(!err && a >= MMP_MMAP_MIN_ADDR && a + 2 * PG <= top,
-	       "%s: mmap: a hint above MMP_TASK_SIZE is ignored", e->arch);
+	       "%s: mmap: a hint above TASK_SIZE is ignored", e->arch);
 	if (!err)
 		mmp_munmap(e->s, a, 2 * PG);
 	err = mmp_mmap(e->s, e->canary + PG, 2 * PG, RW, 0, &a);
@@ -140,7 +142,7 @@ static void test_mmap(struct env *e)
 
 static void test_munmap(struct env *e)
 {
-	const uint64_t top = MMP_TASK_SIZE;
+	const uint64_t top = task_size(e->s);
 	uint64_t a;
 
 	a = map_scratch(e, 4);
@@ -149,11 +151,11 @@ static void test_munmap(struct env *e)
 	tap_eq(mmp_munmap(e->s, a + 1, PG), -EINVAL, "%s: munmap: unaligned", e->arch);
 	tap_eq(mmp_munmap(e->s, a + PG / 2, PG), -EINVAL, "%s: munmap: half-page aligned", e->arch);
 	tap_eq(mmp_munmap(e->s, a, 0), -EINVAL, "%s: munmap: len 0", e->arch);
-	tap_eq(mmp_munmap(e->s, top, PG), -EINVAL, "%s: munmap: at MMP_TASK_SIZE", e->arch);
-	tap_eq(mmp_munmap(e->s, top + PG, PG), -EINVAL, "%s: munmap: beyond MMP_TASK_SIZE",
+	tap_eq(mmp_munmap(e->s, top, PG), -EINVAL, "%s: munmap: at TASK_SIZE", e->arch);
+	tap_eq(mmp_munmap(e->s, top + PG, PG), -EINVAL, "%s: munmap: beyond TASK_SIZE",
 	       e->arch);
 	tap_eq(mmp_munmap(e->s, top - PG, 2 * PG), -EINVAL,
-	       "%s: munmap: ending beyond MMP_TASK_SIZE", e->arch);
+	       "%s: munmap: ending beyond TASK_SIZE", e->arch);
 	tap_eq(mmp_munmap(e->s, a, UINT64_MAX), -EINVAL, "%s: munmap: len UINT64_MAX", e->arch);
 	tap_eq(mmp_munmap(e->s, a, 0 - a + PG), -EINVAL, "%s: munmap: addr + len wraps", e->arch);
 	tap_eq(mmp_munmap(e->s, 0xfffffffffffff000ull, 2 * PG), -EINVAL,
@@ -198,8 +200,8 @@ static void test_mprotect(struct env *e)
 	       "%s: mprotect: len UINT64_MAX", e->arch);
 	tap_eq(mmp_mprotect(e->s, a, 0 - a + PG, MMP_PROT_READ), -ENOMEM,
 	       "%s: mprotect: addr + len wraps", e->arch);
-	tap_eq(mmp_mprotect(e->s, MMP_TASK_SIZE, PG, MMP_PROT_READ), -ENOMEM,
-	       "%s: mprotect: at MMP_TASK_SIZE", e->arch);
+	tap_eq(mmp_mprotect(e->s, task_size(e->s), PG, MMP_PROT_READ), -ENOMEM,
+	       "%s: mprotect: at TASK_SIZE", e->arch);
 	tap_eq(mmp_mprotect(e->s, 0xfffffffffffff000ull, PG, MMP_PROT_READ), -ENOMEM,
 	       "%s: mprotect: last page of the 64-bit space (end wraps to 0)", e->arch);
 	tap_eq(mmp_mprotect(e->s, MMP_MMAP_MIN_ADDR, PG, MMP_PROT_READ), -ENOMEM,
@@ -259,8 +261,8 @@ static void test_madvise(struct env *e)
 	       "%s: madvise: unmapped range", e->arch);
 	tap_eq(mmp_madvise(e->s, MMP_MMAP_MIN_ADDR, PG, MMP_MADV_HUGEPAGE), -ENOMEM,
 	       "%s: madvise: MADV_HUGEPAGE of an unmapped range", e->arch);
-	tap_eq(mmp_madvise(e->s, MMP_TASK_SIZE - PG, 2 * PG, MMP_MADV_DONTNEED), -ENOMEM,
-	       "%s: madvise: range ending beyond MMP_TASK_SIZE", e->arch);
+	tap_eq(mmp_madvise(e->s, task_size(e->s) - PG, 2 * PG, MMP_MADV_DONTNEED), -ENOMEM,
+	       "%s: madvise: range ending beyond TASK_SIZE", e->arch);
 	must(!mmp_munmap(e->s, a + 3 * PG, PG), "punch a hole");
 	tap_eq(mmp_madvise(e->s, a + PG, 6 * PG, MMP_MADV_DONTNEED), -ENOMEM,
 	       "%s: madvise: DONTNEED over a hole", e->arch);
@@ -321,8 +323,8 @@ static void test_mremap(struct env *e)
 	       "%s: mremap: FIXED to an unaligned address", e->arch);
 	tap_eq(mmp_mremap(e->s, a, 2 * PG, 2 * PG, fixed, a + PG, &out), -EINVAL,
 	       "%s: mremap: FIXED onto an overlapping range", e->arch);
-	tap_eq(mmp_mremap(e->s, a, 2 * PG, 2 * PG, fixed, MMP_TASK_SIZE - PG, &out), -EINVAL,
-	       "%s: mremap: FIXED ending above MMP_TASK_SIZE", e->arch);
+	tap_eq(mmp_mremap(e->s, a, 2 * PG, 2 * PG, fixed, task_size(e->s) - PG, &out), -EINVAL,
+	       "%s: mremap: FIXED ending above TASK_SIZE", e->arch);
 	tap_eq(mmp_mremap(e->s, a, PG, PG, fixed, 0xfffffffffffff000ull, &out), -EINVAL,
 	       "%s: mremap: FIXED to the top of the 64-bit space", e->arch);
 	tap_eq(mmp_mremap(e->s, MMP_MMAP_MIN_ADDR, PG, 2 * PG, mm, 0, &out), -EFAULT,

@@ -27,16 +27,20 @@ static void check_format(const char *name)
 	};
 	bool ok = true;
 
-	for (enum mmp_level l = MMP_PTE; l <= MMP_PMD; l++) {
+	for (enum mmp_level l = MMP_PTE; l < a->levels; l++) {
+		if (!(a->leaf_levels & (1u << l)))
+			continue;
 		for (unsigned int m = 0; m < 1u << ARRAY_SIZE(leaf_bits); m++) {
 			for (int valid = 0; valid < 2; valid++) {
 				unsigned int f = valid ? MMP_E_PRESENT : MMP_E_PROTNONE;
 				uint64_t pfn = (0x12345ULL * (m + 1)) & 0xfffffff;
 				mmp_pte_t e;
 
-				if (l == MMP_PMD) {
+				if (l > MMP_PTE) {
+					/* A huge leaf maps a naturally aligned block. */
 					f |= MMP_E_LEAF;
-					pfn &= ~511ULL;
+					pfn = (pfn << 9 * (l - 1)) & ~((1ULL << 9 * l) - 1) &
+					      ((1ULL << 36) - 1);
 				}
 				for (size_t b = 0; b < ARRAY_SIZE(leaf_bits); b++)
 					if (m & (1u << b))
@@ -53,16 +57,188 @@ static void check_format(const char *name)
 			}
 		}
 	}
-	tap_ok(ok, "%s: every leaf flag combination encodes and decodes back", name);
+	tap_ok(ok, "%s: every leaf flag combination encodes and decodes back at every leaf level",
+	       name);
 
 	ok = true;
-	for (enum mmp_level l = MMP_PMD; l <= MMP_PGD; l++) {
+	for (enum mmp_level l = MMP_PMD; l <= pgd_level(s); l++) {
 		mmp_pte_t e = a->mk_entry(777, MMP_E_TABLE, l);
 
 		ok &= a->entry_flags(e, l) == (MMP_E_TABLE | MMP_E_PRESENT) && a->entry_pfn(e, l) == 777;
 	}
-	tap_ok(ok, "%s: table entries decode as present tables at PMD, PUD, PGD", name);
+	tap_ok(ok, "%s: table entries decode as present tables at every level above PTE", name);
 	mmp_space_destroy(s);
+}
+
+/* ---- geometry, against figures written from the manuals, not read from the back ends ---- */
+
+#define LEAVES(...)	(__VA_ARGS__)
+#define L_PTE	(1u << MMP_PTE)
+#define L_PMD	(1u << MMP_PMD)
+#define L_PUD	(1u << MMP_PUD)
+#define L_P4D	(1u << MMP_P4D)
+#define L_PGD5	(1u << MMP_PGD5)
+#define GiB	(1ULL << 30)
+
+/*
+ * One row per back end; a back end without one fails. mmap_base is mm/util.c's
+ * mmap_base() without randomization for the default 8 MiB stack rlimit: the
+ * gap is rlimit + stack_guard_gap raised to MIN_GAP, 128 MiB, below STACK_TOP
+ * (the map window). tables: what the first touched page of a fresh space
+ * allocates, one per level below the PGD.
+ */
+struct geometry {
+	const char *arch;
+	unsigned int levels;
+	uint64_t task_size;
+	uint64_t map_window;	/* where mmap without a high hint stays: task_size if none */
+	uint64_t mmap_base;
+	unsigned int leaf_levels;	/* levels the format can hold a leaf at */
+	unsigned int tables;
+};
+
+static const struct geometry geometries[] = {
+	/* x86-64: TASK_SIZE_MAX is one page short of 2^47 (2^56 with LA57); 2M and 1G pages. */
+	{ "x86_64", 4, (1ULL << 47) - PAGE_SIZE, (1ULL << 47) - PAGE_SIZE,
+	  (1ULL << 47) - PAGE_SIZE - 128 * MiB, L_PTE | L_PMD | L_PUD, 3 },
+	{ "x86_64-la57", 5, (1ULL << 56) - PAGE_SIZE, (1ULL << 47) - PAGE_SIZE,
+	  (1ULL << 47) - PAGE_SIZE - 128 * MiB, L_PTE | L_PMD | L_PUD, 4 },
+	/* arm64 4K granule: TTBR0 spans 2^VA_BITS; blocks at levels 2 and 1. */
+	{ "arm64", 4, 1ULL << 48, 1ULL << 48, (1ULL << 48) - 128 * MiB, L_PTE | L_PMD | L_PUD, 3 },
+	{ "arm64-va39", 3, 1ULL << 39, 1ULL << 39, (1ULL << 39) - 128 * MiB,
+	  L_PTE | L_PMD | L_PUD, 2 },
+	/* riscv: user space is the lower half of SvNN; a leaf may sit at any level. */
+	{ "riscv64", 4, 1ULL << 47, 1ULL << 47, (1ULL << 47) - 128 * MiB,
+	  L_PTE | L_PMD | L_PUD | L_P4D, 3 },
+	{ "riscv64-sv39", 3, 1ULL << 38, 1ULL << 38, (1ULL << 38) - 128 * MiB,
+	  L_PTE | L_PMD | L_PUD, 2 },
+	{ "riscv64-sv57", 5, 1ULL << 56, 1ULL << 47, (1ULL << 47) - 128 * MiB,
+	  L_PTE | L_PMD | L_PUD | L_P4D | L_PGD5, 4 },
+	/* The reference: 4 levels, 47 bits, no leaves above the PMD. */
+	{ "generic", 4, 1ULL << 47, 1ULL << 47, (1ULL << 47) - 128 * MiB, L_PTE | L_PMD, 3 },
+};
+
+static const struct geometry *geometry_of(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(geometries); i++)
+		if (!strcmp(geometries[i].arch, name))
+			return &geometries[i];
+	return NULL;
+}
+
+/*
+ * Space @name against row @g: what it reports, then what it does. The
+ * behaviour catches a back end whose fields lie: tables counted as they are
+ * allocated, mappings refused at the row's task size, the mmap base found by
+ * mapping. No tap_require: a broken copy must fail checks, not stop the run.
+ */
+static void check_geometry(const char *name, const struct geometry *g)
+{
+	struct mmp_space_config cfg = { .arch = name, .tlb_sanitizer = true };
+	struct mmp_space *s = NULL;
+	struct mmp_cpu *cpu = NULL;
+	uint64_t ts = 0, a = 0, low = 4 * GiB, before;
+	char c = 1;
+
+	if (!tap_ok(g != NULL, "%s: has a row in the conformance geometry table", name))
+		return;
+	if (!tap_ok(mmp_space_create(phys, &cfg, &s) == 0, "%s: geometry: create a space", name))
+		return;
+	tap_eq(s->arch->levels, g->levels, "%s: %u page-table levels", name, g->levels);
+	mmp_space_task_size(s, &ts);
+	tap_ok(ts == g->task_size, "%s: task size %#llx (got %#llx)", name,
+	       (unsigned long long)g->task_size, (unsigned long long)ts);
+	tap_eq(s->arch->leaf_levels, g->leaf_levels, "%s: leaf levels %#x", name, g->leaf_levels);
+
+	/* The first touch allocates one table per level below the PGD: the real depth. */
+	mmp_cpu_attach(s, &cpu);
+	before = counter(s, MMP_C_PGTABLE_ALLOC);
+	tap_ok(!mmp_mmap(s, low, PAGE_SIZE, MMP_PROT_READ | MMP_PROT_WRITE, MMP_MAP_FIXED, &a) &&
+		       !mmp_write(cpu, low, &c, 1),
+	       "%s: touch a page at 4 GiB", name);
+	tap_eq(counter(s, MMP_C_PGTABLE_ALLOC) - before, g->tables,
+	       "%s: the first touched page allocates %u tables", name, g->tables);
+
+	/* The top of user space: its last page maps, the next does not. */
+	tap_eq(mmp_mmap(s, g->task_size - PAGE_SIZE, PAGE_SIZE, MMP_PROT_READ,
+			MMP_MAP_FIXED_NOREPLACE, &a), 0,
+	       "%s: MAP_FIXED of the last page below the task size", name);
+	tap_eq(mmp_mmap(s, g->task_size, PAGE_SIZE, MMP_PROT_READ, MMP_MAP_FIXED_NOREPLACE, &a),
+	       -ENOMEM, "%s: MAP_FIXED at the task size is refused", name);
+	tap_eq(mmp_mmap(s, g->task_size - PAGE_SIZE, 2 * PAGE_SIZE, MMP_PROT_READ,
+			MMP_MAP_FIXED, &a), -ENOMEM,
+	       "%s: MAP_FIXED across the task size is refused", name);
+	tap_eq(mmp_munmap(s, g->task_size - PAGE_SIZE, PAGE_SIZE), 0, "%s: unmap the last page",
+	       name);
+
+	/* Top-down from the mmap base: the first free mapping ends there. */
+	a = 0;
+	mmp_mmap(s, 0, PAGE_SIZE, MMP_PROT_READ, 0, &a);
+	tap_ok(a == g->mmap_base - PAGE_SIZE,
+	       "%s: the first mmap ends at the mmap base %#llx (got %#llx)", name,
+	       (unsigned long long)g->mmap_base, (unsigned long long)a + PAGE_SIZE);
+	if (g->map_window < g->task_size) {
+		uint64_t hint = g->task_size / 2 & ~(PAGE_SIZE - 1);
+
+		a = 0;
+		tap_ok(!mmp_mmap(s, hint, PAGE_SIZE, MMP_PROT_READ, 0, &a) && a == hint,
+		       "%s: a free hint above the map window is honoured", name);
+		a = 0;
+		tap_ok(!mmp_mmap(s, hint, PAGE_SIZE, MMP_PROT_READ, 0, &a) && a != hint &&
+			       a >= g->map_window && a < g->task_size,
+		       "%s: a taken hint above the window still maps above it", name);
+		a = 0;
+		tap_ok(!mmp_mmap(s, g->map_window - PAGE_SIZE, 2 * PAGE_SIZE, MMP_PROT_READ, 0, &a) &&
+			       a + 2 * PAGE_SIZE <= g->map_window,
+		       "%s: a hint straddling the map window stays below it", name);
+	}
+	tap_eq(mmp_space_verify(s), 0, "%s: geometry: verify", name);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+}
+
+/* A check that fails is what the counting hook wants: the copy under test is broken on purpose. */
+static int fooled;
+
+static void count_failures(int ok, const char *msg)
+{
+	fooled += !ok;
+}
+
+/*
+ * A back end copied with the wrong geometry, as a porter who forgot to change
+ * it would make it, registered in this program only: the geometry checks
+ * against the original's row must fail, or they prove nothing.
+ */
+static void check_fooled(const char *orig, const char *what, unsigned int levels,
+			 uint64_t task_size, uint64_t map_window)
+{
+	const struct mmp_arch *a = mmp_arch_find(orig);
+	void (*saved)(int, const char *) = tap_hook;
+	struct mmp_arch copy;
+	char name[64];
+	int n0, f0, err;
+
+	if (!a)
+		return;
+	copy = *a;
+	snprintf(name, sizeof(name), "%s~%s", orig, what);
+	copy.name = name;
+	copy.levels = levels;
+	copy.task_size = task_size;
+	copy.map_window = map_window;
+	err = mmp_arch_register_extra(&copy);
+	if (!tap_eq(err, 0, "%s: register a copy with %s", orig, what))
+		return;
+	n0 = tap_n;
+	f0 = tap_failed;
+	fooled = 0;
+	tap_hook = count_failures;
+	check_geometry(name, geometry_of(orig));
+	tap_hook = saved;
+	tap_n = n0;
+	tap_failed = f0;
+	tap_ok(fooled > 0, "%s: a copy with %s fails %d geometry checks", orig, what, fooled);
 }
 
 /* ---- batched entry hooks against one-at-a-time ------------------------------------ */
@@ -302,7 +478,8 @@ static void check_mthp(const char *name)
 {
 	struct mmp_space *s = new_space(phys, name);
 	struct mmp_cpu *cpu;
-	uint64_t a = map(s, 1 * MiB, MMP_PROT_READ | MMP_PROT_WRITE);
+	/* 2 MiB starts PMD aligned wherever the space's mmap base lies; faults touch 1 MiB. */
+	uint64_t a = map(s, 2 * MiB, MMP_PROT_READ | MMP_PROT_WRITE);
 	mmp_pte_t *ptes;
 	bool ok = true;
 
@@ -455,6 +632,22 @@ static void report_hook(int ok, const char *msg)
 	r->ok = !!ok;
 }
 
+/* What the back end says of itself; the checks above compared it with the table. */
+static void print_geometry(const char *name)
+{
+	const struct mmp_arch *a = mmp_arch_find(name);
+	uint64_t window = a->map_window ? a->map_window : a->task_size;
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	uint64_t v = (a->task_size + PAGE_SIZE) & PAGE_MASK;	/* x86: a page short of 2^47 */
+	int u = 0;
+
+	while (v >= 1024 && u < 6)
+		v /= 1024, u++;
+	printf("  geometry: %u levels, user space [%#llx, %#llx) (%llu %s), mmap below %#llx\n",
+	       a->levels, (unsigned long long)MMP_MMAP_MIN_ADDR, (unsigned long long)a->task_size,
+	       (unsigned long long)v, units[u], (unsigned long long)window);
+}
+
 static int print_report(void)
 {
 	const char *name;
@@ -469,6 +662,7 @@ static int print_report(void)
 		if (!n)
 			continue;
 		printf("%s: %d of %d checks pass%s\n", name, pass, n, pass == n ? "" : "  <-- FAILING");
+		print_geometry(name);
 		for (int k = 0; k < nr_rows; k++)
 			if (!strcmp(rows[k].arch, name))
 				printf("  %-4s %s\n", rows[k].ok ? "ok" : "FAIL", rows[k].check);
@@ -543,6 +737,7 @@ int main(int argc, char **argv)
 		if (!wanted(argc, argv, name))
 			continue;
 		check_format(name);
+		check_geometry(name, geometry_of(name));
 		check_entry_hooks(name);
 		check_hardware(name);
 		check_fork_cow(name);
@@ -551,6 +746,15 @@ int main(int argc, char **argv)
 		check_mthp(name);
 		check_tlb(name);
 	}
+	/* The checks must catch what a port gets wrong: the issue-16 Sv39 kept Sv48's depth. */
+	if (wanted(argc, argv, "riscv64-sv39")) {
+		check_fooled("riscv64-sv39", "Sv48's 4 levels", 4, 1ULL << 38, 0);
+		check_fooled("riscv64-sv39", "Sv48's task size", 3, 1ULL << 39, 0);
+	}
+	if (wanted(argc, argv, "x86_64-la57"))
+		check_fooled("x86_64-la57", "4 levels", 4, (1ULL << 47) - PAGE_SIZE, 0);
+	if (wanted(argc, argv, "arm64-va39"))
+		check_fooled("arm64-va39", "arm64's 4 levels and 48 bits", 4, 1ULL << 48, 0);
 	tap_eq(mmp_phys_destroy(phys), 0, "all: phys destroyed");
 	return report ? print_report() : tap_done();
 }

@@ -38,9 +38,15 @@
 
 #define PG		MMP_PAGE_SIZE
 #define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
-/* 1 GiB aligned, in the first PGD entry: a region here has one PUD and one PMD table above it. */
-#define BASE		0x4000000000ULL
-#define UPPER_TABLES	2
+/*
+ * 1 GiB aligned, far below every back end's mmap base (a 3-level space has
+ * 256 GiB), in the first entry of every level above the PUD.
+ */
+#define BASE		0x100000000ULL
+/* Tables above a PTE table but the PGD: a PMD, plus a PUD and a P4D where the space has them. */
+#define UPPER_TABLES	(s->arch->levels - 2)
+/* Tables above the PMD tables but the PGD: a PUD and a P4D where the space has them. */
+#define ABOVE_PMD	(s->arch->levels - 3)
 #define PHYS_BYTES	(64 * MiB)
 
 static struct mmp_phys *phys;
@@ -125,7 +131,7 @@ static void check_munmap_free(const char *arch)
 		map_fixed(s, BASE, 8 * MiB, RW, MMP_MAP_POPULATE);
 		tables = vmpte(s) / PG;
 		tap_eq(tables, UPPER_TABLES + 4,
-		       "%s %s: 8 MiB populated hold a PUD, a PMD, 4 PTE tables", arch, how);
+		       "%s %s: 8 MiB populated hold the upper tables and 4 PTE tables", arch, how);
 		mmp_space_counters(s, &c0);
 		tap_eq(mmp_munmap(s, BASE, 8 * MiB), 0, "%s %s: munmap", arch, how);
 		tap_eq(vmpte(s), 0, "%s %s: munmap unlinked every table (VmPTE 0 at once)", arch,
@@ -154,14 +160,15 @@ static void check_munmap_free(const char *arch)
 
 		/*
 		 * 1.25 GiB with one page touched per 2 MiB: 640 PTE tables, two PMD
-		 * tables, one PUD table, more than one batch holds.
+		 * tables, the tables above them, more than one batch holds.
 		 */
 		cpu = attach(s);
 		map_fixed(s, BASE, 1280 * MiB, RW, 0);
 		tap_eq(touch(cpu, BASE, 1280 * MiB, PMD_SIZE), 0, "%s %s: touch one page per table",
 		       arch, how);
 		tables = vmpte(s) / PG;
-		tap_eq(tables, 640 + 2 + 1, "%s %s: 643 tables", arch, how);
+		tap_eq(tables, 640 + 2 + ABOVE_PMD, "%s %s: 640 PTE, 2 PMD and the upper tables",
+		       arch, how);
 		batches = (tables + MAX_TABLE_BATCH - 1) / MAX_TABLE_BATCH;
 		mmp_space_counters(s, &c0);
 		tap_eq(mmp_munmap(s, BASE, 1280 * MiB), 0, "%s %s: munmap 1.25 GiB", arch, how);
@@ -173,12 +180,12 @@ static void check_munmap_free(const char *arch)
 			       "%s: a call_rcu per full table batch (%llu)", arch,
 			       (unsigned long long)batches);
 			tap_eq(delta(&c0, &c1, MMP_C_PGTABLE_FREE_RCU), tables,
-			       "%s: all 643 freed by RCU", arch);
+			       "%s: all freed by RCU", arch);
 		} else {
-			tap_eq(delta(&c0, &c1, MMP_C_RCU_SYNC), tables, "%s: 643 synchronize_rcu",
+			tap_eq(delta(&c0, &c1, MMP_C_RCU_SYNC), tables, "%s: one synchronize_rcu each",
 			       arch);
 			tap_eq(delta(&c0, &c1, MMP_C_PGTABLE_FREE_SYNC), tables,
-			       "%s: all 643 freed synchronously", arch);
+			       "%s: all freed synchronously", arch);
 		}
 		tap_eq(phys_free(), free0, "%s %s: every frame is back", arch, how);
 		tap_eq(mmp_cpu_detach(cpu), 0, "detach");
@@ -205,7 +212,7 @@ static void check_pt_reclaim(const char *arch)
 
 	map_fixed(s, BASE, len, RW, 0);
 	tap_eq(touch(cpu, BASE, len, PG), 0, "%s: touch 8 MiB", arch);
-	tap_eq(vmpte(s), full, "%s: VmPTE is a PUD, a PMD and 4 PTE tables", arch);
+	tap_eq(vmpte(s), full, "%s: VmPTE is the upper tables and 4 PTE tables", arch);
 
 	/* Whole tables: each PTE table goes, through the gather and RCU. */
 	mmp_space_counters(s, &c0);
@@ -217,7 +224,7 @@ static void check_pt_reclaim(const char *arch)
 	tap_eq(rss(s), 1024, "%s: the other 4 MiB stay mapped", arch);
 	tap_eq(mmp_madvise(s, BASE + 4 * MiB, 4 * MiB, MMP_MADV_DONTNEED), 0,
 	       "%s: DONTNEED the rest", arch);
-	tap_eq(vmpte(s), UPPER_TABLES * PG, "%s: VmPTE is the upper levels only (8192 bytes)",
+	tap_eq(vmpte(s), UPPER_TABLES * PG, "%s: VmPTE is the upper levels only",
 	       arch);
 	tap_eq(rss(s), 0, "%s: nothing mapped", arch);
 	tap_eq(mmp_space_verify(s), 0, "%s: verify after PT_RECLAIM", arch);
@@ -430,22 +437,23 @@ static void check_gup_pins(const char *arch)
 	tap_eq(mmp_gup_fast(NULL, BASE, 1, true, pfns), -EINVAL, "%s: gup_fast NULL space", arch);
 	tap_eq(mmp_gup_fast(s, BASE, 1, true, NULL), -EINVAL, "%s: gup_fast NULL pfns", arch);
 	tap_eq(mmp_gup_fast(s, BASE + 1, 1, true, pfns), -EINVAL, "%s: gup_fast unaligned", arch);
-	tap_eq(mmp_gup_fast(s, MMP_TASK_SIZE, 1, true, pfns), -EFAULT,
+	tap_eq(mmp_gup_fast(s, task_size(s), 1, true, pfns), -EFAULT,
 	       "%s: gup_fast past TASK_SIZE", arch);
-	tap_eq(mmp_gup_fast(s, MMP_TASK_SIZE - PG, 2, true, pfns), -EFAULT,
+	tap_eq(mmp_gup_fast(s, task_size(s) - PG, 2, true, pfns), -EFAULT,
 	       "%s: gup_fast running past TASK_SIZE", arch);
 	tap_eq(mmp_gup_fast(s, ~0ULL & ~(PG - 1), 1, true, pfns), -EFAULT, "%s: gup_fast at ~0",
 	       arch);
 	tap_eq(mmp_gup_fast(s, BASE, 0, true, pfns), 0, "%s: gup_fast of 0 pages", arch);
-	tap_eq(mmp_gup_fast(s, 0x7e0000000000ULL, 4, true, pfns), 0,
+	tap_eq(mmp_gup_fast(s, (task_size(s) / 2 & ~(PG - 1)), 4, true, pfns), 0,
 	       "%s: gup_fast where no table exists", arch);
 	tap_eq(mmp_gup(NULL, BASE, 1, true, pfns), -EINVAL, "%s: gup NULL space", arch);
 	tap_eq(mmp_gup(s, BASE, 1, true, NULL), -EINVAL, "%s: gup NULL pfns", arch);
 	tap_eq(mmp_gup(s, BASE + 8, 1, true, pfns), -EINVAL, "%s: gup unaligned", arch);
-	tap_eq(mmp_gup(s, MMP_TASK_SIZE, 1, true, pfns), -EFAULT, "%s: gup past TASK_SIZE", arch);
-	tap_eq(mmp_gup(s, MMP_TASK_SIZE - 4 * PG, 5, true, pfns), -EFAULT,
+	tap_eq(mmp_gup(s, task_size(s), 1, true, pfns), -EFAULT, "%s: gup past TASK_SIZE", arch);
+	tap_eq(mmp_gup(s, task_size(s) - 4 * PG, 5, true, pfns), -EFAULT,
 	       "%s: gup running past TASK_SIZE", arch);
-	tap_eq(mmp_gup(s, 0x7e0000000000ULL, 1, true, pfns), -EFAULT, "%s: gup of no VMA", arch);
+	tap_eq(mmp_gup(s, (task_size(s) / 2 & ~(PG - 1)), 1, true, pfns), -EFAULT,
+	       "%s: gup of no VMA", arch);
 	tap_eq(pinned_now(), 0, "%s: nothing pinned by bad calls", arch);
 
 	/* mmp_unpin of bogus frames: refused as a whole, nothing dropped. */

@@ -47,8 +47,8 @@
 #define PG		MMP_PAGE_SIZE
 #define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
 #define PHYS_BYTES	(64 * MiB)
-/* The window: 1 GiB aligned, so its tables are exactly its 2 MiB slots. */
-#define WIN_BASE	0x20000000000ULL
+/* The window: 1 GiB aligned, so its tables are exactly its 2 MiB slots; low, for every space. */
+#define WIN_BASE	0x100000000ULL
 #define WIN_TABLES	8
 #define WIN_LEN		(WIN_TABLES * PMD_SIZE)
 #define TABLE_PAGES	(PMD_SIZE / PG)

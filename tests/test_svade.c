@@ -29,7 +29,7 @@ static struct mmp_space *svade_space(const char *arch)
 
 static bool svade(const char *arch)
 {
-	return !strcmp(arch, "riscv64");
+	return !strncmp(arch, "riscv64", 7);	/* every riscv64 back end: Sv39, Sv48, Sv57 */
 }
 
 static void fixed_map(struct mmp_space *s, uint64_t addr, uint64_t len, int flags)

@@ -41,8 +41,16 @@
  * it punches is never filled by another thread's mapping, so "unmapped reads
  * fault" holds. Windows are not PMD multiples: neighbours share PTE tables.
  */
-#define WIN_BASE 0x10000000000ull /* 1 TiB, far below the mmap base */
 #define WIN_LEN	 (4 * MiB + 64 * KiB)
+
+/* A quarter of the way up the space (1 GiB aligned): far below any back end's mmap base. */
+static uint64_t win_base(const struct mmp_space *s)
+{
+	uint64_t ts = 0;
+
+	mmp_space_task_size(s, &ts);
+	return ts / 4 & ~((1ull << 30) - 1);
+}
 
 struct run {
 	const char *arch;
@@ -349,7 +357,7 @@ static void *worker_main(void *arg)
 		long bad;
 
 		uint64_t want =
-			WIN_BASE + w->tid * WIN_LEN + rnd(w) % ((WIN_LEN - len) / PG + 1) * PG;
+			win_base(w->run->s) + w->tid * WIN_LEN + rnd(w) % ((WIN_LEN - len) / PG + 1) * PG;
 		static const int place[] = { 0, MMP_MAP_FIXED, MMP_MAP_FIXED_NOREPLACE };
 
 		/* A free hint is honoured as MAP_FIXED* is: the region lands at @want. */

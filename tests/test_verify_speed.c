@@ -27,7 +27,7 @@
 #include "util.h"
 
 #define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
-#define BASE		0x4000000000ULL
+#define BASE		0x100000000ULL	/* 4 GiB: below the mmap base of every back end */
 #define ROUNDS		32
 #define CHUNK		(8 * MiB)
 
@@ -255,7 +255,8 @@ int main(void)
 		check_in_flight(arch);
 		check_leaks(arch);
 		check_back_to_back(arch, 0);
-		if (!strcmp(arch, "arm64") || !strcmp(arch, "riscv64"))
+		/* Every arm64 and riscv64 back end: contpte and Svnapot blocks. */
+		if (!strncmp(arch, "arm64", 5) || !strncmp(arch, "riscv64", 7))
 			check_back_to_back(arch, 4);
 	}
 	tap_eq(mmp_phys_destroy(phys), 0, "phys destroyed");

@@ -54,6 +54,16 @@ static inline uint64_t map(struct mmp_space *s, uint64_t len, int prot)
 	return addr;
 }
 
+/* The end of @s's user addresses: tests take high addresses from it, never from constants. */
+static inline uint64_t task_size(const struct mmp_space *s)
+{
+	uint64_t ts = 0;
+
+	tap_require(mmp_space_task_size(s, &ts) == 0, "the task size of a %s space",
+		    mmp_space_arch(s));
+	return ts;
+}
+
 static inline uint64_t rss(struct mmp_space *s)
 {
 	struct mmp_space_stat st;

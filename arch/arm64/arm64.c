@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * arm64, 4 KiB granule, 4 levels. The format is the architecture's: VALID,
+ * arm64, 4 KiB granule, 4 levels (48-bit VA; arm64-va39 in va39.c shares all of
+ * this file with three levels). The format is the architecture's: VALID,
  * AP[1] (user), AP[2] (read-only), AF, DBM as the kernel's PTE_WRITE, CONT,
  * PXN/UXN, and the kernel's software bits (dirty 55, special 56; PROT_NONE is
  * nG without VALID, PTE_PRESENT_INVALID).
@@ -13,7 +14,7 @@
  */
 #include "pgtable.h"
 
-static mmp_pte_t arm64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
+mmp_pte_t arm64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
 {
 	mmp_pte_t e = (pfn << PAGE_SHIFT) & PTE_ADDR_MASK;
 
@@ -45,7 +46,7 @@ static mmp_pte_t arm64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level lev
 	return e;
 }
 
-static unsigned int arm64_entry_flags(mmp_pte_t e, enum mmp_level level)
+unsigned int arm64_entry_flags(mmp_pte_t e, enum mmp_level level)
 {
 	unsigned int f = 0;
 
@@ -77,7 +78,7 @@ static unsigned int arm64_entry_flags(mmp_pte_t e, enum mmp_level level)
 	return f;
 }
 
-static uint64_t arm64_entry_pfn(mmp_pte_t e, enum mmp_level level)
+uint64_t arm64_entry_pfn(mmp_pte_t e, enum mmp_level level)
 {
 	return arm64_pte_pfn(e);
 }
@@ -87,8 +88,8 @@ static uint64_t arm64_entry_pfn(mmp_pte_t e, enum mmp_level level)
  * cleared (hardware dirty) and a non-DBM read-only entry faults. One entry at
  * a time, with an atomic update, as the hardware does.
  */
-static mmp_pte_t arm64_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level,
-				      unsigned int access)
+mmp_pte_t arm64_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level,
+			       unsigned int access)
 {
 	mmp_pte_t old = __atomic_load_n(ep, __ATOMIC_ACQUIRE), new;
 
@@ -135,26 +136,10 @@ static const struct mmp_cost_model arm64_cost = {
 
 const struct mmp_arch mmp_arch_arm64 = {
 	.name = "arm64",
-	.description = "arm64 4K granule, FEAT_HAFDBS, transparent contpte (64 KiB blocks)",
-	.mk_entry = arm64_mk_entry,
-	.entry_flags = arm64_entry_flags,
-	.entry_pfn = arm64_entry_pfn,
-	.ptep_get = contpte_ptep_get,
-	.ptep_get_lockless = contpte_ptep_get_lockless,
-	.set_ptes = contpte_set_ptes,
-	.ptep_get_and_clear = contpte_ptep_get_and_clear,
-	.get_and_clear_full_ptes = contpte_get_and_clear_full_ptes,
-	.clear_full_ptes = contpte_clear_full_ptes,
-	.wrprotect_ptes = contpte_wrprotect_ptes,
-	.ptep_test_and_clear_young = contpte_ptep_test_and_clear_young,
-	.ptep_set_access_flags = contpte_ptep_set_access_flags,
-	.clear_young_dirty_ptes = contpte_clear_young_dirty_ptes,
-	.pte_batch_hint = contpte_pte_batch_hint,
-	.hw_update_leaf = arm64_hw_update_leaf,
-	.tlbi_broadcast = true,
-	.tlb_flush_ceiling = 511,	/* 512 pages (MAX_DVM_OPS) flush the whole ASID */
-	.cont_shift = PAGE_SHIFT + 4,
-	.eflags_unsupported = MMP_E_SOFT_DIRTY,
+	.description = "arm64 4K granule, 48-bit VA, FEAT_HAFDBS, transparent contpte (64 KiB blocks)",
+	ARM64_FAMILY,
+	.levels = 4,
+	.task_size = 1ULL << 48,	/* VA_BITS 48: TTBR0 covers all of it */
+	.leaf_levels = 1u << MMP_PTE | 1u << MMP_PMD | 1u << MMP_PUD,	/* page, level 2 and 1 blocks */
 	.cost = &arm64_cost,
-	.copy_ops = mmp_copy_host,	/* host code: lib/copy.c */
 };

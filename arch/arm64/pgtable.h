@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * arm64 stage-1 descriptors, 4 KiB granule, 48-bit VA: the real bit layout,
- * shared by the format (arm64.c) and the contpte policy (contpte.c).
+ * arm64 stage-1 descriptors, 4 KiB granule: the real bit layout, shared by the
+ * format (arm64.c), the contpte policy (contpte.c) and every arm64 back end,
+ * whatever its VA size (the descriptor format does not depend on it).
  */
 #ifndef MMP_ARM64_PGTABLE_H
 #define MMP_ARM64_PGTABLE_H
@@ -80,5 +81,38 @@ int contpte_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t 
 unsigned int contpte_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte);
 void contpte_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 				    unsigned int nr, unsigned int eflags);
+
+/* arm64.c: the format and the MMU, shared by every 4 KiB-granule back end. */
+mmp_pte_t arm64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level);
+unsigned int arm64_entry_flags(mmp_pte_t e, enum mmp_level level);
+uint64_t arm64_entry_pfn(mmp_pte_t e, enum mmp_level level);
+mmp_pte_t arm64_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level,
+			       unsigned int access);
+
+/*
+ * Everything an arm64 back end shares: format, contpte policy, MMU, TLB. A
+ * back end adds its name, geometry and cost table (arm64.c, va39.c).
+ */
+#define ARM64_FAMILY							\
+	.mk_entry = arm64_mk_entry,					\
+	.entry_flags = arm64_entry_flags,				\
+	.entry_pfn = arm64_entry_pfn,					\
+	.ptep_get = contpte_ptep_get,					\
+	.ptep_get_lockless = contpte_ptep_get_lockless,			\
+	.set_ptes = contpte_set_ptes,					\
+	.ptep_get_and_clear = contpte_ptep_get_and_clear,		\
+	.get_and_clear_full_ptes = contpte_get_and_clear_full_ptes,	\
+	.clear_full_ptes = contpte_clear_full_ptes,			\
+	.wrprotect_ptes = contpte_wrprotect_ptes,			\
+	.ptep_test_and_clear_young = contpte_ptep_test_and_clear_young,	\
+	.ptep_set_access_flags = contpte_ptep_set_access_flags,		\
+	.clear_young_dirty_ptes = contpte_clear_young_dirty_ptes,	\
+	.pte_batch_hint = contpte_pte_batch_hint,			\
+	.hw_update_leaf = arm64_hw_update_leaf,				\
+	.tlbi_broadcast = true,						\
+	.tlb_flush_ceiling = 511,	/* 512 pages (MAX_DVM_OPS) flush the whole ASID */ \
+	.cont_shift = PAGE_SHIFT + 4,					\
+	.eflags_unsupported = MMP_E_SOFT_DIRTY,				\
+	.copy_ops = mmp_copy_host	/* host code: lib/copy.c */
 
 #endif /* MMP_ARM64_PGTABLE_H */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * RISC-V Sv48 page-table entries: the real bit layout, shared by the format
- * (riscv64.c) and the Svnapot policy (napot.c).
+ * RISC-V page-table entries: the real bit layout, the same in Sv39, Sv48 and
+ * Sv57, shared by the format (riscv64.c), the Svnapot policy (napot.c) and
+ * every riscv64 back end.
  */
 #ifndef MMP_RISCV64_PGTABLE_H
 #define MMP_RISCV64_PGTABLE_H
@@ -83,5 +84,33 @@ int napot_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *p
 void napot_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 				  unsigned int nr, unsigned int eflags);
 unsigned int napot_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte);
+
+/* riscv64.c: the format and the walker, shared by Sv39, Sv48 and Sv57. */
+mmp_pte_t rv_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level);
+unsigned int rv_entry_flags(mmp_pte_t e, enum mmp_level level);
+uint64_t rv_entry_pfn(mmp_pte_t e, enum mmp_level level);
+mmp_pte_t rv_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level,
+			    unsigned int access);
+
+/* Everything a riscv64 back end shares; it adds name, geometry and cost table. */
+#define RISCV64_FAMILY							\
+	.mk_entry = rv_mk_entry,					\
+	.entry_flags = rv_entry_flags,					\
+	.entry_pfn = rv_entry_pfn,					\
+	.ptep_get = napot_ptep_get,					\
+	.ptep_get_lockless = napot_ptep_get_lockless,			\
+	.set_ptes = napot_set_ptes,					\
+	.ptep_get_and_clear = napot_ptep_get_and_clear,			\
+	.get_and_clear_full_ptes = napot_get_and_clear_full_ptes,	\
+	.clear_full_ptes = napot_clear_full_ptes,			\
+	.wrprotect_ptes = napot_wrprotect_ptes,				\
+	.ptep_test_and_clear_young = napot_ptep_test_and_clear_young,	\
+	.ptep_set_access_flags = napot_ptep_set_access_flags,		\
+	.clear_young_dirty_ptes = napot_clear_young_dirty_ptes,		\
+	.pte_batch_hint = napot_pte_batch_hint,				\
+	.hw_update_leaf = rv_hw_update_leaf,				\
+	.tlbi_broadcast = false,					\
+	.tlb_flush_ceiling = 64,	/* tlb_flush_all_threshold */	\
+	.eflags_unsupported = MMP_E_SOFT_DIRTY
 
 #endif /* MMP_RISCV64_PGTABLE_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * RISC-V Sv48: V R W X U G A D, RSW (bit 8 is the kernel's SPECIAL), PPN from
+ * RISC-V Sv48 (Sv39 and Sv57, in sv39.c and sv57.c, share this file): V R W X U G A D, RSW (bit 8 is the kernel's SPECIAL), PPN from
  * bit 10, N (Svnapot) at bit 63. A valid entry with R=W=X=0 points to the
  * next table; a leaf above level 0 is a megapage. PROT_NONE is G without V,
  * plus R (the kernel's PAGE_NONE). No soft-dirty bit is modelled.
@@ -12,7 +12,7 @@
  */
 #include "pgtable.h"
 
-static mmp_pte_t rv_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
+mmp_pte_t rv_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
 {
 	mmp_pte_t e = (pfn << _PAGE_PFN_SHIFT) & _PAGE_PFN_MASK;
 
@@ -41,7 +41,7 @@ static mmp_pte_t rv_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
 	return e;
 }
 
-static unsigned int rv_entry_flags(mmp_pte_t e, enum mmp_level level)
+unsigned int rv_entry_flags(mmp_pte_t e, enum mmp_level level)
 {
 	unsigned int f = 0;
 
@@ -74,7 +74,7 @@ static unsigned int rv_entry_flags(mmp_pte_t e, enum mmp_level level)
 }
 
 /* A NAPOT entry read raw names its run's first page; ptep_get gives each page's own. */
-static uint64_t rv_entry_pfn(mmp_pte_t e, enum mmp_level level)
+uint64_t rv_entry_pfn(mmp_pte_t e, enum mmp_level level)
 {
 	return level == MMP_PTE && pte_napot(e) ? napot_base_pfn(e) : rv_ppn(e);
 }
@@ -84,8 +84,8 @@ static uint64_t rv_entry_pfn(mmp_pte_t e, enum mmp_level level)
  * (inside a NAPOT run, that one entry). Svade faults instead. The leaf is
  * returned as core mm reads it: for a NAPOT run, a plain entry of this page.
  */
-static mmp_pte_t rv_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level,
-				   unsigned int access)
+mmp_pte_t rv_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level,
+			    unsigned int access)
 {
 	mmp_pte_t old = __atomic_load_n(ep, __ATOMIC_ACQUIRE), new;
 	mmp_pte_t need = _PAGE_A | (access == MMP_ACCESS_WRITE ? _PAGE_D : 0);
@@ -133,23 +133,9 @@ static const struct mmp_cost_model riscv64_cost = {
 const struct mmp_arch mmp_arch_riscv64 = {
 	.name = "riscv64",
 	.description = "RISC-V Sv48, Svnapot 64 KiB runs for 64 KiB folios, Svadu or Svade",
-	.mk_entry = rv_mk_entry,
-	.entry_flags = rv_entry_flags,
-	.entry_pfn = rv_entry_pfn,
-	.ptep_get = napot_ptep_get,
-	.ptep_get_lockless = napot_ptep_get_lockless,
-	.set_ptes = napot_set_ptes,
-	.ptep_get_and_clear = napot_ptep_get_and_clear,
-	.get_and_clear_full_ptes = napot_get_and_clear_full_ptes,
-	.clear_full_ptes = napot_clear_full_ptes,
-	.wrprotect_ptes = napot_wrprotect_ptes,
-	.ptep_test_and_clear_young = napot_ptep_test_and_clear_young,
-	.ptep_set_access_flags = napot_ptep_set_access_flags,
-	.clear_young_dirty_ptes = napot_clear_young_dirty_ptes,
-	.pte_batch_hint = napot_pte_batch_hint,
-	.hw_update_leaf = rv_hw_update_leaf,
-	.tlbi_broadcast = false,
-	.tlb_flush_ceiling = 64,	/* tlb_flush_all_threshold */
-	.eflags_unsupported = MMP_E_SOFT_DIRTY,
+	RISCV64_FAMILY,
+	.levels = 4,
+	.task_size = 1ULL << 47,	/* half the Sv48 space (TASK_SIZE_64) */
+	.leaf_levels = 0xf,	/* any level: page, mega-, giga-, terapage */
 	.cost = &riscv64_cost,
 };

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * x86-64, 4-level paging. Entries use the real bit layout: P, RW, U/S, A, D,
+ * x86-64, 4-level paging (x86_64-la57 in la57.c shares this file with five).
+ * Entries use the real bit layout: P, RW, U/S, A, D,
  * PSE (a huge leaf in a PMD), SPECIAL (software bit 9), SOFT_DIRTY (software
  * bit 11), NX (bit 63). PROT_NONE entries clear P and set the PROTNONE bit,
  * which is the global bit's position (never used for user pages).
@@ -9,22 +10,7 @@
  * walker model); TLB shootdowns are IPIs to the CPUs in mm_cpumask, and a range
  * of more than 33 pages flushes the whole mm (tlb_single_page_flush_ceiling).
  */
-#include "internal.h"
-
-#define _PAGE_PRESENT	(1ULL << 0)
-#define _PAGE_RW	(1ULL << 1)
-#define _PAGE_USER	(1ULL << 2)
-#define _PAGE_ACCESSED	(1ULL << 5)
-#define _PAGE_DIRTY	(1ULL << 6)
-#define _PAGE_PSE	(1ULL << 7)
-#define _PAGE_PROTNONE	(1ULL << 8)
-#define _PAGE_SPECIAL	(1ULL << 9)
-#define _PAGE_SOFT_DIRTY (1ULL << 11)
-#define _PAGE_NX	(1ULL << 63)
-#define PTE_PFN_MASK	0x000ffffffffff000ULL
-
-/* What a table entry holds: _PAGE_TABLE (the kernel also sets A and D on it). */
-#define _PAGE_TABLE	(_PAGE_PRESENT | _PAGE_RW | _PAGE_USER | _PAGE_ACCESSED | _PAGE_DIRTY)
+#include "pgtable.h"
 
 /*
  * L1TF: an entry that is not present but still holds a pfn (PROT_NONE)
@@ -36,7 +22,7 @@ static inline uint64_t protnone_mask(mmp_pte_t e)
 	return e && !(e & _PAGE_PRESENT) ? PTE_PFN_MASK : 0;
 }
 
-static mmp_pte_t x86_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
+mmp_pte_t x86_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
 {
 	mmp_pte_t e = (pfn << PAGE_SHIFT) & PTE_PFN_MASK;
 
@@ -65,7 +51,7 @@ static mmp_pte_t x86_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level
 	return e ^ protnone_mask(e);
 }
 
-static unsigned int x86_entry_flags(mmp_pte_t e, enum mmp_level level)
+unsigned int x86_entry_flags(mmp_pte_t e, enum mmp_level level)
 {
 	unsigned int f = 0;
 
@@ -97,13 +83,13 @@ static unsigned int x86_entry_flags(mmp_pte_t e, enum mmp_level level)
 	return f;
 }
 
-static uint64_t x86_entry_pfn(mmp_pte_t e, enum mmp_level level)
+uint64_t x86_entry_pfn(mmp_pte_t e, enum mmp_level level)
 {
 	return ((e ^ protnone_mask(e)) & PTE_PFN_MASK) >> PAGE_SHIFT;
 }
 
 /* xchg: the walker's locked A/D update can never be lost between read and clear. */
-static mmp_pte_t x86_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep)
+mmp_pte_t x86_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep)
 {
 	count_inc(s, MMP_C_PTE_READ);
 	count_inc(s, MMP_C_PTE_WRITE);
@@ -136,11 +122,9 @@ const struct mmp_cost_model mmp_cost_x86_64 = {
 const struct mmp_arch mmp_arch_x86_64 = {
 	.name = "x86_64",
 	.description = "x86-64 4-level paging, hardware A/D, IPI shootdowns",
-	.mk_entry = x86_mk_entry,
-	.entry_flags = x86_entry_flags,
-	.entry_pfn = x86_entry_pfn,
-	.ptep_get_and_clear = x86_ptep_get_and_clear,
-	.tlbi_broadcast = false,
-	.tlb_flush_ceiling = 33,
+	X86_64_FAMILY,
+	.levels = 4,
+	.task_size = (1ULL << 47) - PAGE_SIZE,	/* TASK_SIZE_MAX: the last page is a guard */
+	.leaf_levels = 1u << MMP_PTE | 1u << MMP_PMD | 1u << MMP_PUD,	/* 4K, 2M, 1G */
 	.cost = &mmp_cost_x86_64,
 };

@@ -181,11 +181,15 @@ static void compare(struct rp_ctx *c, int err)
 /* A range the trace used successfully must lie in user space. */
 static bool user_range(struct rp_ctx *c, uint64_t start, uint64_t len)
 {
-	if (start < MMP_TASK_SIZE && len <= MMP_TASK_SIZE - start)
+	uint64_t top = 0;
+
+	/* The space's own: a trace from a 47-bit host does not fit a 3-level back end. */
+	mmp_space_task_size(c->t->proc->space, &top);
+	if (start < top && len <= top - start)
 		return true;
 	rp_input_error(c->e, "%s: [0x%llx, +0x%llx) lies beyond the task size (0x%llx)", c->l->name,
 		       (unsigned long long)start, (unsigned long long)len,
-		       (unsigned long long)MMP_TASK_SIZE);
+		       (unsigned long long)top);
 	return false;
 }
 

@@ -63,6 +63,8 @@ static void usage(FILE *f)
 	      "Each --opt is one setting (a column); thp=MODE may be one of its pairs.\n"
 	      "Options: tlb_sanitizer huge_order pte_batch bbml2_noabort rcu_table_free pt_reclaim\n"
 	      "         lazyfree_pmd hw_ad huge_neighbourhood kernel_version (values: integers)\n"
+	      "--arch all: every back end whose user space holds a 47-bit x86-64 process's;\n"
+	      "the 3-level ones (256 or 512 GiB) replay such traces only when named.\n"
 	      "Exit: 0 replayed as traced, 1 mismatch or verify failure, 2 unusable input.\n",
 	      f);
 }
@@ -114,6 +116,28 @@ static bool arch_valid(const char *arch)
 	return false;
 }
 
+/*
+ * Traces come from x86-64 hosts, whose processes use 47 bits of addresses: a
+ * back end with a smaller space (3 levels: 256 or 512 GiB) cannot replay them
+ * and is left out of --arch all (it can still be named).
+ */
+static bool holds_host_space(const char *arch)
+{
+	struct mmp_space_config cfg = { .arch = arch };
+	struct mmp_phys *phys;
+	struct mmp_space *s;
+	uint64_t top = 0;
+
+	if (mmp_phys_create(4ULL << 20, &phys))
+		return true;
+	if (!mmp_space_create(phys, &cfg, &s)) {
+		mmp_space_task_size(s, &top);
+		mmp_space_destroy(s);
+	}
+	mmp_phys_destroy(phys);
+	return top >= (1ULL << 47) - 4096;
+}
+
 /* PREFIX.PID names given one by one (a shell glob of -ff files) belong together. */
 static int group_len(char **paths, int n)
 {
@@ -151,7 +175,8 @@ int main(int argc, char **argv)
 		case 'a':
 			if (!strcmp(optarg, "all")) {
 				for (int i = 0; i < mmp_arch_count() && nr_archs < 16; i++)
-					archs[nr_archs++] = mmp_arch_name(i);
+					if (holds_host_space(mmp_arch_name(i)))
+						archs[nr_archs++] = mmp_arch_name(i);
 			} else if (arch_valid(optarg) && nr_archs < 16) {
 				archs[nr_archs++] = optarg;
 			} else {

@@ -41,8 +41,13 @@ extern "C" {
 /* Highest folio order a space maps (PMD size); the buddy allocator goes to 10. */
 #define MMP_PMD_ORDER		(MMP_PMD_SHIFT - MMP_PAGE_SHIFT)
 #define MMP_MAX_ORDER		10
-/* User addresses are [MMP_MMAP_MIN_ADDR, MMP_TASK_SIZE), as on a 48-bit x86-64 or arm64. */
-#define MMP_TASK_SIZE		((1ULL << 47) - MMP_PAGE_SIZE)
+/*
+ * User addresses of a space are [MMP_MMAP_MIN_ADDR, its task size), which its
+ * back end sets (mmp_space_task_size(): 256 GiB for riscv64-sv39, 128 TiB for
+ * x86_64). MMP_TASK_SIZE is the largest over all back ends (five levels, 56 user bits):
+ * no address at or above it is user space anywhere.
+ */
+#define MMP_TASK_SIZE		(1ULL << 56)
 #define MMP_MMAP_MIN_ADDR	0x10000ULL
 
 struct mmp_phys;
@@ -93,7 +98,7 @@ int mmp_arch_count(void);
 
 /**
  * mmp_arch_name() - the name of back end @index (0 .. mmp_arch_count() - 1),
- * in registration order: "generic", "x86_64", "arm64", "riscv64"; NULL out of
+ * in registration order, "generic" last; NULL out of
  * range. A space is created on a back end by this name (mmp_space_config).
  */
 const char *mmp_arch_name(int index);
@@ -134,6 +139,13 @@ int mmp_space_destroy(struct mmp_space *space);
 
 /** mmp_space_arch() - the back end name of @space. */
 const char *mmp_space_arch(const struct mmp_space *space);
+
+/**
+ * mmp_space_task_size() - the end of @space's user addresses (TASK_SIZE), as
+ * its back end's page-table geometry sets it: mappings, accesses and GUP stop
+ * below it. Returns 0, or -EINVAL for a NULL argument.
+ */
+int mmp_space_task_size(const struct mmp_space *space, uint64_t *out);
 
 /**
  * mmp_fork() - duplicate @parent into a new space sharing its anonymous folios
@@ -355,7 +367,7 @@ static inline int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat 
  * @addr_out: where the mapping landed.
  *
  * Errors as mmap(2): -EINVAL (len 0, unaligned fixed address, unknown flags or
- * prot), -ENOMEM (no room, beyond MMP_TASK_SIZE, too many VMAs), -EEXIST
+ * prot), -ENOMEM (no room, beyond the task size, too many VMAs), -EEXIST
  * (MMP_MAP_FIXED_NOREPLACE over a mapping). MMP_MAP_POPULATE faults the range in
  * for writing; like the kernel, a populate that runs out of memory does not fail
  * the mmap.
@@ -481,7 +493,7 @@ int mmp_cpu_flush_tlb(struct mmp_cpu *cpu);
  * A short count is not an error: mmp_gup() the rest.
  * Returns how many were pinned (0..nr), or
  *  -EINVAL: @space or @pfns NULL, @addr not page aligned, @nr above INT_MAX;
- *  -EFAULT: the range reaches beyond MMP_TASK_SIZE.
+ *  -EFAULT: the range reaches beyond the task size.
  */
 int mmp_gup_fast(struct mmp_space *space, uint64_t addr, unsigned int nr, bool write,
 		 uint64_t *pfns);
@@ -492,7 +504,7 @@ int mmp_gup_fast(struct mmp_space *space, uint64_t addr, unsigned int nr, bool w
  * unshares, so the pin and the mapping stay the same page. Races with other
  * threads are retried inside. All or nothing: returns @nr, or (nothing pinned)
  *  -EINVAL: as mmp_gup_fast();
- *  -EFAULT: the range reaches beyond MMP_TASK_SIZE, or a page has no VMA or no
+ *  -EFAULT: the range reaches beyond the task size, or a page has no VMA or no
  *           permission (write for @write, read or write otherwise);
  *  -ENOMEM: no memory to fault a page in.
  */

@@ -147,6 +147,13 @@ static int make_variants(struct run *r)
 
 		if (r->opt->only_arch && strcmp(r->opt->only_arch, arch))
 			continue;
+		/*
+		 * Host and library use the same addresses: a back end whose user
+		 * space ends below the host's window (3 levels: 256 or 512 GiB)
+		 * cannot take part.
+		 */
+		if (mmp_arch_find(arch)->task_size < KD_THREAD_BASE + KD_MAX_THREADS * KD_THREAD_SIZE)
+			continue;
 		for (int k = 0; k < 2 && r->nv < KD_MAX_VARIANTS; k++) {
 			struct variant *v = &r->v[r->nv];
 			struct mmp_space_config cfg = { .arch = arch, .tlb_sanitizer = true };

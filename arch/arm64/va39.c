@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * arm64, 4 KiB granule, 39-bit VA (CONFIG_ARM64_VA_BITS_39, common on Android
+ * and embedded kernels): three levels, the PUD folded into the PGD, whose
+ * 1 GiB entries may be level 1 blocks. 512 GiB of user space. Format, contpte
+ * and the MMU are arm64's (pgtable.h).
+ */
+#include "pgtable.h"
+
+/*
+ * arm64's figures (arm64.c) but for the walk: a TLB miss that misses the
+ * walk caches loads one descriptor per level, so three levels cost 3/4 of
+ * the 4-level 40 cycles. Scaled, not measured.
+ */
+static const struct mmp_cost_model arm64_va39_cost = {
+	.ghz = 3.0,
+	.entry_read = 4,
+	.entry_write = 8,
+	.tlbi_page = 60,
+	.flush_op = 500,
+	.flush_all = 800,
+	.ipi = 0,
+	.page_walk = 30,
+	.rcu_sync = 6000,
+	.rcu_call = 200,
+	.source = "arm64 figures; walk scaled to 3 levels (3/4 of 40 cycles), not measured",
+};
+
+const struct mmp_arch mmp_arch_arm64_va39 = {
+	.name = "arm64-va39",
+	.description = "arm64 4K granule, 39-bit VA (3 levels), FEAT_HAFDBS, contpte",
+	ARM64_FAMILY,
+	.levels = 3,
+	.task_size = 1ULL << 39,	/* VA_BITS 39 */
+	.leaf_levels = 1u << MMP_PTE | 1u << MMP_PMD | 1u << MMP_PUD,	/* page, level 2 and 1 blocks */
+	.cost = &arm64_va39_cost,
+};
