@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <urcu/urcu-memb.h>
+
 #include <mmprim/mmprim.h>
 
 #include "arch.h"
@@ -336,10 +338,35 @@ struct anon_vma {
 };
 
 struct mmp_vma {
-	uint64_t start, end;
+	uint64_t start, end;		/* change under the tree's seqcount (vma_tree_set_range) */
 	unsigned long flags;
 	uint64_t pgoff;			/* linear page index of start */
 	struct anon_vma *anon_vma;	/* NULL until the first fault (anon_vma_prepare) */
+
+	/* The index (lib/vma_tree.c): address order for writers, AVL links for lookups. */
+	struct mmp_vma *vm_prev, *vm_next;
+	struct mmp_vma *rb_left, *rb_right, *rb_parent;
+	uint64_t rb_subtree_gap;	/* the largest vma_gap() in this subtree */
+	int rb_height;
+
+	/*
+	 * The per-VMA lock (CONFIG_PER_VMA_LOCK): readers count in vm_refcnt;
+	 * a writer of the current mmap write section marks the VMA by setting
+	 * vm_lock_seq to the space's mm_lock_seq, which the write unlock bumps.
+	 */
+	unsigned int vm_refcnt;		/* atomic: readers, or VMA_LOCK_WRITER */
+	unsigned int vm_lock_seq;	/* atomic */
+	bool detached;			/* atomic: out of the tree, freed after a grace period */
+	struct rcu_head rcu;
+};
+
+/* The VMAs of a space (mm->mm_mt and mm->map_count): see lib/vma_tree.h. */
+struct vma_tree {
+	struct mmp_vma *root;
+	struct mmp_vma *first, *last;	/* ends of the address-ordered list */
+	unsigned int nr;
+	uint64_t floor;			/* where the gap below the first VMA starts */
+	seqcount_t seq;			/* odd while the tree or a VMA's range changes */
 };
 
 static inline uint64_t linear_page_index(const struct mmp_vma *vma, uint64_t addr)
@@ -411,8 +438,9 @@ struct mmp_space {
 	mmp_spinlock_t page_table_lock;	/* upper tables and huge PMDs */
 	uint32_t pgd_pfn;
 
-	struct mmp_vma *vmas;		/* sorted, disjoint */
-	unsigned int nr_vmas, vma_cap;
+	struct vma_tree vmas;
+	/* Bumped by every mmap write unlock: ends the VMA write locks of that section. */
+	unsigned int mm_lock_seq;	/* atomic */
 	uint64_t mmap_base;
 
 	/* MM_ANONPAGES as a per-thread counter (the kernel's percpu_counter rss_stat). */
@@ -532,7 +560,7 @@ static inline unsigned int folio_nr_pages(struct mmp_page *head)
 /* vma.c */
 struct mmp_vma *find_vma(struct mmp_space *s, uint64_t addr);
 struct mmp_vma *find_vma_intersection(struct mmp_space *s, uint64_t start, uint64_t end);
-int vma_index(struct mmp_space *s, uint64_t addr);
+struct mmp_vma *vma_find_next(struct mmp_space *s, uint64_t addr);
 int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long flags,
 	       uint64_t pgoff, struct anon_vma *anon_vma);
 struct anon_vma *anon_vma_alloc(struct anon_vma *parent);

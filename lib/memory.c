@@ -509,9 +509,10 @@ void unmap_page_range(struct mmp_gather *tlb, uint64_t start, uint64_t end)
 /* Zap [start, end) and free the tables no VMA needs any more; the VMAs are gone already. */
 void unmap_region(struct mmp_space *s, uint64_t start, uint64_t end)
 {
-	int i = vma_index(s, start);
-	uint64_t floor = i > 0 ? s->vmas[i - 1].end : 0;
-	uint64_t ceiling = i < (int)s->nr_vmas ? s->vmas[i].start : USER_TOP;
+	struct mmp_vma *next = vma_find_next(s, start);
+	struct mmp_vma *prev = next ? next->vm_prev : s->vmas.last;
+	uint64_t floor = prev ? prev->end : 0;
+	uint64_t ceiling = next ? next->start : USER_TOP;
 	struct mmp_gather tlb;
 
 	tlb_gather_mmu(&tlb, s, false);

@@ -34,13 +34,13 @@ static struct anon_vma *reusable_anon_vma(const struct mmp_vma *old, const struc
  */
 static struct anon_vma *find_mergeable_anon_vma(struct mmp_space *s, struct mmp_vma *vma)
 {
-	unsigned int i = vma - s->vmas;
+	struct mmp_vma *next = vma->vm_next, *prev = vma->vm_prev;
 	struct anon_vma *av = NULL;
 
-	if (i + 1 < s->nr_vmas)
-		av = reusable_anon_vma(&s->vmas[i + 1], vma, &s->vmas[i + 1]);
-	if (!av && i > 0)
-		av = reusable_anon_vma(&s->vmas[i - 1], &s->vmas[i - 1], vma);
+	if (next)
+		av = reusable_anon_vma(next, vma, next);
+	if (!av && prev)
+		av = reusable_anon_vma(prev, prev, vma);
 	return av;
 }
 
@@ -100,8 +100,7 @@ bool rmap_walk_anon(struct mmp_space *self, uint32_t head_pfn, rmap_fn fn, void 
 			ok = false;
 			break;
 		}
-		for (unsigned int i = 0; i < s->nr_vmas && ok; i++) {
-			struct mmp_vma *vma = &s->vmas[i];
+		for (struct mmp_vma *vma = s->vmas.first; vma && ok; vma = vma->vm_next) {
 			uint64_t vnr = (vma->end - vma->start) >> PAGE_SHIFT, first, last;
 
 			if (!anon_vma_covers(vma->anon_vma, id))

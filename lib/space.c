@@ -4,7 +4,9 @@
 
 #include "internal.h"
 #include "mm.h"
+#include "mmap_lock.h"
 #include "rcu.h"
+#include "vma_tree.h"
 
 #define MMAP_BASE	0x7f0000000000ULL	/* below the stack gap of a 47-bit user space */
 
@@ -31,6 +33,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->arch = arch;
 	s->copy = arch->copy_ops[0];
 	s->mmap_base = MMAP_BASE;
+	s->vmas.floor = MMP_MMAP_MIN_ADDR;
 	s->tlb_entries = 1536;
 	s->tlb_ways = 12;
 	s->thp_mode[HPAGE_PMD_ORDER] = MMP_THP_MADVISE;
@@ -130,13 +133,18 @@ void exit_mmap(struct mmp_space *s)
 	struct mmp_gather tlb;
 
 	tlb_gather_mmu(&tlb, s, true);
-	for (unsigned int i = 0; i < s->nr_vmas; i++)
-		unmap_page_range(&tlb, s->vmas[i].start, s->vmas[i].end);
+	for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next)
+		unmap_page_range(&tlb, vma->start, vma->end);
 	free_pgtables(&tlb, 0, USER_TOP, 0, USER_TOP);
 	tlb_finish_mmu(&tlb);
-	for (unsigned int i = 0; i < s->nr_vmas; i++)
-		anon_vma_put(s->vmas[i].anon_vma);
-	s->nr_vmas = 0;
+	/* No CPU runs the space: nobody can be looking the VMAs up. */
+	while (s->vmas.first) {
+		struct mmp_vma *vma = s->vmas.first;
+
+		vma_tree_erase(&s->vmas, vma);
+		anon_vma_put(vma->anon_vma);
+		free(vma);
+	}
 }
 
 MMP_EXPORT int mmp_space_destroy(struct mmp_space *s)
@@ -145,14 +153,13 @@ MMP_EXPORT int mmp_space_destroy(struct mmp_space *s)
 		return -EINVAL;
 	if (__atomic_load_n(&s->cpu_mask, __ATOMIC_ACQUIRE))
 		return -EBUSY;
-	pthread_rwlock_wrlock(&s->mmap_lock);
+	mmap_write_lock(s);
 	exit_mmap(s);
-	pthread_rwlock_unlock(&s->mmap_lock);
+	mmap_write_unlock(s);
 	/* Table batches still in a grace period point at this space. */
 	rcu_barrier();
 	space_unlink(s);
 	pthread_rwlock_destroy(&s->mmap_lock);
-	free(s->vmas);
 	free(s->rss);
 	free(s->counters);
 	free(s);
@@ -247,7 +254,7 @@ MMP_EXPORT int mmp_space_stat(struct mmp_space *s, struct mmp_space_stat *st)
 	if (!s || !st)
 		return -EINVAL;
 	pthread_rwlock_rdlock(&s->mmap_lock);
-	st->nr_vmas = s->nr_vmas;
+	st->nr_vmas = s->vmas.nr;
 	st->rss_anon_pages = get_mm_rss(s);
 	st->pgtable_bytes = __atomic_load_n(&s->nr_pgtables, __ATOMIC_RELAXED) * PAGE_SIZE;
 	pthread_rwlock_unlock(&s->mmap_lock);
