@@ -7,6 +7,7 @@
  */
 #include "internal.h"
 #include "mm.h"
+#include "mmap_lock.h"
 #include "rcu.h"
 
 /*
@@ -67,6 +68,27 @@ int anon_vma_prepare(struct mmp_space *s, struct mmp_vma *vma)
 	spin_unlock(&s->page_table_lock);
 	anon_vma_put(av);
 	return 0;
+}
+
+/*
+ * vmf_anon_prepare: under the VMA lock alone the neighbours anon_vma_prepare
+ * looks at may be changing; it needs the mmap read lock, taken if free, or
+ * the fault is retried under it.
+ */
+int vmf_anon_prepare(struct vm_fault *vmf)
+{
+	struct mmp_space *s = vmf->s;
+	bool vma_lock = vmf->flags & FAULT_FLAG_VMA_LOCK;
+	int ret;
+
+	if (likely(READ_ONCE(vmf->vma->anon_vma)))
+		return 0;
+	if (vma_lock && !mmap_read_trylock(s))
+		return VM_FAULT_RETRY;
+	ret = anon_vma_prepare(s, vmf->vma) ? -ENOMEM : 0;
+	if (vma_lock)
+		mmap_read_unlock(s);
+	return ret;
 }
 
 /* folio->mapping and folio->index of a new folio whose first page maps at @addr. */

@@ -44,6 +44,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->opts[MMP_OPT_LAZYFREE_PMD] = 1;
 	s->opts[MMP_OPT_HW_AD] = 1;
 	s->opts[MMP_OPT_KERNEL_VERSION] = MMP_KERNEL_MODELED;
+	s->opts[MMP_OPT_PER_VMA_LOCK] = 1;
 	pthread_rwlock_init(&s->mmap_lock, NULL);
 	/* The PGD belongs to the mm itself (pgd_alloc): not counted in VmPTE. */
 	s->pgd_pfn = phys_alloc_pages(phys, 0);
@@ -187,6 +188,8 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 	case MMP_OPT_DEBUG_BROKEN_TABLE_FREE:
 	case MMP_OPT_LAZYFREE_PMD:
 	case MMP_OPT_HW_AD:
+	case MMP_OPT_PER_VMA_LOCK:
+	case MMP_OPT_DEBUG_SKIP_VMA_LOCK:
 		if (value != 0 && value != 1)
 			return -EINVAL;
 		break;

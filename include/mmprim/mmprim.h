@@ -155,6 +155,14 @@ enum mmp_opt {
 	 * MREMAP_DONTUNMAP lengths before rounding them to pages.
 	 */
 	MMP_OPT_KERNEL_VERSION,
+	/*
+	 * A fault first locks just its VMA, found under RCU (1, default: the
+	 * kernel's CONFIG_PER_VMA_LOCK), and takes the mmap read lock only when
+	 * that fails; 0: every fault takes the mmap read lock.
+	 */
+	MMP_OPT_PER_VMA_LOCK,
+	/* Fault injection for tests: a fault uses the VMA found under RCU without locking it. */
+	MMP_OPT_DEBUG_SKIP_VMA_LOCK,
 	MMP_NR_OPTS
 };
 
