@@ -218,7 +218,7 @@ struct mmp_pcp {
 	mmp_spinlock_t lock;
 	uint32_t count;
 	uint32_t pfns[PCP_HIGH];
-};
+} __attribute__((aligned(64)));
 
 struct mmp_phys {
 	uint8_t *base;		/* the host reservation; frame pfn is at base + pfn * 4096 */
@@ -338,27 +338,40 @@ struct anon_vma {
 };
 
 struct mmp_vma {
+	/*
+	 * What a walk of the index (lib/vma_tree.c) reads, in the first 64
+	 * bytes: VMAs are allocated cache-line aligned (vma_alloc).
+	 */
 	uint64_t start, end;		/* change under the tree's seqcount (vma_tree_set_range) */
+	struct mmp_vma *rb_left, *rb_right, *rb_parent;
+	uint64_t rb_gap;		/* vma_gap(), kept here so updates read no neighbour */
+	uint64_t rb_subtree_gap;	/* the largest rb_gap in this subtree */
+	int rb_height;
+
 	unsigned long flags;
 	uint64_t pgoff;			/* linear page index of start */
 	struct anon_vma *anon_vma;	/* NULL until the first fault (anon_vma_prepare) */
-
-	/* The index (lib/vma_tree.c): address order for writers, AVL links for lookups. */
-	struct mmp_vma *vm_prev, *vm_next;
-	struct mmp_vma *rb_left, *rb_right, *rb_parent;
-	uint64_t rb_subtree_gap;	/* the largest vma_gap() in this subtree */
-	int rb_height;
+	struct mmp_vma *vm_prev, *vm_next;	/* address order, for writers */
 
 	/*
-	 * The per-VMA lock (CONFIG_PER_VMA_LOCK): readers count in vm_refcnt;
-	 * a writer of the current mmap write section marks the VMA by setting
-	 * vm_lock_seq to the space's mm_lock_seq, which the write unlock bumps.
+	 * The per-VMA lock (CONFIG_PER_VMA_LOCK): a writer of the current mmap
+	 * write section marks the VMA by setting vm_lock_seq to the space's
+	 * mm_lock_seq, which the write unlock bumps; readers count in vm_refcnt.
 	 */
-	unsigned int vm_refcnt;		/* atomic: readers, or VMA_LOCK_WRITER */
 	unsigned int vm_lock_seq;	/* atomic */
 	bool detached;			/* atomic: out of the tree, freed after a grace period */
 	struct rcu_head rcu;
+	/*
+	 * Every fault in the VMA writes it: a line of its own, so that CPUs
+	 * faulting one VMA do not also miss on the fields above each time
+	 * (the kernel's vm_refcnt is cache-line aligned for the same reason).
+	 * The fields above fill the second line exactly: see the assertion.
+	 */
+	unsigned int vm_refcnt;		/* atomic: readers, or VMA_LOCK_WRITER */
 };
+
+_Static_assert(offsetof(struct mmp_vma, flags) == 64 && offsetof(struct mmp_vma, vm_refcnt) == 128,
+	       "the index's fields, the rest, and the lock count: one cache line each");
 
 /* The VMAs of a space (mm->mm_mt and mm->map_count): see lib/vma_tree.h. */
 struct vma_tree {

@@ -33,6 +33,17 @@ struct mmp_vma *vma_find_next(struct mmp_space *s, uint64_t addr)
 	return vma_tree_find(&s->vmas, addr);
 }
 
+/* Cache-line aligned: the fields a tree walk reads share one line. */
+static struct mmp_vma *vma_alloc(void)
+{
+	size_t size = (sizeof(struct mmp_vma) + 63) & ~(size_t)63;
+	struct mmp_vma *vma = aligned_alloc(64, size);
+
+	if (vma)
+		memset(vma, 0, sizeof(*vma));
+	return vma;
+}
+
 static void vma_free_rcu(struct rcu_head *head)
 {
 	free(caa_container_of(head, struct mmp_vma, rcu));
@@ -105,7 +116,7 @@ bool anon_vma_covers(const struct anon_vma *av, uint32_t id)
 int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long flags,
 	       uint64_t pgoff, struct anon_vma *anon_vma)
 {
-	struct mmp_vma *vma = calloc(1, sizeof(*vma));
+	struct mmp_vma *vma = vma_alloc();
 
 	if (!vma)
 		return -ENOMEM;
@@ -124,7 +135,7 @@ int vma_split(struct mmp_space *s, uint64_t addr)
 
 	if (!vma || vma->start == addr)
 		return 0;
-	new = calloc(1, sizeof(*new));
+	new = vma_alloc();
 	if (!new)
 		return -ENOMEM;
 	vma_start_write(s, vma);

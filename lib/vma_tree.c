@@ -28,14 +28,13 @@ static inline uint64_t subtree_gap(const struct mmp_vma *n)
 	return n ? n->rb_subtree_gap : 0;
 }
 
-/* Refresh @n's height and gap from its children (the augmented callback). */
-static void update(const struct vma_tree *t, struct mmp_vma *n)
+/* Refresh @n's height and subtree gap from its children (the augmented callback). */
+static void update(struct mmp_vma *n)
 {
 	int hl = height(n->rb_left), hr = height(n->rb_right);
-	uint64_t gap = vma_gap(t, n);
+	uint64_t gap = MAX(n->rb_gap, subtree_gap(n->rb_left));
 
 	n->rb_height = 1 + MAX(hl, hr);
-	gap = MAX(gap, subtree_gap(n->rb_left));
 	n->rb_subtree_gap = MAX(gap, subtree_gap(n->rb_right));
 }
 
@@ -74,8 +73,8 @@ static struct mmp_vma *rotate_left(struct vma_tree *t, struct mmp_vma *x)
 	replace_child(t, x->rb_parent, x, y);
 	set_right(x, y->rb_left);
 	set_left(y, x);
-	update(t, x);
-	update(t, y);
+	update(x);
+	update(y);
 	return y;
 }
 
@@ -86,16 +85,22 @@ static struct mmp_vma *rotate_right(struct vma_tree *t, struct mmp_vma *x)
 	replace_child(t, x->rb_parent, x, y);
 	set_left(x, y->rb_right);
 	set_right(y, x);
-	update(t, x);
-	update(t, y);
+	update(x);
+	update(y);
 	return y;
 }
 
-/* From @n to the root: rebalance and refresh every node on the way. */
+/*
+ * From @n towards the root: rebalance and refresh each node, stopping where a
+ * node's height and subtree gap come out as they were (its ancestors depended
+ * on nothing else).
+ */
 static void fix_up(struct vma_tree *t, struct mmp_vma *n)
 {
 	while (n) {
 		int bf = height(n->rb_left) - height(n->rb_right);
+		int old_height = n->rb_height;
+		uint64_t old_gap = n->rb_subtree_gap;
 
 		if (bf > 1) {
 			struct mmp_vma *l = n->rb_left;
@@ -110,7 +115,9 @@ static void fix_up(struct vma_tree *t, struct mmp_vma *n)
 				rotate_right(t, r);
 			n = rotate_left(t, n);
 		} else {
-			update(t, n);
+			update(n);
+			if (n->rb_height == old_height && n->rb_subtree_gap == old_gap)
+				return;
 		}
 		n = n->rb_parent;
 	}
@@ -146,7 +153,8 @@ void vma_tree_insert(struct vma_tree *t, struct mmp_vma *vma)
 		next->vm_prev = vma;
 	else
 		t->last = vma;
-	update(t, vma);
+	vma->rb_gap = vma_gap(t, vma);
+	update(vma);
 	/* Linked last: a reader finds the VMA complete. */
 	if (!parent)
 		WRITE_ONCE(t->root, vma);
@@ -156,14 +164,16 @@ void vma_tree_insert(struct vma_tree *t, struct mmp_vma *vma)
 		WRITE_ONCE(parent->rb_right, vma);
 	t->nr++;
 	fix_up(t, parent);
-	if (next)
-		fix_up(t, next);	/* its gap shrank */
+	if (next) {
+		next->rb_gap = vma_gap(t, next);	/* it shrank */
+		fix_up(t, next);
+	}
 	raw_write_seqcount_end(&t->seq);
 }
 
 void vma_tree_erase(struct vma_tree *t, struct mmp_vma *z)
 {
-	struct mmp_vma *next = z->vm_next, *from;
+	struct mmp_vma *next = z->vm_next, *from, *moved = NULL;
 
 	raw_write_seqcount_begin(&t->seq);
 	if (z->rb_left && z->rb_right) {
@@ -178,8 +188,11 @@ void vma_tree_erase(struct vma_tree *t, struct mmp_vma *z)
 			from = y;
 		}
 		set_left(y, z->rb_left);
+		/* To its new parent y looks like z until refreshed below. */
 		y->rb_height = z->rb_height;
+		y->rb_subtree_gap = z->rb_subtree_gap;
 		replace_child(t, z->rb_parent, z, y);
+		moved = y;
 	} else {
 		from = z->rb_parent;
 		replace_child(t, from, z, z->rb_left ? z->rb_left : z->rb_right);
@@ -193,9 +206,13 @@ void vma_tree_erase(struct vma_tree *t, struct mmp_vma *z)
 	else
 		t->last = z->vm_prev;
 	t->nr--;
-	fix_up(t, from);
 	if (next)
-		fix_up(t, next);	/* its gap grew */
+		next->rb_gap = vma_gap(t, next);	/* it grew */
+	fix_up(t, from);
+	if (moved)
+		fix_up(t, moved);
+	if (next)
+		fix_up(t, next);
 	raw_write_seqcount_end(&t->seq);
 	/* A lockless reader may still stand on z: its links stay as they were. */
 }
@@ -205,9 +222,12 @@ void vma_tree_set_range(struct vma_tree *t, struct mmp_vma *vma, uint64_t start,
 	raw_write_seqcount_begin(&t->seq);
 	WRITE_ONCE(vma->start, start);
 	WRITE_ONCE(vma->end, end);
+	vma->rb_gap = vma_gap(t, vma);
 	fix_up(t, vma);
-	if (vma->vm_next)
+	if (vma->vm_next) {
+		vma->vm_next->rb_gap = vma_gap(t, vma->vm_next);
 		fix_up(t, vma->vm_next);
+	}
 	raw_write_seqcount_end(&t->seq);
 }
 
@@ -263,7 +283,7 @@ static struct mmp_vma *rightmost_fit(const struct vma_tree *t, struct mmp_vma *n
 	while (n && n->rb_subtree_gap >= len) {
 		if (subtree_gap(n->rb_right) >= len)
 			n = n->rb_right;
-		else if (vma_gap(t, n) >= len)
+		else if (n->rb_gap >= len)
 			return n;
 		else
 			n = n->rb_left;
@@ -276,7 +296,7 @@ struct mmp_vma *vma_tree_gap_at_or_before(const struct vma_tree *t, struct mmp_v
 {
 	struct mmp_vma *found;
 
-	if (!vma || vma_gap(t, vma) >= len)
+	if (!vma || vma->rb_gap >= len)
 		return vma;
 	found = rightmost_fit(t, vma->rb_left, len);
 	/* Then up: each ancestor we reach from its right side, and its left subtree, precede. */
@@ -284,7 +304,7 @@ struct mmp_vma *vma_tree_gap_at_or_before(const struct vma_tree *t, struct mmp_v
 		struct mmp_vma *p = vma->rb_parent;
 
 		if (p->rb_right == vma) {
-			if (vma_gap(t, p) >= len)
+			if (p->rb_gap >= len)
 				return p;
 			found = rightmost_fit(t, p->rb_left, len);
 		}
@@ -325,7 +345,11 @@ static int check_node(const struct vma_tree *t, const struct mmp_vma *n, const s
 		*why = "a VMA's height is wrong or its subtree unbalanced";
 		return -1;
 	}
-	gap = MAX(vma_gap(t, n), MAX(subtree_gap(n->rb_left), subtree_gap(n->rb_right)));
+	if (n->rb_gap != vma_gap(t, n)) {
+		*why = "a VMA's gap is stale";
+		return -1;
+	}
+	gap = MAX(n->rb_gap, MAX(subtree_gap(n->rb_left), subtree_gap(n->rb_right)));
 	if (n->rb_subtree_gap != gap) {
 		*why = "a VMA's subtree gap is stale";
 		return -1;
