@@ -194,6 +194,7 @@ static int move_vma(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64
 		/* dontunmap_complete: the old VMA lost every page; a whole one drops its anon_vma. */
 		vma = find_vma(s, addr);
 		if (whole) {
+			vma_start_write(s, vma);
 			anon_vma_put(vma->anon_vma);
 			WRITE_ONCE(vma->anon_vma, NULL);
 		}

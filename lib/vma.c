@@ -186,6 +186,8 @@ void vma_remove_range(struct mmp_space *s, uint64_t start, uint64_t end)
 	while (vma && vma->end <= end) {
 		struct mmp_vma *next = vma->vm_next;
 
+		/* No fault may still be using its anon_vma when it goes. */
+		vma_start_write(s, vma);
 		anon_vma_put(vma->anon_vma);
 		vma_remove(s, vma);
 		vma = next;
@@ -233,6 +235,7 @@ void vma_merge_range(struct mmp_space *s, uint64_t start, uint64_t end)
 
 		if (a->end >= start && vma_mergeable(a, b)) {
 			vma_start_write(s, a);
+			vma_start_write(s, b);
 			if (!a->anon_vma)
 				WRITE_ONCE(a->anon_vma, b->anon_vma);
 			else

@@ -5,7 +5,8 @@
  * again and again (MADV_DONTNEED empties it between rounds); another changes
  * the slots without a CPU: mprotect that merges X into its neighbours and
  * splits it out again, mprotect across the A|X boundary, munmap and re-mmap of
- * X's tail, mremap of X's tail away and back. After every change the mutator
+ * X's tail, mremap of X's tail away and back, munmap of X (its anon_vma goes)
+ * and mmap again. After every change the mutator
  * verifies the space (which stops faults under VMA locks too): no entry may
  * sit outside a VMA, be writable in a read-only one, or be missed by the
  * reverse map.
@@ -35,6 +36,7 @@
 #define X_FIRST		4	/* pages of a slot: A [0, 4) R, X [4, 12) RW, B [12, 16) R */
 #define X_END		12
 #define BROKEN_BUDGET	10.0
+#define NR_CHANGES	5
 
 struct run {
 	const char *arch;
@@ -128,6 +130,12 @@ static void mutate(struct run *r, int k, int op)
 		err = err ? err : mmp_mremap(s, out, 4 * PG, 4 * PG,
 					     MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED, tail, &out);
 		break;
+	case 4:	/* X goes, its anon_vma with it, and comes back */
+		err = mmp_munmap(s, slot(k, X_FIRST), (X_END - X_FIRST) * PG);
+		r->verify_failed += mmp_space_verify(s) != 0;
+		err = err ? err : mmp_mmap(s, slot(k, X_FIRST), (X_END - X_FIRST) * PG, RW,
+					   MMP_MAP_FIXED, &out);
+		break;
 	}
 	r->op_errors += err != 0;
 	r->verify_failed += mmp_space_verify(s) != 0;
@@ -143,7 +151,7 @@ static void run_for(struct run *r, double seconds, bool stop_on_failure)
 
 	pthread_create(&th, NULL, faulter, r);
 	for (; now() - t0 < seconds && !(stop_on_failure && r->verify_failed); i++)
-		mutate(r, i % SLOTS, (i / SLOTS) % 4);
+		mutate(r, i % SLOTS, (i / SLOTS) % NR_CHANGES);
 	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 }
