@@ -16,7 +16,7 @@
  * verify fails, 1 when none did within its budget: the check above can fail.
  *
  * Duration: MMP_STRESS_SECONDS per back end (default 0.5); the broken child
- * has BROKEN_BUDGET seconds.
+ * has BROKEN_BUDGET seconds, and is not run under qemu-user (MMPRIM_QEMU_USER).
  */
 #include <pthread.h>
 #include <sys/wait.h>
@@ -235,6 +235,10 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < ARRAY_SIZE(arches); i++)
 		if (argc < 2 || !strcmp(argv[1], arches[i]))
 			stress(arches[i], seconds);
-	broken(argc > 1 ? argv[1] : "x86_64");
+	/* qemu-user 7.2 aborts when the child of a threaded process starts a thread. */
+	if (getenv("MMPRIM_QEMU_USER"))
+		printf("# the skipped-lock run forks with threads: not under qemu-user\n");
+	else
+		broken(argc > 1 ? argv[1] : "x86_64");
 	return tap_done();
 }
