@@ -46,20 +46,33 @@ MMP_EXPORT const char *mmp_copy_variant_name(int index)
 	return mmp_copy_host[index]->name;
 }
 
-MMP_EXPORT int mmp_space_set_copy(struct mmp_space *s, const char *name)
+/* The variant called @name that this CPU can run: -ENOENT, -ENOTSUP. */
+int copy_ops_find(const struct mmp_arch *arch, const char *name, const struct mmp_copy_ops **out)
 {
-	if (!s || !name)
-		return -EINVAL;
-	for (const struct mmp_copy_ops *const *op = s->arch->copy_ops; *op; op++) {
+	for (const struct mmp_copy_ops *const *op = arch->copy_ops; *op; op++) {
 		if (strcmp((*op)->name, name))
 			continue;
 		if (!copy_ops_usable(*op))
 			return -ENOTSUP;
-		/* Faults read it once per copy: one aligned pointer store. */
-		__atomic_store_n(&s->copy, *op, __ATOMIC_RELEASE);
+		*out = *op;
 		return 0;
 	}
 	return -ENOENT;
+}
+
+MMP_EXPORT int mmp_space_set_copy(struct mmp_space *s, const char *name)
+{
+	const struct mmp_copy_ops *op;
+	int err;
+
+	if (!s || !name)
+		return -EINVAL;
+	err = copy_ops_find(s->arch, name, &op);
+	if (err)
+		return err;
+	/* Faults read it once per copy: one aligned pointer store. */
+	__atomic_store_n(&s->copy, op, __ATOMIC_RELEASE);
+	return 0;
 }
 
 MMP_EXPORT const char *mmp_space_copy(const struct mmp_space *s)

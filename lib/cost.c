@@ -4,15 +4,21 @@
  * table. Host time understates what a TLB invalidation, a barrier or an IPI
  * costs on hardware; this shows it, and is deterministic.
  */
+#include <string.h>
+
 #include "internal.h"
 
-MMP_EXPORT int mmp_modeled_ns(struct mmp_space *s, const struct mmp_counters *c, double *ns)
+MMP_EXPORT int mmp_modeled_ns_sized(struct mmp_space *s, const struct mmp_counters *user,
+				    size_t size, double *ns)
 {
 	const struct mmp_cost_model *m;
+	struct mmp_counters k = { 0 }, *c = &k;
 	double cycles;
 
-	if (!s || !c || !ns)
+	if (!s || !user || !ns || size < sizeof(uint64_t))
 		return -EINVAL;
+	/* Counters a shorter (older) structure lacks count as 0. */
+	memcpy(&k, user, size < sizeof(k) ? size : sizeof(k));
 	m = s->arch->cost;
 	cycles = m->entry_read * (c->v[MMP_C_PTE_READ] + c->v[MMP_C_PMD_READ]) +
 		 m->entry_write * (c->v[MMP_C_PTE_WRITE] + c->v[MMP_C_PMD_WRITE]) +

@@ -91,6 +91,11 @@ static const char *const counter_docs[MMP_NR_COUNTERS] = {
 #undef MMP_COUNTER_DOC
 };
 
+MMP_EXPORT int mmp_counter_count(void)
+{
+	return MMP_NR_COUNTERS;
+}
+
 MMP_EXPORT const char *mmp_counter_name(int c)
 {
 	return c >= 0 && c < MMP_NR_COUNTERS ? counter_names[c] : NULL;
@@ -106,7 +111,10 @@ MMP_EXPORT const char *mmp_strerror(int err)
 	/* Callers pass the return value as is; take the magnitude (INT_MIN has none). */
 	int e = err == INT_MIN ? 0 : (err < 0 ? -err : err);
 
+	if (err >= 0)
+		return "success";
 	switch (e) {
+	case E2BIG:	return "E2BIG";
 	case EINVAL:	return "EINVAL";
 	case ENOMEM:	return "ENOMEM";
 	case EFAULT:	return "EFAULT";

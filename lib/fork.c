@@ -189,6 +189,8 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 	memcpy(child->opts, parent->opts, sizeof(child->opts));
 	memcpy(child->thp_mode, parent->thp_mode, sizeof(child->thp_mode));
 	child->mmap_base = parent->mmap_base;
+	child->start_brk = parent->start_brk;
+	child->brk = parent->brk;
 	c.dst = child;
 	/* For the TLB sanitizer only: CPUs may use stale writable entries until the flush. */
 	inc_tlb_flush_pending(parent);

@@ -101,8 +101,10 @@ static pthread_once_t default_neighbourhood_once = PTHREAD_ONCE_INIT;
  */
 static void init_default_neighbourhood(void)
 {
-	unsigned long l2 = host_l2_bytes() ?: 1UL << 20;
+	unsigned long l2 = host_l2_bytes();
 
+	if (!l2)
+		l2 = 1UL << 20;
 	default_neighbourhood = MAX(1UL, MIN(l2 / (4 * PAGE_SIZE), 1UL << MMP_MAX_ORDER));
 }
 
@@ -189,7 +191,7 @@ void huge_page_walk(enum mmp_huge_order order, unsigned int target, unsigned int
 		walk_target_last(target, nr_pages, fn, arg);
 		break;
 	case MMP_HUGE_ORDER_NEIGHBOURHOOD_LAST:
-		walk_neighbourhood_last(target, nr_pages, nbhd ?: huge_neighbourhood_default(),
+		walk_neighbourhood_last(target, nr_pages, nbhd ? nbhd : huge_neighbourhood_default(),
 					fn, arg);
 		break;
 	default:

@@ -20,6 +20,7 @@
 #include <mmprim/mmprim.h>
 
 #include "arch.h"
+#include "debug.h"
 
 #define MMP_EXPORT __attribute__((visibility("default")))
 
@@ -39,6 +40,18 @@
 			mmp_bug(__FILE__, __LINE__, #cond);			\
 	} while (0)
 _Noreturn void mmp_bug(const char *file, int line, const char *what);
+
+/* The space follows kernel release a.b.c or later (MMP_OPT_KERNEL_VERSION). */
+#define kernel_at_least(s, a, b, c)	\
+	(READ_ONCE((s)->opts[MMP_OPT_KERNEL_VERSION]) >= MMP_KERNEL_VERSION(a, b, c))
+
+/* Extensible structures (lib/copy_struct.c). */
+int copy_struct_from_caller(void *dst, size_t ksize, const void *src, size_t usize,
+			    size_t min_size);
+void copy_struct_to_caller(void *dst, size_t usize, const void *src, size_t ksize);
+
+/* The copy variant of @arch called @name that this CPU runs (lib/copy.c). */
+int copy_ops_find(const struct mmp_arch *arch, const char *name, const struct mmp_copy_ops **out);
 
 #define PAGE_SHIFT	MMP_PAGE_SHIFT
 #define PAGE_SIZE	MMP_PAGE_SIZE
@@ -455,6 +468,7 @@ struct mmp_space {
 	/* Bumped by every mmap write unlock: ends the VMA write locks of that section. */
 	unsigned int mm_lock_seq;	/* atomic */
 	uint64_t mmap_base;
+	uint64_t start_brk, brk;	/* the heap (lib/brk.c); start_brk 0: none set up */
 
 	/* MM_ANONPAGES as a per-thread counter (the kernel's percpu_counter rss_stat). */
 	struct mmp_rss_shard *rss;
@@ -476,6 +490,7 @@ struct mmp_space {
 	const char *last_op;		/* the public call that last changed the tables */
 
 	long opts[MMP_NR_OPTS];
+	long debug[MMP_NR_DEBUG_OPTS];	/* fault injection for tests (debug.h) */
 	uint8_t thp_mode[HPAGE_PMD_ORDER + 1];
 
 	struct mmp_counter_shard *counters;

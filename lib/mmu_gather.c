@@ -66,8 +66,8 @@ static void tlb_flush_mmu_tlbonly(struct mmp_gather *tlb)
 
 	if (!tlb->need_flush && !tlb->freed_tables)
 		return;
-	if (s->opts[MMP_OPT_DEBUG_SKIP_FLUSH] > 0) {
-		s->opts[MMP_OPT_DEBUG_SKIP_FLUSH]--;
+	if (s->debug[MMP_DEBUG_SKIP_FLUSH] > 0) {
+		s->debug[MMP_DEBUG_SKIP_FLUSH]--;
 	} else if (tlb->fullmm) {
 		flush_tlb_mm(s);
 	} else {
@@ -152,7 +152,7 @@ static void tlb_table_flush(struct mmp_gather *tlb)
 
 	if (!tlb->nr_tables)
 		return;
-	if (READ_ONCE(s->opts[MMP_OPT_DEBUG_BROKEN_TABLE_FREE])) {
+	if (READ_ONCE(s->debug[MMP_DEBUG_BROKEN_TABLE_FREE])) {
 		/* Fault injection: no grace period at all. The stress test must notice. */
 		for (unsigned int i = 0; i < tlb->nr_tables; i++)
 			pgtable_release(s, tlb->tables[i], MMP_C_PGTABLE_FREE_SYNC);

@@ -375,9 +375,11 @@ MMP_EXPORT int mmp_phys_destroy(struct mmp_phys *phys)
 	return 0;
 }
 
-MMP_EXPORT int mmp_phys_stat(struct mmp_phys *phys, struct mmp_phys_stat *st)
+MMP_EXPORT int mmp_phys_stat_sized(struct mmp_phys *phys, struct mmp_phys_stat *ust, size_t size)
 {
-	if (!phys || !st)
+	struct mmp_phys_stat k = { 0 }, *st = &k;
+
+	if (!phys || !ust || size < sizeof(uint64_t))
 		return -EINVAL;
 	/* Settled state: tables in a grace period land, per-CPU lists go back. */
 	rcu_barrier();
@@ -388,5 +390,6 @@ MMP_EXPORT int mmp_phys_stat(struct mmp_phys *phys, struct mmp_phys_stat *st)
 	for (unsigned int o = 0; o <= MMP_MAX_ORDER; o++)
 		st->free_blocks[o] = phys->nr_free[o];
 	spin_unlock(&phys->lock);
+	copy_struct_to_caller(ust, size, &k, sizeof(k));
 	return 0;
 }

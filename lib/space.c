@@ -96,9 +96,14 @@ static const struct mmp_copy_ops *pick_copy_ops(const struct mmp_arch *arch)
 	return arch->copy_ops[0];
 }
 
-MMP_EXPORT int mmp_space_create(struct mmp_phys *phys, const struct mmp_space_config *cfg,
-				struct mmp_space **out)
+/* The size of the first published struct mmp_space_config. */
+#define SPACE_CONFIG_SIZE_VER0	24
+
+MMP_EXPORT int mmp_space_create_sized(struct mmp_phys *phys, const struct mmp_space_config *ucfg,
+				      size_t size, struct mmp_space **out)
 {
+	struct mmp_space_config kcfg = { 0 }, *cfg = ucfg ? &kcfg : NULL;
+	const struct mmp_copy_ops *copy;
 	const struct mmp_arch *arch;
 	unsigned int entries = 1536, ways = 12;
 	struct mmp_space *s;
@@ -106,6 +111,14 @@ MMP_EXPORT int mmp_space_create(struct mmp_phys *phys, const struct mmp_space_co
 
 	if (!phys || !out)
 		return -EINVAL;
+	if (ucfg) {
+		err = copy_struct_from_caller(&kcfg, sizeof(kcfg), ucfg, size, SPACE_CONFIG_SIZE_VER0);
+		if (err)
+			return err;
+		for (size_t i = 0; i < sizeof(kcfg.reserved); i++)
+			if (kcfg.reserved[i])
+				return -EINVAL;
+	}
 	arch = mmp_arch_find(cfg && cfg->arch ? cfg->arch : "x86_64");
 	if (!arch)
 		return -ENOENT;
@@ -116,10 +129,16 @@ MMP_EXPORT int mmp_space_create(struct mmp_phys *phys, const struct mmp_space_co
 	if (ways > entries || entries % ways || entries > (1u << 20) ||
 	    ((entries / ways) & (entries / ways - 1)))
 		return -EINVAL;
+	copy = pick_copy_ops(arch);
+	if (cfg && cfg->copy) {
+		err = copy_ops_find(arch, cfg->copy, &copy);
+		if (err)
+			return err;
+	}
 	err = space_alloc(phys, arch, &s);
 	if (err)
 		return err;
-	s->copy = pick_copy_ops(arch);
+	s->copy = copy;
 	s->tlb_entries = entries;
 	s->tlb_ways = ways;
 	s->opts[MMP_OPT_TLB_SANITIZER] = cfg && cfg->tlb_sanitizer;
@@ -178,23 +197,15 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 		return -EINVAL;
 	switch (opt) {
 	case MMP_OPT_TLB_SANITIZER:
-		if (value != 0 && value != 1)
-			return -EINVAL;
-		break;
 	case MMP_OPT_PTE_BATCH:
 	case MMP_OPT_BBML2_NOABORT:
 	case MMP_OPT_RCU_TABLE_FREE:
 	case MMP_OPT_PT_RECLAIM:
-	case MMP_OPT_DEBUG_BROKEN_TABLE_FREE:
 	case MMP_OPT_LAZYFREE_PMD:
 	case MMP_OPT_HW_AD:
 	case MMP_OPT_PER_VMA_LOCK:
 	case MMP_OPT_DEBUG_SKIP_VMA_LOCK:
 		if (value != 0 && value != 1)
-			return -EINVAL;
-		break;
-	case MMP_OPT_DEBUG_SKIP_FLUSH:
-		if (value < 0)
 			return -EINVAL;
 		break;
 	case MMP_OPT_HUGE_ORDER:
@@ -224,6 +235,23 @@ MMP_EXPORT int mmp_space_get_opt(struct mmp_space *s, enum mmp_opt opt, long *va
 	return 0;
 }
 
+int mmp_debug_set(struct mmp_space *s, enum mmp_debug_opt opt, long value)
+{
+	if (!s || (unsigned int)opt >= MMP_NR_DEBUG_OPTS || value < 0 ||
+	    (opt == MMP_DEBUG_BROKEN_TABLE_FREE && value > 1))
+		return -EINVAL;
+	WRITE_ONCE(s->debug[opt], value);
+	return 0;
+}
+
+int mmp_debug_get(struct mmp_space *s, enum mmp_debug_opt opt, long *value)
+{
+	if (!s || !value || (unsigned int)opt >= MMP_NR_DEBUG_OPTS)
+		return -EINVAL;
+	*value = READ_ONCE(s->debug[opt]);
+	return 0;
+}
+
 MMP_EXPORT int mmp_space_set_thp(struct mmp_space *s, unsigned int order, enum mmp_thp_mode mode)
 {
 	if (!s || order < 2 || order > HPAGE_PMD_ORDER || (unsigned int)mode > MMP_THP_ALWAYS)
@@ -232,34 +260,41 @@ MMP_EXPORT int mmp_space_set_thp(struct mmp_space *s, unsigned int order, enum m
 	return 0;
 }
 
-MMP_EXPORT int mmp_space_counters(struct mmp_space *s, struct mmp_counters *out)
+MMP_EXPORT int mmp_space_counters_sized(struct mmp_space *s, struct mmp_counters *out,
+					size_t size)
 {
-	if (!s || !out)
+	struct mmp_counters k = { 0 };
+
+	if (!s || !out || size < sizeof(uint64_t))
 		return -EINVAL;
-	memset(out, 0, sizeof(*out));
 	for (int sh = 0; sh < MMP_COUNTER_SHARDS; sh++)
 		for (int c = 0; c < MMP_NR_COUNTERS; c++)
-			out->v[c] += __atomic_load_n(&s->counters[sh].v[c], __ATOMIC_RELAXED);
+			k.v[c] += __atomic_load_n(&s->counters[sh].v[c], __ATOMIC_RELAXED);
+	copy_struct_to_caller(out, size, &k, sizeof(k));
 	return 0;
 }
 
-MMP_EXPORT void mmp_space_reset_counters(struct mmp_space *s)
+MMP_EXPORT int mmp_space_reset_counters(struct mmp_space *s)
 {
 	if (!s)
-		return;
+		return -EINVAL;
 	for (int sh = 0; sh < MMP_COUNTER_SHARDS; sh++)
 		for (int c = 0; c < MMP_NR_COUNTERS; c++)
 			__atomic_store_n(&s->counters[sh].v[c], 0, __ATOMIC_RELAXED);
+	return 0;
 }
 
-MMP_EXPORT int mmp_space_stat(struct mmp_space *s, struct mmp_space_stat *st)
+MMP_EXPORT int mmp_space_stat_sized(struct mmp_space *s, struct mmp_space_stat *st, size_t size)
 {
-	if (!s || !st)
+	struct mmp_space_stat k = { 0 };
+
+	if (!s || !st || size < sizeof(uint64_t))
 		return -EINVAL;
 	pthread_rwlock_rdlock(&s->mmap_lock);
-	st->nr_vmas = s->vmas.nr;
-	st->rss_anon_pages = get_mm_rss(s);
-	st->pgtable_bytes = __atomic_load_n(&s->nr_pgtables, __ATOMIC_RELAXED) * PAGE_SIZE;
+	k.nr_vmas = s->vmas.nr;
+	k.rss_anon_pages = get_mm_rss(s);
+	k.pgtable_bytes = __atomic_load_n(&s->nr_pgtables, __ATOMIC_RELAXED) * PAGE_SIZE;
 	pthread_rwlock_unlock(&s->mmap_lock);
+	copy_struct_to_caller(st, size, &k, sizeof(k));
 	return 0;
 }

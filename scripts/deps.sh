@@ -7,9 +7,10 @@
 # sanitizer build needs nothing extra.
 set -euo pipefail
 
-# clang and its runtime build the libFuzzer target of the differential test.
+# clang and its runtime build the libFuzzer target of the differential test
+# (and the clang -Werror build); abigail-tools checks the ABI.
 packages=(meson ninja-build pkg-config gcc g++ liburcu-dev libbenchmark-dev libhwloc-dev hwloc clang
-	  libclang-rt-14-dev)
+	  libclang-rt-14-dev abigail-tools)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	# Not Debian: check for the tools and libraries themselves instead.

@@ -15,15 +15,12 @@ static int tap_n, tap_failed;
 /* A program may take the results itself (a report) instead of printing TAP. */
 static void (*tap_hook)(int ok, const char *msg);
 
-__attribute__((format(printf, 2, 3), unused))
-static int tap_ok(int cond, const char *fmt, ...)
+__attribute__((format(printf, 2, 0), unused))
+static int tap_vok(int cond, const char *fmt, va_list ap)
 {
 	char msg[512];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	++tap_n;
 	if (tap_hook)
 		tap_hook(cond, msg);
@@ -33,6 +30,18 @@ static int tap_ok(int cond, const char *fmt, ...)
 	if (!cond)
 		tap_failed++;
 	return cond;
+}
+
+__attribute__((format(printf, 2, 3), unused))
+static int tap_ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = tap_vok(cond, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 static void tap_discard(int ok, const char *msg)
@@ -46,15 +55,22 @@ static void tap_in_child(void)
 	tap_hook = tap_discard;
 }
 
+__attribute__((format(printf, 4, 5), unused))
+static int tap_eq_at(long long got, long long want, const char *expr, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = tap_vok(got == want, fmt, ap);
+	va_end(ap);
+	if (!r && !tap_hook)
+		printf("#   got %lld, want %lld (%s)\n", got, want, expr);
+	return r;
+}
+
 /* Compare two integers; on failure print both values. */
-#define tap_eq(got, want, ...)							\
-	({									\
-		long long __g = (long long)(got), __w = (long long)(want);	\
-		int __r = tap_ok(__g == __w, __VA_ARGS__);			\
-		if (!__r && !tap_hook)						\
-			printf("#   got %lld, want %lld (%s)\n", __g, __w, #got);	\
-		__r;								\
-	})
+#define tap_eq(got, want, ...) tap_eq_at((long long)(got), (long long)(want), #got, __VA_ARGS__)
 
 /* A precondition of the remaining checks: bail out of the whole test when false. */
 #define tap_require(cond, ...)							\

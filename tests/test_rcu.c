@@ -541,7 +541,7 @@ static int fork_work(struct mmp_space *s, struct mmp_cpu *cpu, uint64_t base)
 	if (!err && n != 4)
 		err = -EIO;
 	if (n > 0 && mmp_unpin(s, pfns, n))
-		err = err ?: -EIO;
+		err = err ? err : -EIO;
 	if (!err)
 		err = mmp_madvise(s, base, 2 * MiB, MMP_MADV_DONTNEED);
 	if (!err)

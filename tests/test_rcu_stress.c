@@ -15,7 +15,7 @@
  * and split under read-only pins (half the time), where a huge PMD turns into
  * a table pointer under GUP-fast.
  *
- * Then the same with MMP_OPT_DEBUG_BROKEN_TABLE_FREE 1 (tables freed with no
+ * Then the same with MMP_DEBUG_BROKEN_TABLE_FREE 1 (tables freed with no
  * grace period) in a forked child, which may crash or corrupt itself: it exits
  * 0 once a walker read a freed table, 1 when none did within its budget. The
  * parent requires the detection: the check above can fail. A walk sees a freed
@@ -465,7 +465,7 @@ static struct mmp_space *stress_space(struct mmp_phys *phys, const char *arch, b
 
 	if (mmp_space_create(phys, &cfg, &s) ||
 	    mmp_space_set_opt(s, MMP_OPT_RCU_TABLE_FREE, rcu) ||
-	    mmp_space_set_opt(s, MMP_OPT_DEBUG_BROKEN_TABLE_FREE, broken) ||
+	    mmp_debug_set(s, MMP_DEBUG_BROKEN_TABLE_FREE, broken) ||
 	    mmp_mmap(s, WIN_BASE, WIN_LEN, RW, MMP_MAP_FIXED | MMP_MAP_POPULATE, &addr))
 		return NULL;
 	return s;
@@ -599,7 +599,7 @@ static void broken(const char *arch, uint64_t seed)
 	if (!WIFEXITED(status))
 		printf("# %s broken child died of signal %d\n", arch, WTERMSIG(status));
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	       "%s: with MMP_OPT_DEBUG_BROKEN_TABLE_FREE the stress test sees a freed table", arch);
+	       "%s: with MMP_DEBUG_BROKEN_TABLE_FREE the stress test sees a freed table", arch);
 }
 
 int main(int argc, char **argv)

@@ -2,7 +2,8 @@
 /*
  * arm64, 4 KiB granule, 4 levels. The format is the architecture's: VALID,
  * AP[1] (user), AP[2] (read-only), AF, DBM as the kernel's PTE_WRITE, CONT,
- * PXN/UXN, and the kernel's software bits (dirty 55, special 56, PROT_NONE 58).
+ * PXN/UXN, and the kernel's software bits (dirty 55, special 56; PROT_NONE is
+ * nG without VALID, PTE_PRESENT_INVALID).
  * Dirty is either software dirty or "hardware dirty": DBM set with AP[2]
  * clear. There is no soft-dirty bit (arm64 does not select HAVE_ARCH_SOFT_DIRTY).
  *
@@ -24,7 +25,7 @@ static mmp_pte_t arm64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level lev
 	if (f & MMP_E_PRESENT)
 		e |= PTE_VALID;
 	else if (f & MMP_E_PROTNONE)
-		e |= PTE_PROT_NONE;
+		e |= PTE_PRESENT_INVALID;
 	if (f & MMP_E_USER)
 		e |= PTE_USER;
 	if (f & MMP_E_ACCESSED)
@@ -52,7 +53,7 @@ static unsigned int arm64_entry_flags(mmp_pte_t e, enum mmp_level level)
 		f |= MMP_E_PRESENT;
 		if (level > MMP_PTE && (e & PTE_TYPE_BIT))
 			return f | MMP_E_TABLE;
-	} else if (e & PTE_PROT_NONE) {
+	} else if (e & PTE_PRESENT_INVALID) {
 		f |= MMP_E_PROTNONE;
 	} else {
 		return 0;

@@ -10,31 +10,12 @@
  * its 16 entries; ptep_get gathers it. Range operations over whole blocks act
  * in place and unfold only partially covered end blocks.
  */
-#include "mm.h"
+#include "../generic/cont_block.h"
 #include "pgtable.h"
 
 static inline mmp_pte_t *contpte_align_down(mmp_pte_t *ptep)
 {
-	return (mmp_pte_t *)((uintptr_t)ptep & ~(uintptr_t)(CONT_PTES * sizeof(mmp_pte_t) - 1));
-}
-
-static inline mmp_pte_t raw_get(struct mmp_space *s, mmp_pte_t *ptep)
-{
-	count_inc(s, MMP_C_PTE_READ);
-	return __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
-}
-
-static inline mmp_pte_t raw_get_and_clear(struct mmp_space *s, mmp_pte_t *ptep)
-{
-	count_inc(s, MMP_C_PTE_READ);
-	count_inc(s, MMP_C_PTE_WRITE);
-	return __atomic_exchange_n(ptep, 0, __ATOMIC_ACQ_REL);
-}
-
-static inline void raw_set(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t pte)
-{
-	count_inc(s, MMP_C_PTE_WRITE);
-	__atomic_store_n(ptep, pte, __ATOMIC_RELEASE);
+	return cont_align_down(ptep, CONT_PTES);
 }
 
 static inline mmp_pte_t pte_advance_pfn(mmp_pte_t pte, uint64_t nr)
@@ -78,16 +59,6 @@ static void contpte_try_unfold(struct mmp_space *s, uint64_t addr, mmp_pte_t *pt
 	}
 }
 
-/* Does one folio cover the 16 pages from @base_pfn? (folio_pfn and order, as folio_nr_pages.) */
-static bool folio_covers_block(struct mmp_space *s, uint64_t base_pfn)
-{
-	uint64_t head = folio_pfn(s->phys, base_pfn);
-	struct mmp_page *page = pfn_to_page(s->phys, head);
-
-	return (page->flags & PG_head) && !(page->flags & PG_reserved) &&
-	       base_pfn + CONT_PTES <= head + folio_nr_pages(page);
-}
-
 /*
  * Fold the block if the entry just written at @ptep completed it
  * (contpte_try_fold). Core writes low to high, so only the block's last entry
@@ -99,11 +70,10 @@ static void contpte_try_fold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep
 	uint64_t pfn = arm64_pte_pfn(pte), base_pfn = pfn - (CONT_PTES - 1);
 	mmp_pte_t *first = contpte_align_down(ptep), prot = arm64_pte_prot_noad(pte);
 
-	if (((addr >> PAGE_SHIFT) & (CONT_PTES - 1)) != CONT_PTES - 1 ||
-	    (pfn & (CONT_PTES - 1)) != CONT_PTES - 1 || !(pte & PTE_VALID) ||
+	if (!cont_completes_block(addr, pfn, CONT_PTES) || !(pte & PTE_VALID) ||
 	    (pte & (PTE_CONT | PTE_SPECIAL)))
 		return;
-	if (!folio_covers_block(s, base_pfn))
+	if (!folio_covers_block(s, base_pfn, CONT_PTES))
 		return;
 	for (int i = 0; i < CONT_PTES; i++) {
 		mmp_pte_t e = raw_get(s, first + i);
@@ -118,10 +88,14 @@ static void contpte_try_fold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep
 
 /* ---- ptep_get ------------------------------------------------------------------- */
 
-/* A contpte entry: gather young and dirty from the block, stopping once both are seen. */
+/*
+ * A contpte entry: gather young and dirty from the block. Since 6.17 the loop
+ * stops once it has seen both; before, it read all 16 entries every time.
+ */
 mmp_pte_t contpte_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
 {
 	mmp_pte_t pte = raw_get(s, ptep), *first;
+	bool stop_early = kernel_at_least(s, 6, 17, 0);
 
 	count_inc(s, MMP_C_PTEP_GET);
 	if (!pte_valid_cont(pte))
@@ -134,7 +108,7 @@ mmp_pte_t contpte_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
 			pte |= PTE_AF;
 		if (arm64_pte_dirty(e))
 			pte = arm64_pte_mkdirty(pte);
-		if ((pte & PTE_AF) && arm64_pte_dirty(pte))
+		if (stop_early && (pte & PTE_AF) && arm64_pte_dirty(pte))
 			break;
 	}
 	return pte;
@@ -174,9 +148,7 @@ mmp_pte_t contpte_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
 
 unsigned int contpte_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte)
 {
-	if (!pte_valid_cont(pte))
-		return 1;
-	return CONT_PTES - (((uintptr_t)ptep >> 3) & (CONT_PTES - 1));
+	return pte_valid_cont(pte) ? cont_entries_left(ptep, CONT_PTES) : 1;
 }
 
 /* ---- setting ------------------------------------------------------------------------- */
@@ -223,16 +195,10 @@ mmp_pte_t contpte_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte
 	return raw_get_and_clear(s, ptep);
 }
 
-/* Unfold the first and last blocks if the range covers them only in part. */
 static void contpte_try_unfold_partial(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 				       unsigned int nr)
 {
-	uint64_t last = addr + (uint64_t)(nr - 1) * PAGE_SIZE;
-
-	if (addr & ~CONT_PTE_MASK)
-		contpte_try_unfold(s, addr, ptep, raw_get(s, ptep));
-	if ((last + PAGE_SIZE) & ~CONT_PTE_MASK)
-		contpte_try_unfold(s, last, ptep + nr - 1, raw_get(s, ptep + nr - 1));
+	cont_unfold_partial_ends(s, addr, ptep, nr, CONT_PTE_SIZE, contpte_try_unfold);
 }
 
 mmp_pte_t contpte_get_and_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
@@ -258,13 +224,7 @@ mmp_pte_t contpte_get_and_clear_full_ptes(struct mmp_space *s, uint64_t addr, mm
 void contpte_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, unsigned int nr,
 			     int full)
 {
-	if (nr == 1) {
-		contpte_ptep_get_and_clear(s, addr, ptep);
-		return;
-	}
-	contpte_try_unfold_partial(s, addr, ptep, nr);
-	for (unsigned int i = 0; i < nr; i++)
-		raw_get_and_clear(s, ptep + i);
+	cont_clear_full_ptes(s, addr, ptep, nr, CONT_PTE_SIZE, contpte_try_unfold);
 }
 
 /* ---- permission and age ------------------------------------------------------------------ */
@@ -306,13 +266,8 @@ int contpte_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr, mmp_pt
 		first = contpte_align_down(ptep);
 		n = CONT_PTES;
 	}
-	for (int i = 0; i < n; i++) {
-		mmp_pte_t old = __atomic_fetch_and(first + i, ~PTE_AF, __ATOMIC_ACQ_REL);
-
-		count_inc(s, MMP_C_PTE_READ);
-		count_inc(s, MMP_C_PTE_WRITE);
-		young |= !!(old & PTE_AF);
-	}
+	for (int i = 0; i < n; i++)
+		young |= !!(raw_clear_bits(s, first + i, PTE_AF) & PTE_AF);
 	return young;
 }
 
@@ -359,12 +314,7 @@ void contpte_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_
 {
 	uint64_t end = addr + (uint64_t)nr * PAGE_SIZE;
 
-	if (pte_valid_cont(raw_get(s, ptep))) {
-		ptep -= (addr & ~CONT_PTE_MASK) >> PAGE_SHIFT;
-		addr &= CONT_PTE_MASK;
-	}
-	if (pte_valid_cont(raw_get(s, ptep + ((end - addr) >> PAGE_SHIFT) - 1)))
-		end = (end + CONT_PTE_SIZE - 1) & CONT_PTE_MASK;
+	cont_widen_to_blocks(s, &addr, &end, &ptep, CONT_PTE_SIZE, pte_valid_cont);
 	for (; addr < end; addr += PAGE_SIZE, ptep++) {
 		mmp_pte_t old = __atomic_load_n(ptep, __ATOMIC_ACQUIRE), new;
 

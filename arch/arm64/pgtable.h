@@ -23,7 +23,12 @@
 /* Software bits. */
 #define PTE_DIRTY	(1ULL << 55)
 #define PTE_SPECIAL	(1ULL << 56)
-#define PTE_PROT_NONE	(1ULL << 58)	/* only without PTE_VALID */
+/*
+ * Without PTE_VALID, nG (set on every user entry) says "present to software":
+ * PROT_NONE, or a PMD made invalid for a split. The kernel's
+ * PTE_PRESENT_INVALID since 6.10; bit 58 (PTE_PROT_NONE) before.
+ */
+#define PTE_PRESENT_INVALID	PTE_NG
 #define PTE_WRITE	PTE_DBM
 
 #define CONT_PTES	16

@@ -10,31 +10,12 @@
  * page's own entry with A/D gathered over the run, and the setters fold and
  * unfold (break-before-make) behind the ordinary names.
  */
-#include "mm.h"
+#include "../generic/cont_block.h"
 #include "pgtable.h"
 
 static inline mmp_pte_t *napot_align_down(mmp_pte_t *ptep)
 {
-	return (mmp_pte_t *)((uintptr_t)ptep & ~(uintptr_t)(NAPOT_PTES * sizeof(mmp_pte_t) - 1));
-}
-
-static inline mmp_pte_t raw_get(struct mmp_space *s, mmp_pte_t *ptep)
-{
-	count_inc(s, MMP_C_PTE_READ);
-	return __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
-}
-
-static inline mmp_pte_t raw_get_and_clear(struct mmp_space *s, mmp_pte_t *ptep)
-{
-	count_inc(s, MMP_C_PTE_READ);
-	count_inc(s, MMP_C_PTE_WRITE);
-	return __atomic_exchange_n(ptep, 0, __ATOMIC_ACQ_REL);
-}
-
-static inline void raw_set(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t pte)
-{
-	count_inc(s, MMP_C_PTE_WRITE);
-	__atomic_store_n(ptep, pte, __ATOMIC_RELEASE);
+	return cont_align_down(ptep, NAPOT_PTES);
 }
 
 /* The entry at @ptep as core mm reads it. */
@@ -77,25 +58,14 @@ static void napot_try_unfold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep
 	}
 }
 
-/* One folio covering the 16 pages from @base_pfn? */
-static bool folio_covers_run(struct mmp_space *s, uint64_t base_pfn)
-{
-	uint64_t head = folio_pfn(s->phys, base_pfn);
-	struct mmp_page *page = pfn_to_page(s->phys, head);
-
-	return (page->flags & PG_head) && !(page->flags & PG_reserved) &&
-	       base_pfn + NAPOT_PTES <= head + folio_nr_pages(page);
-}
-
 /* Fold when the run's last entry completes it (the contpte_try_fold rule). */
 static void napot_try_fold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte)
 {
 	uint64_t pfn = rv_ppn(pte), base = pfn - (NAPOT_PTES - 1);
 	mmp_pte_t *first = napot_align_down(ptep);
 
-	if (((addr >> PAGE_SHIFT) & (NAPOT_PTES - 1)) != NAPOT_PTES - 1 ||
-	    (pfn & (NAPOT_PTES - 1)) != NAPOT_PTES - 1 || !(pte & _PAGE_V) ||
-	    (pte & _PAGE_SPECIAL) || !folio_covers_run(s, base))
+	if (!cont_completes_block(addr, pfn, NAPOT_PTES) || !(pte & _PAGE_V) ||
+	    (pte & _PAGE_SPECIAL) || !folio_covers_block(s, base, NAPOT_PTES))
 		return;
 	for (unsigned int i = 0; i < NAPOT_PTES; i++) {
 		mmp_pte_t e = raw_get(s, first + i);
@@ -151,9 +121,7 @@ unsigned int napot_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte)
 {
 	mmp_pte_t raw = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
 
-	if (!pte_napot(raw))
-		return 1;
-	return NAPOT_PTES - (((uintptr_t)ptep >> 3) & (NAPOT_PTES - 1));
+	return pte_napot(raw) ? cont_entries_left(ptep, NAPOT_PTES) : 1;
 }
 
 /* One entry unfolds its run and may fold one; a range writes whole aligned runs as NAPOT. */
@@ -189,16 +157,10 @@ mmp_pte_t napot_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte_t
 	return raw_get_and_clear(s, ptep);
 }
 
-/* Unfold the first and last runs if the range covers them only in part. */
 static void napot_try_unfold_partial(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 				     unsigned int nr)
 {
-	uint64_t last = addr + (uint64_t)(nr - 1) * PAGE_SIZE;
-
-	if (addr & ~NAPOT_MASK)
-		napot_try_unfold(s, addr, ptep, raw_get(s, ptep));
-	if ((last + PAGE_SIZE) & ~NAPOT_MASK)
-		napot_try_unfold(s, last, ptep + nr - 1, raw_get(s, ptep + nr - 1));
+	cont_unfold_partial_ends(s, addr, ptep, nr, NAPOT_SIZE, napot_try_unfold);
 }
 
 mmp_pte_t napot_get_and_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
@@ -218,23 +180,7 @@ mmp_pte_t napot_get_and_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_
 void napot_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, unsigned int nr,
 			   int full)
 {
-	if (nr == 1) {
-		napot_ptep_get_and_clear(s, addr, ptep);
-		return;
-	}
-	napot_try_unfold_partial(s, addr, ptep, nr);
-	for (unsigned int i = 0; i < nr; i++)
-		raw_get_and_clear(s, ptep + i);
-}
-
-/* Clear @bits in one raw entry, keeping what the walker sets meanwhile. */
-static int raw_clear_bits(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t bits)
-{
-	mmp_pte_t old = __atomic_fetch_and(ptep, ~bits, __ATOMIC_ACQ_REL);
-
-	count_inc(s, MMP_C_PTE_READ);
-	count_inc(s, MMP_C_PTE_WRITE);
-	return !!(old & bits);
+	cont_clear_full_ptes(s, addr, ptep, nr, NAPOT_SIZE, napot_try_unfold);
 }
 
 /* Whole runs in place (all 16 stay identical), partial ends unfolded. */
@@ -259,7 +205,7 @@ int napot_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr, mmp_pte_
 		n = NAPOT_PTES;
 	}
 	for (unsigned int i = 0; i < n; i++)
-		young |= raw_clear_bits(s, first + i, _PAGE_A);
+		young |= !!(raw_clear_bits(s, first + i, _PAGE_A) & _PAGE_A);
 	return young;
 }
 
@@ -270,12 +216,7 @@ void napot_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t 
 	mmp_pte_t bits = (eflags & MMP_E_ACCESSED ? _PAGE_A : 0) | (eflags & MMP_E_DIRTY ? _PAGE_D : 0);
 	uint64_t end = addr + (uint64_t)nr * PAGE_SIZE;
 
-	if (pte_napot(raw_get(s, ptep))) {
-		ptep -= (addr & ~NAPOT_MASK) >> PAGE_SHIFT;
-		addr &= NAPOT_MASK;
-	}
-	if (pte_napot(raw_get(s, ptep + ((end - addr) >> PAGE_SHIFT) - 1)))
-		end = (end + NAPOT_SIZE - 1) & NAPOT_MASK;
+	cont_widen_to_blocks(s, &addr, &end, &ptep, NAPOT_SIZE, pte_napot);
 	for (; addr < end; addr += PAGE_SIZE, ptep++)
 		raw_clear_bits(s, ptep, bits);
 }

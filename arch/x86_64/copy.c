@@ -49,7 +49,8 @@ static bool have_clzero(void)
 {
 	unsigned int a, b, c, d;
 
-	if (__get_cpuid_max(0x80000000, NULL) < 0x80000008)
+	/* clang declares the result int, gcc unsigned int. */
+	if ((unsigned int)__get_cpuid_max(0x80000000, NULL) < 0x80000008u)
 		return false;
 	__cpuid(0x80000008, a, b, c, d);
 	return b & 1;

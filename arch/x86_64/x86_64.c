@@ -26,6 +26,16 @@
 /* What a table entry holds: _PAGE_TABLE (the kernel also sets A and D on it). */
 #define _PAGE_TABLE	(_PAGE_PRESENT | _PAGE_RW | _PAGE_USER | _PAGE_ACCESSED | _PAGE_DIRTY)
 
+/*
+ * L1TF: an entry that is not present but still holds a pfn (PROT_NONE)
+ * stores the pfn inverted, so a speculative walk through it reaches no real
+ * memory (the kernel's protnone_mask(), since 4.19).
+ */
+static inline uint64_t protnone_mask(mmp_pte_t e)
+{
+	return e && !(e & _PAGE_PRESENT) ? PTE_PFN_MASK : 0;
+}
+
 static mmp_pte_t x86_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
 {
 	mmp_pte_t e = (pfn << PAGE_SHIFT) & PTE_PFN_MASK;
@@ -52,7 +62,7 @@ static mmp_pte_t x86_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level
 		e |= _PAGE_NX;
 	if (level > MMP_PTE && (f & MMP_E_LEAF))
 		e |= _PAGE_PSE;
-	return e;
+	return e ^ protnone_mask(e);
 }
 
 static unsigned int x86_entry_flags(mmp_pte_t e, enum mmp_level level)
@@ -89,7 +99,7 @@ static unsigned int x86_entry_flags(mmp_pte_t e, enum mmp_level level)
 
 static uint64_t x86_entry_pfn(mmp_pte_t e, enum mmp_level level)
 {
-	return (e & PTE_PFN_MASK) >> PAGE_SHIFT;
+	return ((e ^ protnone_mask(e)) & PTE_PFN_MASK) >> PAGE_SHIFT;
 }
 
 /* xchg: the walker's locked A/D update can never be lost between read and clear. */

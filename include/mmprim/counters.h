@@ -13,7 +13,10 @@
 extern "C" {
 #endif
 
-/* X(enum suffix, printed name, meaning) */
+/*
+ * X(enum suffix, printed name, meaning). The order is the ABI (counter numbers
+ * and struct mmp_counters offsets): new counters go at the end.
+ */
 #define MMP_COUNTER_LIST(X)							\
 	X(FAULT_ANON,		"fault_anon",		"anonymous faults that mapped a new folio")	\
 	X(FAULT_ZERO,		"fault_zero",		"read faults that mapped the zero page")	\
@@ -40,7 +43,7 @@ extern "C" {
 	X(FOLIO_ALLOC_FAIL,	"folio_alloc_fail",	"folio allocations refused (out of memory)")	\
 	X(FOLIO_FREE,		"folio_free",		"folios freed")					\
 	X(PTEP_GET,		"ptep_get",		"ptep_get() calls by core mm")			\
-	X(PTE_READ,		"pte_read",		"PTE entries read (a contpte ptep_get reads 16)")	\
+	X(PTE_READ,		"pte_read",		"PTE entries read (a contpte ptep_get reads its block: all 16 before 6.17, since then until it has seen young and dirty)")	\
 	X(PTE_WRITE,		"pte_write",		"PTE entries written by core mm")		\
 	X(PMD_READ,		"pmd_read",		"PMD entries read by core mm")			\
 	X(PMD_WRITE,		"pmd_write",		"PMD entries written by core mm")		\
@@ -95,10 +98,16 @@ enum mmp_counter {
 	MMP_NR_COUNTERS
 };
 
+/*
+ * Indexed by enum mmp_counter. It grows at its end as counters are added; the
+ * library fills as many as the caller's structure holds (mmp_space_counters()).
+ */
 struct mmp_counters {
 	uint64_t v[MMP_NR_COUNTERS];
 };
 
+/** mmp_counter_count() - the number of counters the library counts (may exceed MMP_NR_COUNTERS). */
+int mmp_counter_count(void);
 /** mmp_counter_name() - printed name of counter @c, or NULL when out of range. */
 const char *mmp_counter_name(int c);
 /** mmp_counter_doc() - one line saying what counter @c counts. */

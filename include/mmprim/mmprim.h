@@ -6,6 +6,20 @@
  * Every call returns 0 (or a non-negative value where documented) on success
  * and a negative errno on failure. No input corrupts a space: after any error
  * mmp_space_verify() still passes.
+ *
+ * Extensible structures. The structures that cross the library boundary
+ * (struct mmp_space_config, mmp_counters, mmp_phys_stat, mmp_space_stat) only
+ * ever grow, at their end. Each call that takes one exists in a _sized form
+ * that is told the caller's sizeof, as clone3() and openat2() are, and in a
+ * static inline form without the suffix that passes it for you. So a program
+ * built against an older header keeps working with a newer library, and the
+ * other way round:
+ *  - output: the library fills min(caller's size, its own) bytes and zeroes
+ *    the rest of the caller's structure (fields it does not know read 0);
+ *  - input: fields beyond the caller's size take their defaults; nonzero bytes
+ *    beyond what the library knows are -E2BIG (copy_struct_from_user()).
+ * A size below the first published version of the structure is -EINVAL.
+ * Enumerations (options, counters) only gain values at their end.
  */
 #ifndef MMPRIM_MMPRIM_H
 #define MMPRIM_MMPRIM_H
@@ -65,12 +79,23 @@ struct mmp_phys_stat {
  * tables still in an RCU grace period (rcu_barrier) and gives the per-CPU page
  * lists back to the buddy allocator.
  */
-int mmp_phys_stat(struct mmp_phys *phys, struct mmp_phys_stat *st);
+int mmp_phys_stat_sized(struct mmp_phys *phys, struct mmp_phys_stat *st, size_t size);
+
+static inline int mmp_phys_stat(struct mmp_phys *phys, struct mmp_phys_stat *st)
+{
+	return mmp_phys_stat_sized(phys, st, sizeof(*st));
+}
 
 /* ---- address spaces ---------------------------------------------------- */
 
-/** Number of registered architecture back ends, and their names ("generic", "x86_64", ...). */
+/** mmp_arch_count() - the number of registered architecture back ends. */
 int mmp_arch_count(void);
+
+/**
+ * mmp_arch_name() - the name of back end @index (0 .. mmp_arch_count() - 1),
+ * in registration order: "generic", "x86_64", "arm64", "riscv64"; NULL out of
+ * range. A space is created on a back end by this name (mmp_space_config).
+ */
 const char *mmp_arch_name(int index);
 
 struct mmp_space_config {
@@ -78,14 +103,27 @@ struct mmp_space_config {
 	unsigned int tlb_entries;  /* per-CPU TLB entries; 0 = 1536 */
 	unsigned int tlb_ways;	   /* associativity; 0 = 12 (entries/ways must be a power of 2) */
 	bool tlb_sanitizer;	   /* check every TLB hit against the live tables */
+	uint8_t reserved[7];	   /* zero: room for new fields with no padding to guess at */
+	/* Since libmmprim.so.1.1: */
+	const char *copy;	   /* copy/clear variant (mmp_space_set_copy()); NULL = the first usable */
 };
 
 /**
- * mmp_space_create() - a new, empty address space on @phys.
- * @cfg: NULL for defaults. Unknown arch: -ENOENT. Bad TLB geometry: -EINVAL.
+ * mmp_space_create_sized() - a new, empty address space on @phys.
+ * @cfg: NULL for defaults, or @size bytes of configuration (see "Extensible
+ *       structures" above; at least the 24 bytes of the first version).
+ * Unknown arch or copy variant: -ENOENT; a variant this CPU cannot run:
+ * -ENOTSUP. Bad TLB geometry or nonzero reserved bytes: -EINVAL.
+ * Nonzero bytes beyond the configuration this library knows: -E2BIG.
  */
-int mmp_space_create(struct mmp_phys *phys, const struct mmp_space_config *cfg,
-		     struct mmp_space **out);
+int mmp_space_create_sized(struct mmp_phys *phys, const struct mmp_space_config *cfg,
+			   size_t size, struct mmp_space **out);
+
+static inline int mmp_space_create(struct mmp_phys *phys, const struct mmp_space_config *cfg,
+				   struct mmp_space **out)
+{
+	return mmp_space_create_sized(phys, cfg, cfg ? sizeof(*cfg) : 0, out);
+}
 
 /**
  * mmp_space_destroy() - tear down (exit_mmap); -EBUSY while CPUs are attached.
@@ -117,52 +155,55 @@ int mmp_fork(struct mmp_space *parent, struct mmp_space **child);
  */
 int mmp_space_verify(struct mmp_space *space);
 
-/* Optimization and model switches, one binary running "before" and "after". */
+/*
+ * Optimization and model switches, one binary running "before" and "after".
+ * The numbers are part of the ABI: new switches are added at the end, and an
+ * older library answers one it does not know with -EINVAL.
+ */
 enum mmp_opt {
-	/* Hardware model: TLB sanitizer (see mmp_space_config). */
-	MMP_OPT_TLB_SANITIZER,
-	/* Fault injection for tests: skip the TLB flush of the next N zaps. */
-	MMP_OPT_DEBUG_SKIP_FLUSH,
+	/* Hardware model: TLB sanitizer (see mmp_space_config). 0 or 1. */
+	MMP_OPT_TLB_SANITIZER = 0,
 	/* Huge-page copy / clear sub-page order: enum mmp_huge_order. */
-	MMP_OPT_HUGE_ORDER,
+	MMP_OPT_HUGE_ORDER = 1,
 	/* Batch PTEs of a large folio (folio_pte_batch) in zap, fork and mremap. Default 1. */
-	MMP_OPT_PTE_BATCH,
+	MMP_OPT_PTE_BATCH = 2,
 	/* arm64: the CPU has BBML2_NOABORT, so contpte_convert skips its middle TLBI. */
-	MMP_OPT_BBML2_NOABORT,
+	MMP_OPT_BBML2_NOABORT = 3,
 	/* Free page tables in batches through call_rcu (1, default), or each after synchronize_rcu. */
-	MMP_OPT_RCU_TABLE_FREE,
+	MMP_OPT_RCU_TABLE_FREE = 4,
 	/* MADV_DONTNEED frees PTE tables it empties (PT_RECLAIM). Default 1. */
-	MMP_OPT_PT_RECLAIM,
-	/* Fault injection for tests: free page tables with no grace period. */
-	MMP_OPT_DEBUG_BROKEN_TABLE_FREE,
+	MMP_OPT_PT_RECLAIM = 5,
 	/* Reclaim decides a PMD-mapped lazyfree THP on the PMD (1, default), or splits it first. */
-	MMP_OPT_LAZYFREE_PMD,
+	MMP_OPT_LAZYFREE_PMD = 6,
 	/*
 	 * The MMU sets accessed/dirty itself (1, default: x86, arm64 FEAT_HAFDBS,
 	 * riscv Svadu), or faults so the kernel sets them (0: riscv Svade). Back
 	 * ends without the choice ignore it.
 	 */
-	MMP_OPT_HW_AD,
+	MMP_OPT_HW_AD = 7,
 	/*
 	 * Sub-pages neighbourhood-last copies or clears last around the target;
 	 * 0 (default): from the host's L2 size, L2 / 16 KiB (see enum mmp_huge_order).
 	 */
-	MMP_OPT_HUGE_NEIGHBOURHOOD,
+	MMP_OPT_HUGE_NEIGHBOURHOOD = 8,
 	/*
-	 * The kernel release whose system-call behaviour a space follows where
-	 * it changed between releases, as MMP_KERNEL_VERSION(a, b, c); default
-	 * MMP_KERNEL_MODELED. Below 6.17 mremap moves one VMA only and compares
-	 * MREMAP_DONTUNMAP lengths before rounding them to pages.
+	 * The kernel release whose behaviour a space follows where it changed
+	 * between releases, as MMP_KERNEL_VERSION(a, b, c), 4.0.0 or later;
+	 * default MMP_KERNEL_MODELED. Below 6.17: mremap moves one VMA only and
+	 * compares MREMAP_DONTUNMAP lengths before rounding them to pages, and
+	 * the arm64 contpte ptep_get reads all 16 entries of a block (6.17 stops
+	 * once it has seen young and dirty).
 	 */
-	MMP_OPT_KERNEL_VERSION,
+	MMP_OPT_KERNEL_VERSION = 9,
 	/*
 	 * A fault first locks just its VMA, found under RCU (1, default: the
 	 * kernel's CONFIG_PER_VMA_LOCK), and takes the mmap read lock only when
 	 * that fails; 0: every fault takes the mmap read lock.
 	 */
-	MMP_OPT_PER_VMA_LOCK,
+	MMP_OPT_PER_VMA_LOCK = 10,
 	/* Fault injection for tests: a fault uses the VMA found under RCU without locking it. */
-	MMP_OPT_DEBUG_SKIP_VMA_LOCK,
+	MMP_OPT_DEBUG_SKIP_VMA_LOCK = 11,
+	/* The switches this header knows; the library may know more. */
 	MMP_NR_OPTS
 };
 
@@ -200,7 +241,15 @@ enum mmp_huge_order {
 /** mmp_huge_order_name() - "ascending", "target-last", "neighbourhood-last"; NULL if unknown. */
 const char *mmp_huge_order_name(int order);
 
+/**
+ * mmp_space_set_opt() - set switch @opt of @space to @value (see enum mmp_opt
+ * for each switch's values). It takes effect at the next operation; one
+ * already running finishes as it started. -EINVAL: NULL @space, unknown @opt,
+ * or a value out of the switch's range.
+ */
 int mmp_space_set_opt(struct mmp_space *space, enum mmp_opt opt, long value);
+
+/** mmp_space_get_opt() - read switch @opt of @space into @value; -EINVAL as above. */
 int mmp_space_get_opt(struct mmp_space *space, enum mmp_opt opt, long *value);
 
 /* Per-size THP policy, like /sys/kernel/mm/transparent_hugepage/hugepages-*kB/enabled. */
@@ -249,15 +298,33 @@ const char *mmp_space_copy(const struct mmp_space *space);
 void *mmp_page_address(struct mmp_phys *phys, uint64_t pfn);
 
 /**
- * mmp_modeled_ns() - what the events in @c would cost on the hardware of
- * @space's architecture, from its documented cost table (entry accesses, TLB
- * invalidations, barriers, IPIs, walks), in nanoseconds.
+ * mmp_modeled_ns_sized() - what the events in @c (@size bytes of counters, see
+ * "Extensible structures"; counters beyond it count as 0) would cost on the
+ * hardware of @space's architecture, from its documented cost table (entry
+ * accesses, TLB invalidations, barriers, IPIs, walks), in nanoseconds.
  */
-int mmp_modeled_ns(struct mmp_space *space, const struct mmp_counters *c, double *ns);
+int mmp_modeled_ns_sized(struct mmp_space *space, const struct mmp_counters *c, size_t size,
+			 double *ns);
 
-/** mmp_space_counters() - sum of the space's counters; see mmprim/counters.h. */
-int mmp_space_counters(struct mmp_space *space, struct mmp_counters *out);
-void mmp_space_reset_counters(struct mmp_space *space);
+static inline int mmp_modeled_ns(struct mmp_space *space, const struct mmp_counters *c,
+				 double *ns)
+{
+	return mmp_modeled_ns_sized(space, c, sizeof(*c), ns);
+}
+
+/**
+ * mmp_space_counters_sized() - the sum of @space's counters (mmprim/counters.h)
+ * into @size bytes at @out. -EINVAL: NULL pointers, @size below 8.
+ */
+int mmp_space_counters_sized(struct mmp_space *space, struct mmp_counters *out, size_t size);
+
+static inline int mmp_space_counters(struct mmp_space *space, struct mmp_counters *out)
+{
+	return mmp_space_counters_sized(space, out, sizeof(*out));
+}
+
+/** mmp_space_reset_counters() - set every counter of @space to 0; -EINVAL for NULL. */
+int mmp_space_reset_counters(struct mmp_space *space);
 
 struct mmp_space_stat {
 	uint64_t nr_vmas;
@@ -265,7 +332,17 @@ struct mmp_space_stat {
 	uint64_t pgtable_bytes;		/* VmPTE: page tables below the top level, deposits included */
 };
 
-int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat *st);
+/**
+ * mmp_space_stat_sized() - the size of @space now: VMAs, resident anonymous
+ * pages, page-table bytes (as /proc/PID/status's VmPTE), into @size bytes at
+ * @st. -EINVAL: NULL pointers, @size below 8.
+ */
+int mmp_space_stat_sized(struct mmp_space *space, struct mmp_space_stat *st, size_t size);
+
+static inline int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat *st)
+{
+	return mmp_space_stat_sized(space, st, sizeof(*st));
+}
 
 /* ---- mappings ----------------------------------------------------------- */
 
@@ -299,6 +376,35 @@ int mmp_munmap(struct mmp_space *space, uint64_t addr, uint64_t len);
 
 /** mmp_mprotect() - as mprotect(2): -EINVAL (unaligned, bad prot), -ENOMEM (hole). */
 int mmp_mprotect(struct mmp_space *space, uint64_t addr, uint64_t len, int prot);
+
+/**
+ * mmp_brk_init() - place the heap of @space at @start_brk, as exec does once
+ * it has loaded a binary (mm->start_brk = mm->brk, the page after its bss or a
+ * randomized address above it). A new space has no heap; mmp_fork() children
+ * inherit their parent's.
+ * Returns 0, -EINVAL (NULL, @start_brk not page aligned or outside
+ * [MMP_MMAP_MIN_ADDR, MMP_TASK_SIZE)), -EBUSY (the heap has grown already: its
+ * start can no longer move).
+ */
+int mmp_brk_init(struct mmp_space *space, uint64_t start_brk);
+
+/**
+ * mmp_brk() - brk(2): move the program break of @space to @brk.
+ * @brk_out: what brk(2) returns: the break after the call, @brk on success and
+ *	the unchanged break on failure. The break keeps the exact byte address;
+ *	the heap mapping covers it rounded up to a page.
+ *
+ * Growing maps the new pages (read and write, extending the heap's VMA) when
+ * they are free and stay one page clear of the next mapping; shrinking unmaps
+ * the pages above the new break. @brk 0 reads the break (brk(NULL)) and
+ * returns 0. Otherwise returns 0 when the break is now @brk, or why not:
+ *  -EINVAL: NULL argument, no heap (mmp_brk_init()), @brk below start_brk;
+ *  -ENOMEM: growing would pass MMP_TASK_SIZE, come within a page of another
+ *           mapping or pass max_map_count; shrinking found nothing mapped
+ *           above the new break, or would need one VMA too many.
+ * RLIMIT_DATA is not modelled (unlimited).
+ */
+int mmp_brk(struct mmp_space *space, uint64_t brk, uint64_t *brk_out);
 
 #define MMP_MREMAP_MAYMOVE	1
 #define MMP_MREMAP_FIXED	2
@@ -363,8 +469,11 @@ int mmp_read(struct mmp_cpu *cpu, uint64_t addr, void *buf, size_t len);
 int mmp_write(struct mmp_cpu *cpu, uint64_t addr, const void *buf, size_t len);
 int mmp_memset(struct mmp_cpu *cpu, uint64_t addr, int c, size_t len);
 
-/** mmp_cpu_flush_tlb() - drop every translation of this CPU (context switch). */
-/* (declared below) */
+/**
+ * mmp_cpu_flush_tlb() - drop every translation of this CPU's TLB, as a context
+ * switch without ASIDs would. -EINVAL for NULL.
+ */
+int mmp_cpu_flush_tlb(struct mmp_cpu *cpu);
 
 /* ---- get_user_pages ------------------------------------------------------- */
 
@@ -412,9 +521,10 @@ int mmp_unpin(struct mmp_space *space, const uint64_t *pfns, unsigned int nr);
  */
 int mmp_phys_unpin(struct mmp_phys *phys, const uint64_t *pfns, unsigned int nr);
 
-int mmp_cpu_flush_tlb(struct mmp_cpu *cpu);
-
-/** mmp_strerror() - a short name for a negative errno from this library. */
+/**
+ * mmp_strerror() - the errno name of a return value of this library ("EINVAL"
+ * for -EINVAL; "success" for 0 and positive counts; "unknown error" else).
+ */
 const char *mmp_strerror(int err);
 
 #ifdef __cplusplus

@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The memory system calls, replayed on the task's simulated CPU at the
+ * addresses of the trace: mmap at the address the kernel returned
+ * (MAP_FIXED_NOREPLACE, or MAP_FIXED where the program asked for it),
+ * munmap, mprotect, madvise, mremap (a move goes to the address the kernel
+ * chose) and brk. Every return value is compared with the trace.
+ *
+ * What the space cannot hold is skipped and remembered (MAP_SHARED, hugetlb),
+ * so that later calls touching it are skipped too. Mappings made before the
+ * first traced call (exec's binary, interpreter, stack) show up as a call
+ * that succeeded in the trace on a hole of the space: they are inferred then,
+ * page by page into the holes, and the call is retried.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+#define PAGE		MMP_PAGE_SIZE
+#define PAGE_ALIGN(x)	(((x) + PAGE - 1) & ~(PAGE - 1))
+
+#define PROT_SEM	0x8
+#define PROT_BTI	0x10
+#define PROT_MTE	0x20
+#define PROT_GROWSDOWN	0x01000000
+#define PROT_GROWSUP	0x02000000
+
+static const struct rp_flag prot_names[] = {
+	{ "PROT_NONE", 0 }, { "PROT_READ", 1 }, { "PROT_WRITE", 2 }, { "PROT_EXEC", 4 },
+	{ "PROT_SEM", PROT_SEM }, { "PROT_BTI", PROT_BTI }, { "PROT_MTE", PROT_MTE },
+	{ "PROT_GROWSDOWN", PROT_GROWSDOWN }, { "PROT_GROWSUP", PROT_GROWSUP }, { NULL, 0 }
+};
+
+#define MAP_SHARED		0x01
+#define MAP_PRIVATE		0x02
+#define MAP_TYPE		0x0f
+#define MAP_DROPPABLE		0x08
+#define MAP_FIXED		0x10
+#define MAP_ANONYMOUS		0x20
+#define MAP_GROWSDOWN		0x100
+#define MAP_LOCKED		0x2000
+#define MAP_POPULATE		0x8000
+#define MAP_STACK		0x20000
+#define MAP_HUGETLB		0x40000
+#define MAP_FIXED_NOREPLACE	0x100000
+
+static const struct rp_flag map_names[] = {
+	{ "MAP_SHARED", MAP_SHARED }, { "MAP_PRIVATE", MAP_PRIVATE },
+	{ "MAP_SHARED_VALIDATE", 0x03 }, { "MAP_DROPPABLE", MAP_DROPPABLE },
+	{ "MAP_FIXED", MAP_FIXED }, { "MAP_ANONYMOUS", MAP_ANONYMOUS }, { "MAP_ANON", MAP_ANONYMOUS },
+	{ "MAP_32BIT", 0x40 }, { "MAP_GROWSDOWN", MAP_GROWSDOWN }, { "MAP_DENYWRITE", 0x800 },
+	{ "MAP_EXECUTABLE", 0x1000 }, { "MAP_LOCKED", MAP_LOCKED }, { "MAP_NORESERVE", 0x4000 },
+	{ "MAP_POPULATE", MAP_POPULATE }, { "MAP_NONBLOCK", 0x10000 }, { "MAP_STACK", MAP_STACK },
+	{ "MAP_HUGETLB", MAP_HUGETLB }, { "MAP_SYNC", 0x80000 },
+	{ "MAP_FIXED_NOREPLACE", MAP_FIXED_NOREPLACE }, { "MAP_UNINITIALIZED", 0x4000000 },
+	{ "MAP_HUGE_2MB", 21ULL << 26 }, { "MAP_HUGE_1GB", 30ULL << 26 },
+	{ "MAP_HUGE_64KB", 16ULL << 26 }, { "MAP_HUGE_32MB", 25ULL << 26 }, { NULL, 0 }
+};
+
+static const struct rp_flag mremap_names[] = {
+	{ "MREMAP_MAYMOVE", MMP_MREMAP_MAYMOVE }, { "MREMAP_FIXED", MMP_MREMAP_FIXED },
+	{ "MREMAP_DONTUNMAP", MMP_MREMAP_DONTUNMAP }, { NULL, 0 }
+};
+
+/* madvise advice: the value the library takes, or -1 when it does not model it. */
+static const struct {
+	const char *name;
+	int advice;
+} madv_names[] = {
+	{ "MADV_DONTNEED", MMP_MADV_DONTNEED }, { "MADV_FREE", MMP_MADV_FREE },
+	{ "MADV_PAGEOUT", MMP_MADV_PAGEOUT }, { "MADV_HUGEPAGE", MMP_MADV_HUGEPAGE },
+	{ "MADV_NOHUGEPAGE", MMP_MADV_NOHUGEPAGE },
+};
+
+/* ---- ranges the replay skipped ---- */
+
+static void ranges_remove(struct rp_ranges *r, uint64_t start, uint64_t end)
+{
+	for (int i = 0; i < r->nr; i++) {
+		uint64_t s = r->v[i].start, e = r->v[i].end;
+
+		if (e <= start || s >= end)
+			continue;
+		if (s < start && e > end && r->nr < r->cap) {
+			/* Split: keep the tail as a new entry. */
+			r->v[r->nr].start = end;
+			r->v[r->nr].end = e;
+			r->nr++;
+			r->v[i].end = start;
+		} else if (s < start) {
+			r->v[i].end = start;
+		} else if (e > end) {
+			r->v[i].start = end;
+		} else {
+			r->v[i--] = r->v[--r->nr];
+		}
+	}
+}
+
+static void ranges_add(struct rp_ranges *r, uint64_t start, uint64_t end)
+{
+	ranges_remove(r, start, end);
+	if (r->nr + 2 > r->cap) {
+		int cap = r->cap ? 2 * r->cap : 16;
+		void *v = realloc(r->v, (size_t)cap * sizeof(*r->v));
+
+		if (!v)
+			return;
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->nr].start = start;
+	r->v[r->nr].end = end;
+	r->nr++;
+}
+
+bool rp_ranges_overlap(const struct rp_ranges *r, uint64_t start, uint64_t end)
+{
+	for (int i = 0; i < r->nr; i++)
+		if (r->v[i].start < end && r->v[i].end > start)
+			return true;
+	return false;
+}
+
+void rp_ranges_free(struct rp_ranges *r)
+{
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- helpers ---- */
+
+static bool arg_u64(struct rp_ctx *c, int i, uint64_t *v)
+{
+	if (i >= c->l->nargs || !rp_parse_u64(c->l->args[i], v)) {
+		rp_input_error(c->e, "%s: argument %d is not a number: '%s'", c->l->name, i + 1,
+			       i < c->l->nargs ? c->l->args[i] : "");
+		return false;
+	}
+	return true;
+}
+
+static bool arg_flags(struct rp_ctx *c, int i, const struct rp_flag *names, uint64_t *v)
+{
+	const char *unknown = NULL;
+
+	if (i >= c->l->nargs || !rp_parse_flags(c->l->args[i], names, v, &unknown)) {
+		rp_input_error(c->e, "%s: argument %d has an unknown flag: '%s'", c->l->name, i + 1,
+			       i < c->l->nargs ? c->l->args[i] : "");
+		return false;
+	}
+	return true;
+}
+
+static bool failed(struct rp_ctx *c)
+{
+	return c->l->err[0] != 0;
+}
+
+/* The trace's answer against the replay's: 0 or a negative errno. */
+static bool same_error(struct rp_ctx *c, int err)
+{
+	if (!failed(c))
+		return !err;
+	return err && !strcmp(mmp_strerror(err), c->l->err);
+}
+
+static void compare(struct rp_ctx *c, int err)
+{
+	if (same_error(c, err)) {
+		c->e->res->replayed++;
+		return;
+	}
+	rp_mismatch(c->e, "%s: trace %s, replay %s", c->l->name, failed(c) ? c->l->err : "success",
+		    err ? mmp_strerror(err) : "success");
+}
+
+/* A range the trace used successfully must lie in user space. */
+static bool user_range(struct rp_ctx *c, uint64_t start, uint64_t len)
+{
+	if (start < MMP_TASK_SIZE && len <= MMP_TASK_SIZE - start)
+		return true;
+	rp_input_error(c->e, "%s: [0x%llx, +0x%llx) lies beyond the task size (0x%llx)", c->l->name,
+		       (unsigned long long)start, (unsigned long long)len,
+		       (unsigned long long)MMP_TASK_SIZE);
+	return false;
+}
+
+static bool skipped_range(struct rp_ctx *c, uint64_t start, uint64_t len)
+{
+	if (!rp_ranges_overlap(&c->t->proc->skipped, start, start + PAGE_ALIGN(len)))
+		return false;
+	rp_skip(c->e, "%s on a skipped mapping (MAP_SHARED, hugetlb)", c->l->name);
+	return true;
+}
+
+/* --touch: write the first byte, or a byte of every page, of a new writable range. */
+static void touch(struct rp_ctx *c, uint64_t start, uint64_t len)
+{
+	uint64_t end = start + PAGE_ALIGN(len), n = 0;
+	unsigned char b = 1;
+	int err = 0;
+
+	if (c->e->set->touch == RP_TOUCH_NONE || !c->t->cpu || !len)
+		return;
+	if (c->e->set->touch == RP_TOUCH_FIRST)
+		end = start + PAGE;
+	for (uint64_t a = start; a < end && !err; a += PAGE, n++)
+		err = mmp_write(c->t->cpu, a, &b, 1);
+	c->e->res->touched_pages += n - (err != 0);
+	if (err)
+		rp_note(c->e, "touch stopped: %s", mmp_strerror(err));
+}
+
+/*
+ * A call that succeeded in the trace failed on a hole of the space: fill the
+ * holes of [start, start + len) with @prot, one page at a time so that what
+ * is mapped stays as it is. Returns the pages added.
+ */
+static uint64_t infer(struct rp_ctx *c, uint64_t start, uint64_t len, int prot)
+{
+	uint64_t end = start + PAGE_ALIGN(len), pages = 0, out;
+	bool in_run = false;
+
+	if (PAGE_ALIGN(len) > (1ULL << 30)) {
+		rp_note(c->e, "%s: hole of more than 1 GiB not inferred", c->l->name);
+		return 0;
+	}
+	for (uint64_t a = start & ~(PAGE - 1); a < end; a += PAGE) {
+		int err = mmp_mmap(c->t->proc->space, a, PAGE, prot, MMP_MAP_FIXED_NOREPLACE, &out);
+
+		if (!err) {
+			pages++;
+			if (!in_run)
+				c->e->res->inferred++;
+		}
+		in_run = !err;
+	}
+	c->e->res->inferred_bytes += pages * PAGE;
+	return pages;
+}
+
+/* ---- the calls ---- */
+
+static void do_mmap(struct rp_ctx *c)
+{
+	struct mmp_space *s = c->t->proc->space;
+	uint64_t addr, len, prot, flags, fd, type, out = 0, ret = (uint64_t)c->l->ret;
+	int mflags, err;
+
+	if (!arg_u64(c, 0, &addr) || !arg_u64(c, 1, &len) || !arg_flags(c, 2, prot_names, &prot) ||
+	    !arg_flags(c, 3, map_names, &flags) || !arg_u64(c, 4, &fd))
+		return;
+	type = flags & MAP_TYPE;
+	if (flags & MAP_HUGETLB || (type != MAP_PRIVATE && type != MAP_DROPPABLE)) {
+		/* Not in the space: skipped, but what it replaced is gone. */
+		if (!failed(c) && user_range(c, ret, len)) {
+			if (flags & MAP_FIXED)
+				mmp_munmap(s, ret, len);
+			ranges_add(&c->t->proc->skipped, ret, ret + PAGE_ALIGN(len));
+		}
+		rp_skip(c->e, "mmap %s", flags & MAP_HUGETLB ? "MAP_HUGETLB" : "MAP_SHARED");
+		return;
+	}
+	if (prot & (PROT_GROWSDOWN | PROT_GROWSUP)) {
+		rp_skip(c->e, "mmap with PROT_GROWSDOWN/UP");
+		return;
+	}
+	if (prot & (PROT_SEM | PROT_BTI | PROT_MTE))
+		rp_note(c->e, "PROT_SEM/BTI/MTE dropped");
+	prot &= MMP_PROT_READ | MMP_PROT_WRITE | MMP_PROT_EXEC;
+	mflags = flags & MAP_FIXED ? MMP_MAP_FIXED : MMP_MAP_FIXED_NOREPLACE;
+	if (flags & (MAP_POPULATE | MAP_LOCKED))
+		mflags |= MMP_MAP_POPULATE;
+	if (type == MAP_DROPPABLE)
+		mflags |= MMP_MAP_DROPPABLE;
+	if (failed(c)) {
+		/* Only a fixed address makes the failure reproducible. */
+		if (!(flags & (MAP_FIXED | MAP_FIXED_NOREPLACE))) {
+			rp_skip(c->e, "mmap failed in the trace where the kernel chose the address");
+			return;
+		}
+		err = mmp_mmap(s, addr, len, (int)prot, mflags, &out);
+		compare(c, err);
+		return;
+	}
+	if (!c->l->has_ret) {
+		rp_skip(c->e, "mmap without a return value");
+		return;
+	}
+	if (!user_range(c, ret, len))
+		return;
+	if (!(flags & MAP_ANONYMOUS)) {
+		c->e->res->stood_in++;
+		rp_note(c->e, "file-backed private mapping stood in by anonymous memory");
+	}
+	if (flags & MAP_GROWSDOWN)
+		rp_note(c->e, "MAP_GROWSDOWN replayed as a plain mapping");
+	if (flags & MAP_LOCKED)
+		rp_note(c->e, "MAP_LOCKED replayed as MAP_POPULATE");
+	err = mmp_mmap(s, ret, len, (int)prot, mflags, &out);
+	if (!err && out != ret) {
+		rp_mismatch(c->e, "mmap: trace 0x%llx, replay 0x%llx", (unsigned long long)ret,
+			    (unsigned long long)out);
+		return;
+	}
+	compare(c, err);
+	if (err)
+		return;
+	ranges_remove(&c->t->proc->skipped, ret, ret + PAGE_ALIGN(len));
+	/* Since Linux 6.7 MAP_STACK means VM_NOHUGEPAGE. */
+	if (flags & MAP_STACK)
+		mmp_madvise(s, ret, PAGE_ALIGN(len), MMP_MADV_NOHUGEPAGE);
+	if (prot & MMP_PROT_WRITE)
+		touch(c, ret, len);
+}
+
+static void do_munmap(struct rp_ctx *c)
+{
+	uint64_t addr, len;
+
+	if (!arg_u64(c, 0, &addr) || !arg_u64(c, 1, &len))
+		return;
+	if (!failed(c) && !user_range(c, addr, len))
+		return;
+	if (!failed(c))
+		ranges_remove(&c->t->proc->skipped, addr, addr + PAGE_ALIGN(len));
+	compare(c, mmp_munmap(c->t->proc->space, addr, len));
+}
+
+static void do_mprotect(struct rp_ctx *c)
+{
+	struct mmp_space *s = c->t->proc->space;
+	uint64_t addr, len, prot;
+	int err;
+
+	if (!arg_u64(c, 0, &addr) || !arg_u64(c, 1, &len) || !arg_flags(c, 2, prot_names, &prot))
+		return;
+	if (prot & (PROT_GROWSDOWN | PROT_GROWSUP)) {
+		rp_skip(c->e, "mprotect with PROT_GROWSDOWN/UP");
+		return;
+	}
+	if (prot & (PROT_SEM | PROT_BTI | PROT_MTE))
+		rp_note(c->e, "PROT_SEM/BTI/MTE dropped");
+	prot &= MMP_PROT_READ | MMP_PROT_WRITE | MMP_PROT_EXEC;
+	if (!failed(c) && !user_range(c, addr, len))
+		return;
+	if (skipped_range(c, addr, len))
+		return;
+	err = mmp_mprotect(s, addr, len, (int)prot);
+	if (err == -ENOMEM && !failed(c) && infer(c, addr, len, (int)prot))
+		err = mmp_mprotect(s, addr, len, (int)prot);
+	compare(c, err);
+	if (!err && (prot & MMP_PROT_WRITE))
+		touch(c, addr, len);
+}
+
+static void do_madvise(struct rp_ctx *c)
+{
+	struct mmp_space *s = c->t->proc->space;
+	uint64_t addr, len;
+	int advice = -1, err;
+
+	if (!arg_u64(c, 0, &addr) || !arg_u64(c, 1, &len))
+		return;
+	if (c->l->nargs < 3) {
+		rp_input_error(c->e, "madvise: no advice");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(madv_names) / sizeof(madv_names[0]); i++)
+		if (!strcmp(madv_names[i].name, c->l->args[2]))
+			advice = madv_names[i].advice;
+	if (advice < 0) {
+		rp_skip(c->e, "madvise %.40s not modelled", c->l->args[2]);
+		return;
+	}
+	if (!failed(c) && !user_range(c, addr, len))
+		return;
+	if (skipped_range(c, addr, len))
+		return;
+	err = mmp_madvise(s, addr, len, advice);
+	if (err == -ENOMEM && !failed(c) &&
+	    infer(c, addr, len, MMP_PROT_READ | MMP_PROT_WRITE))
+		err = mmp_madvise(s, addr, len, advice);
+	compare(c, err);
+}
+
+static void do_mremap(struct rp_ctx *c)
+{
+	struct mmp_space *s = c->t->proc->space;
+	uint64_t old, old_len, new_len, flags, new_addr = 0, out = 0, ret = (uint64_t)c->l->ret;
+	int err;
+
+	if (!arg_u64(c, 0, &old) || !arg_u64(c, 1, &old_len) || !arg_u64(c, 2, &new_len) ||
+	    !arg_flags(c, 3, mremap_names, &flags))
+		return;
+	if ((flags & MMP_MREMAP_FIXED) && !arg_u64(c, 4, &new_addr))
+		return;
+	if (rp_ranges_overlap(&c->t->proc->skipped, old, old + PAGE_ALIGN(old_len))) {
+		if (!failed(c) && user_range(c, ret, new_len)) {
+			ranges_remove(&c->t->proc->skipped, old, old + PAGE_ALIGN(old_len));
+			ranges_add(&c->t->proc->skipped, ret, ret + PAGE_ALIGN(new_len));
+		}
+		rp_skip(c->e, "mremap on a skipped mapping (MAP_SHARED, hugetlb)");
+		return;
+	}
+	if (failed(c)) {
+		/* Where the kernel found no room to move, the space may well have some. */
+		if ((flags & MMP_MREMAP_MAYMOVE) && !(flags & MMP_MREMAP_FIXED) &&
+		    !strcmp(c->l->err, "ENOMEM")) {
+			rp_skip(c->e, "mremap that may move failed in the trace");
+			return;
+		}
+		compare(c, mmp_mremap(s, old, old_len, new_len, (int)flags, new_addr, &out));
+		return;
+	}
+	if (!user_range(c, old, old_len) || !user_range(c, ret, new_len))
+		return;
+	if (!(flags & MMP_MREMAP_FIXED) && ret != old) {
+		/* The kernel moved it: to the same place. */
+		flags |= MMP_MREMAP_FIXED | MMP_MREMAP_MAYMOVE;
+		new_addr = ret;
+		rp_note(c->e, "mremap move replayed with MREMAP_FIXED at the traced address");
+	}
+	err = mmp_mremap(s, old, old_len, new_len, (int)flags, new_addr, &out);
+	if (err == -EFAULT && infer(c, old, old_len, MMP_PROT_READ | MMP_PROT_WRITE))
+		err = mmp_mremap(s, old, old_len, new_len, (int)flags, new_addr, &out);
+	if (!err && out != ret) {
+		rp_mismatch(c->e, "mremap: trace 0x%llx, replay 0x%llx", (unsigned long long)ret,
+			    (unsigned long long)out);
+		return;
+	}
+	compare(c, err);
+}
+
+static void do_brk(struct rp_ctx *c)
+{
+	struct rp_proc *p = c->t->proc;
+	uint64_t want, old = 0, out = 0, ret = (uint64_t)c->l->ret;
+	int err;
+
+	if (!arg_u64(c, 0, &want))
+		return;
+	if (!c->l->has_ret || failed(c)) {
+		rp_input_error(c->e, "brk without a break returned");
+		return;
+	}
+	if (!user_range(c, ret, 0))
+		return;
+	if (!p->has_heap) {
+		/* A process's first brk tells where exec put the heap. */
+		err = mmp_brk_init(p->space, ret & ~(PAGE - 1));
+		if (err) {
+			rp_input_error(c->e, "brk: 0x%llx cannot start a heap (%s)",
+				       (unsigned long long)ret, mmp_strerror(err));
+			return;
+		}
+		p->has_heap = true;
+		if (want || (ret & (PAGE - 1)))
+			rp_note(c->e, "heap found after it was in use (first brk not brk(NULL))");
+		if (ret & (PAGE - 1))
+			mmp_brk(p->space, ret, &out);
+	}
+	mmp_brk(p->space, 0, &old);
+	mmp_brk(p->space, want, &out);
+	if (out != ret) {
+		rp_mismatch(c->e, "brk: trace 0x%llx, replay 0x%llx", (unsigned long long)ret,
+			    (unsigned long long)out);
+		return;
+	}
+	c->e->res->replayed++;
+	if (PAGE_ALIGN(out) > PAGE_ALIGN(old))
+		touch(c, PAGE_ALIGN(old), PAGE_ALIGN(out) - PAGE_ALIGN(old));
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(struct rp_ctx *c);
+} memory_calls[] = {
+	{ "mmap", do_mmap }, { "mmap2", do_mmap }, { "munmap", do_munmap },
+	{ "mprotect", do_mprotect }, { "madvise", do_madvise }, { "mremap", do_mremap },
+	{ "brk", do_brk },
+};
+
+bool rp_memory_call(struct rp_ctx *c)
+{
+	for (size_t i = 0; i < sizeof(memory_calls) / sizeof(memory_calls[0]); i++) {
+		if (!strcmp(memory_calls[i].name, c->l->name)) {
+			memory_calls[i].fn(c);
+			return true;
+		}
+	}
+	return false;
+}

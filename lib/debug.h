@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Fault injection for tests: not part of the public API. The tests link the
+ * library's objects and reach these directly; mmprim.h does not declare them.
+ */
+#ifndef MMP_DEBUG_H
+#define MMP_DEBUG_H
+
+struct mmp_space;
+
+enum mmp_debug_opt {
+	/* Skip the TLB flush of the next N zaps (the TLB sanitizer must see it). */
+	MMP_DEBUG_SKIP_FLUSH,
+	/* Free page tables with no grace period (the RCU stress test must see it). 0 or 1. */
+	MMP_DEBUG_BROKEN_TABLE_FREE,
+	MMP_NR_DEBUG_OPTS
+};
+
+/* Set fault injection @opt of @space; 0 or -EINVAL for a bad value. */
+int mmp_debug_set(struct mmp_space *space, enum mmp_debug_opt opt, long value);
+/* Read it back; -EINVAL for an unknown @opt. */
+int mmp_debug_get(struct mmp_space *space, enum mmp_debug_opt opt, long *value);
+
+#endif /* MMP_DEBUG_H */

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Deterministic event counters of a space, counting what Linux 6.18 (the
+ * kernel libmmprim models, MMP_KERNEL_MODELED) would do. Counts do not depend on timing, so
+ * tests and benches compare them exactly; read them with mmp_space_counters().
+ */
+#ifndef MMPRIM_COUNTERS_H
+#define MMPRIM_COUNTERS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * X(enum suffix, printed name, meaning). The order is the ABI (counter numbers
+ * and struct mmp_counters offsets): new counters go at the end.
+ */
+#define MMP_COUNTER_LIST(X)							\
+	X(FAULT_ANON,		"fault_anon",		"anonymous faults that mapped a new folio")	\
+	X(FAULT_ZERO,		"fault_zero",		"read faults that mapped the zero page")	\
+	X(FAULT_WP_REUSE,	"fault_wp_reuse",	"write-protect faults that reused the folio")	\
+	X(FAULT_COW,		"fault_cow",		"write-protect faults that copied (COW)")	\
+	X(FAULT_HUGE_ANON,	"fault_huge_anon",	"faults that mapped a PMD THP")			\
+	X(FAULT_HUGE_ZERO,	"fault_huge_zero",	"read faults that mapped the huge zero page")	\
+	X(FAULT_HUGE_COW,	"fault_huge_cow",	"write faults that copied a PMD THP")		\
+	X(FAULT_HUGE_REUSE,	"fault_huge_reuse",	"write faults that reused a PMD THP")		\
+	X(FAULT_FALLBACK,	"fault_fallback",	"huge faults that fell back to PTEs")		\
+	X(FAULT_AD,		"fault_ad",		"faults that set accessed/dirty in software (Svade)") \
+	X(FAULT_SPURIOUS,	"fault_spurious",	"faults another CPU had already handled")	\
+	X(FAULT_SIGSEGV,	"fault_sigsegv",	"faults with no VMA or no permission (the same on every back end and switch setting)") \
+	X(FOLIO_ALLOC_O0,	"folio_alloc_o0",	"folios allocated, order 0")			\
+	X(FOLIO_ALLOC_O1,	"folio_alloc_o1",	"folios allocated, order 1")			\
+	X(FOLIO_ALLOC_O2,	"folio_alloc_o2",	"folios allocated, order 2")			\
+	X(FOLIO_ALLOC_O3,	"folio_alloc_o3",	"folios allocated, order 3")			\
+	X(FOLIO_ALLOC_O4,	"folio_alloc_o4",	"folios allocated, order 4")			\
+	X(FOLIO_ALLOC_O5,	"folio_alloc_o5",	"folios allocated, order 5")			\
+	X(FOLIO_ALLOC_O6,	"folio_alloc_o6",	"folios allocated, order 6")			\
+	X(FOLIO_ALLOC_O7,	"folio_alloc_o7",	"folios allocated, order 7")			\
+	X(FOLIO_ALLOC_O8,	"folio_alloc_o8",	"folios allocated, order 8")			\
+	X(FOLIO_ALLOC_O9,	"folio_alloc_o9",	"folios allocated, order 9")			\
+	X(FOLIO_ALLOC_FAIL,	"folio_alloc_fail",	"folio allocations refused (out of memory)")	\
+	X(FOLIO_FREE,		"folio_free",		"folios freed")					\
+	X(PTEP_GET,		"ptep_get",		"ptep_get() calls by core mm")			\
+	X(PTE_READ,		"pte_read",		"PTE entries read (a contpte ptep_get reads its block: all 16 before 6.17, since then until it has seen young and dirty)")	\
+	X(PTE_WRITE,		"pte_write",		"PTE entries written by core mm")		\
+	X(PMD_READ,		"pmd_read",		"PMD entries read by core mm")			\
+	X(PMD_WRITE,		"pmd_write",		"PMD entries written by core mm")		\
+	X(PMD_SPLIT,		"pmd_split",		"huge PMDs split into PTE tables")		\
+	X(CONTPTE_FOLD,		"contpte_fold",		"contpte blocks folded (contpte_convert to CONT)") \
+	X(CONTPTE_UNFOLD,	"contpte_unfold",	"contpte blocks unfolded (break-before-make)")	\
+	X(PTE_BATCH,		"pte_batch",		"folio_pte_batch() batches of more than one entry") \
+	X(MOVE_PTES,		"move_ptes",		"mremap entries moved by move_ptes")		\
+	X(MOVE_PTES_PTEP_GET,	"move_ptes_ptep_get",	"ptep_get() calls inside move_ptes")		\
+	X(MOVE_PTES_READ,	"move_ptes_read",	"PTE entries read inside move_ptes")		\
+	X(MOVE_PMD,		"move_pmd",		"mremap moves of a whole PTE table or huge PMD") \
+	X(PGTABLE_ALLOC,	"pgtable_alloc",	"page-table pages allocated (deposits too)")	\
+	X(PGTABLE_FREE,		"pgtable_free",		"page-table pages freed unused (deposits, races)") \
+	X(PGTABLE_FREE_RCU,	"pgtable_free_rcu",	"page tables freed after a call_rcu grace period") \
+	X(PGTABLE_FREE_SYNC,	"pgtable_free_sync",	"page tables freed after synchronize_rcu")	\
+	X(RCU_CALL,		"rcu_call",		"call_rcu() of a table batch")			\
+	X(RCU_SYNC,		"rcu_sync",		"synchronize_rcu() waits for one table")	\
+	X(PT_RECLAIM_FAST,	"pt_reclaim_fast",	"empty PTE tables reclaimed, PMD lock trylocked") \
+	X(PT_RECLAIM_SLOW,	"pt_reclaim_slow",	"empty PTE tables reclaimed after a rescan")	\
+	X(GUP_FAST,		"gup_fast",		"pages pinned by GUP-fast")			\
+	X(GUP_FAST_BACKOFF,	"gup_fast_backoff",	"GUP-fast stops: a race or a page it cannot take") \
+	X(GUP_SLOW,		"gup_slow",		"pages pinned by the locked GUP")		\
+	X(PT_POISON_SEEN,	"pt_poison_seen",	"lockless walks that read a freed page table")	\
+	X(TLB_HIT,		"tlb_hit",		"simulated TLB hits")				\
+	X(TLB_MISS,		"tlb_miss",		"simulated TLB misses")				\
+	X(PAGE_WALK,		"page_walk",		"hardware page-table walks")			\
+	X(HW_AD_UPDATE,		"hw_ad_update",		"accessed/dirty bits set by the hardware walker") \
+	X(TLB_FLUSH_PAGE,	"tlb_flush_page",	"TLB invalidations of one page (invlpg/TLBI VAE1IS)") \
+	X(TLB_FLUSH_RANGE,	"tlb_flush_range",	"ranged TLB flush operations")			\
+	X(TLB_FLUSH_ALL,	"tlb_flush_all",	"whole-mm TLB flushes")				\
+	X(TLB_IPI,		"tlb_ipi",		"shootdown IPIs sent to other CPUs")		\
+	X(TLB_SANITIZER,	"tlb_sanitizer",	"TLB hits on translations the tables no longer hold") \
+	X(FOLIO_SPLIT,		"folio_split",		"large folios split into order-0 folios")	\
+	X(LAZYFREE,		"lazyfree",		"pages marked lazyfree by MADV_FREE (PGLAZYFREE)") \
+	X(LAZYFREED,		"lazyfreed",		"lazyfree pages discarded by reclaim (PGLAZYFREED)") \
+	X(LAZYFREE_REDIRTIED,	"lazyfree_redirtied",	"lazyfree folios found dirty: swapbacked again") \
+	X(RECLAIM_ISOLATE,	"reclaim_isolate",	"folios isolated for reclaim")			\
+	X(RECLAIM_ACTIVATE,	"reclaim_activate",	"folios reclaim kept and activated (no swap)")	\
+	X(RECLAIM_KEEP,		"reclaim_keep",		"folios reclaim kept: extra reference or contention") \
+	X(SUBPAGE_CLEAR,	"subpage_clear",	"4 KiB sub-pages cleared")			\
+	X(SUBPAGE_COPY,		"subpage_copy",		"4 KiB sub-pages copied")			\
+	X(GATHER_FLUSH,		"gather_flush",		"mmu_gather flushes (tlb_flush_mmu)")
+
+enum mmp_counter {
+#define MMP_COUNTER_ENUM(id, name, doc) MMP_C_##id,
+	MMP_COUNTER_LIST(MMP_COUNTER_ENUM)
+#undef MMP_COUNTER_ENUM
+	MMP_NR_COUNTERS
+};
+
+/*
+ * Indexed by enum mmp_counter. It grows at its end as counters are added; the
+ * library fills as many as the caller's structure holds (mmp_space_counters()).
+ */
+struct mmp_counters {
+	uint64_t v[MMP_NR_COUNTERS];
+};
+
+/** mmp_counter_count() - the number of counters the library counts (may exceed MMP_NR_COUNTERS). */
+int mmp_counter_count(void);
+/** mmp_counter_name() - printed name of counter @c, or NULL when out of range. */
+const char *mmp_counter_name(int c);
+/** mmp_counter_doc() - one line saying what counter @c counts. */
+const char *mmp_counter_doc(int c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MMPRIM_COUNTERS_H */

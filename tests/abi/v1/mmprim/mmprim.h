@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libmmprim: architecture-specific memory-management primitives over a
+ * simulated address space.
+ *
+ * Every call returns 0 (or a non-negative value where documented) on success
+ * and a negative errno on failure. No input corrupts a space: after any error
+ * mmp_space_verify() still passes.
+ *
+ * Extensible structures. The structures that cross the library boundary
+ * (struct mmp_space_config, mmp_counters, mmp_phys_stat, mmp_space_stat) only
+ * ever grow, at their end. Each call that takes one exists in a _sized form
+ * that is told the caller's sizeof, as clone3() and openat2() are, and in a
+ * static inline form without the suffix that passes it for you. So a program
+ * built against an older header keeps working with a newer library, and the
+ * other way round:
+ *  - output: the library fills min(caller's size, its own) bytes and zeroes
+ *    the rest of the caller's structure (fields it does not know read 0);
+ *  - input: fields beyond the caller's size take their defaults; nonzero bytes
+ *    beyond what the library knows are -E2BIG (copy_struct_from_user()).
+ * A size below the first published version of the structure is -EINVAL.
+ * Enumerations (options, counters) only gain values at their end.
+ */
+#ifndef MMPRIM_MMPRIM_H
+#define MMPRIM_MMPRIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mmprim/counters.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MMP_PAGE_SHIFT		12
+#define MMP_PAGE_SIZE		(1UL << MMP_PAGE_SHIFT)
+#define MMP_PMD_SHIFT		21
+#define MMP_PMD_SIZE		(1UL << MMP_PMD_SHIFT)
+/* Highest folio order a space maps (PMD size); the buddy allocator goes to 10. */
+#define MMP_PMD_ORDER		(MMP_PMD_SHIFT - MMP_PAGE_SHIFT)
+#define MMP_MAX_ORDER		10
+/* User addresses are [MMP_MMAP_MIN_ADDR, MMP_TASK_SIZE), as on a 48-bit x86-64 or arm64. */
+#define MMP_TASK_SIZE		((1ULL << 47) - MMP_PAGE_SIZE)
+#define MMP_MMAP_MIN_ADDR	0x10000ULL
+
+struct mmp_phys;
+struct mmp_space;
+struct mmp_cpu;
+
+/* ---- simulated physical memory ---------------------------------------- */
+
+/**
+ * mmp_phys_create() - reserve @bytes of simulated physical memory.
+ * @bytes: size, a multiple of 4 MiB (one MAX_ORDER block), at least 4 MiB.
+ * @out: the new phys.
+ *
+ * The host memory is reserved lazily (MAP_NORESERVE) and touched on use.
+ * Returns 0, -EINVAL on a bad size, -ENOMEM if the host refuses.
+ */
+int mmp_phys_create(size_t bytes, struct mmp_phys **out);
+
+/**
+ * mmp_phys_destroy() - release a phys. -EBUSY while spaces still use it, or
+ * while pages stay pinned (mmp_gup(), mmp_gup_fast()) that nobody unpinned:
+ * mmp_phys_unpin() them first.
+ */
+int mmp_phys_destroy(struct mmp_phys *phys);
+
+struct mmp_phys_stat {
+	uint64_t total_pages;
+	uint64_t free_pages;
+	uint64_t free_blocks[MMP_MAX_ORDER + 1]; /* free buddy blocks per order */
+};
+
+/**
+ * mmp_phys_stat() - frame usage of @phys, settled: it first waits for page
+ * tables still in an RCU grace period (rcu_barrier) and gives the per-CPU page
+ * lists back to the buddy allocator.
+ */
+int mmp_phys_stat_sized(struct mmp_phys *phys, struct mmp_phys_stat *st, size_t size);
+
+static inline int mmp_phys_stat(struct mmp_phys *phys, struct mmp_phys_stat *st)
+{
+	return mmp_phys_stat_sized(phys, st, sizeof(*st));
+}
+
+/* ---- address spaces ---------------------------------------------------- */
+
+/** mmp_arch_count() - the number of registered architecture back ends. */
+int mmp_arch_count(void);
+
+/**
+ * mmp_arch_name() - the name of back end @index (0 .. mmp_arch_count() - 1),
+ * in registration order: "generic", "x86_64", "arm64", "riscv64"; NULL out of
+ * range. A space is created on a back end by this name (mmp_space_config).
+ */
+const char *mmp_arch_name(int index);
+
+struct mmp_space_config {
+	const char *arch;	   /* back end name; NULL = "x86_64" */
+	unsigned int tlb_entries;  /* per-CPU TLB entries; 0 = 1536 */
+	unsigned int tlb_ways;	   /* associativity; 0 = 12 (entries/ways must be a power of 2) */
+	bool tlb_sanitizer;	   /* check every TLB hit against the live tables */
+	uint8_t reserved[7];	   /* zero: room for new fields with no padding to guess at */
+};
+
+/**
+ * mmp_space_create_sized() - a new, empty address space on @phys.
+ * @cfg: NULL for defaults, or @size bytes of configuration (see "Extensible
+ *       structures" above; at least the 24 bytes of the first version).
+ * Unknown arch: -ENOENT. Bad TLB geometry or nonzero reserved bytes: -EINVAL.
+ * Nonzero bytes beyond the configuration this library knows: -E2BIG.
+ */
+int mmp_space_create_sized(struct mmp_phys *phys, const struct mmp_space_config *cfg,
+			   size_t size, struct mmp_space **out);
+
+static inline int mmp_space_create(struct mmp_phys *phys, const struct mmp_space_config *cfg,
+				   struct mmp_space **out)
+{
+	return mmp_space_create_sized(phys, cfg, cfg ? sizeof(*cfg) : 0, out);
+}
+
+/**
+ * mmp_space_destroy() - tear down (exit_mmap); -EBUSY while CPUs are attached.
+ * Pages the space pinned stay allocated, as a pinned page outlives its process
+ * in the kernel: drop those pins with mmp_phys_unpin(), since @space is gone.
+ */
+int mmp_space_destroy(struct mmp_space *space);
+
+/** mmp_space_arch() - the back end name of @space. */
+const char *mmp_space_arch(const struct mmp_space *space);
+
+/**
+ * mmp_fork() - duplicate @parent into a new space sharing its anonymous folios
+ * copy-on-write (PTE and PMD mapped), as dup_mmap() does. A page pinned in
+ * @parent stays the parent's: the child gets a copy of it. mmp_gup_fast() on
+ * @parent while the fork runs pins nothing (mm->write_protect_seq).
+ */
+int mmp_fork(struct mmp_space *parent, struct mmp_space **child);
+
+/**
+ * mmp_space_verify() - check every invariant of @space and of every other space
+ * sharing its phys: VMAs, page tables, folio reference and map counts, leaked
+ * tables and frames, counters. Returns 0 or -EUCLEAN and prints what is broken.
+ * Other threads may fault and change mappings meanwhile, but not pin or unpin
+ * (mmp_gup*, mmp_unpin, mmp_phys_unpin change counts without the locks verify
+ * holds): a verify racing with those can report a false error.
+ * It does not wait for RCU grace periods: page tables unmapped but still in
+ * theirs are accounted as in flight to the allocator (mmp_phys_stat() waits).
+ */
+int mmp_space_verify(struct mmp_space *space);
+
+/*
+ * Optimization and model switches, one binary running "before" and "after".
+ * The numbers are part of the ABI: new switches are added at the end, and an
+ * older library answers one it does not know with -EINVAL.
+ */
+enum mmp_opt {
+	/* Hardware model: TLB sanitizer (see mmp_space_config). 0 or 1. */
+	MMP_OPT_TLB_SANITIZER = 0,
+	/* Huge-page copy / clear sub-page order: enum mmp_huge_order. */
+	MMP_OPT_HUGE_ORDER = 1,
+	/* Batch PTEs of a large folio (folio_pte_batch) in zap, fork and mremap. Default 1. */
+	MMP_OPT_PTE_BATCH = 2,
+	/* arm64: the CPU has BBML2_NOABORT, so contpte_convert skips its middle TLBI. */
+	MMP_OPT_BBML2_NOABORT = 3,
+	/* Free page tables in batches through call_rcu (1, default), or each after synchronize_rcu. */
+	MMP_OPT_RCU_TABLE_FREE = 4,
+	/* MADV_DONTNEED frees PTE tables it empties (PT_RECLAIM). Default 1. */
+	MMP_OPT_PT_RECLAIM = 5,
+	/* Reclaim decides a PMD-mapped lazyfree THP on the PMD (1, default), or splits it first. */
+	MMP_OPT_LAZYFREE_PMD = 6,
+	/*
+	 * The MMU sets accessed/dirty itself (1, default: x86, arm64 FEAT_HAFDBS,
+	 * riscv Svadu), or faults so the kernel sets them (0: riscv Svade). Back
+	 * ends without the choice ignore it.
+	 */
+	MMP_OPT_HW_AD = 7,
+	/*
+	 * Sub-pages neighbourhood-last copies or clears last around the target;
+	 * 0 (default): from the host's L2 size, L2 / 16 KiB (see enum mmp_huge_order).
+	 */
+	MMP_OPT_HUGE_NEIGHBOURHOOD = 8,
+	/*
+	 * The kernel release whose behaviour a space follows where it changed
+	 * between releases, as MMP_KERNEL_VERSION(a, b, c), 4.0.0 or later;
+	 * default MMP_KERNEL_MODELED. Below 6.17: mremap moves one VMA only and
+	 * compares MREMAP_DONTUNMAP lengths before rounding them to pages, and
+	 * the arm64 contpte ptep_get reads all 16 entries of a block (6.17 stops
+	 * once it has seen young and dirty).
+	 */
+	MMP_OPT_KERNEL_VERSION = 9,
+	/* The switches this header knows; the library may know more. */
+	MMP_NR_OPTS
+};
+
+#define MMP_KERNEL_VERSION(a, b, c)	(((a) << 16) | ((b) << 8) | (c))
+/* The kernel libmmprim models: Linux 6.18, the newest stable release with all four seeds. */
+#define MMP_KERNEL_MODELED		MMP_KERNEL_VERSION(6, 18, 0)
+
+/*
+ * The order in which a huge folio's sub-pages are cleared (first-touch fault)
+ * or copied (COW fault): MMP_OPT_HUGE_ORDER. "Target" is the sub-page the
+ * fault is about; user space touches it first when the fault returns. Folios
+ * of more than 1 << MMP_MAX_ORDER pages are always done in ascending order.
+ */
+enum mmp_huge_order {
+	MMP_HUGE_ORDER_ASCENDING,	/* base line: sub-page 0 to N-1 */
+	/*
+	 * Huang Ying's process_huge_page (clear 2017, copy 2018): the sub-pages
+	 * farthest from the target first, then converging on it from both
+	 * sides, one at a time; the target last, so it is cache hot. A target
+	 * near the start means a descending sweep. The default.
+	 */
+	MMP_HUGE_ORDER_TARGET_LAST,
+	/*
+	 * Ascending runs only, so hardware prefetch keeps up: the sub-pages
+	 * right of the target's neighbourhood, then those left of it, then the
+	 * neighbourhood (MMP_OPT_HUGE_NEIGHBOURHOOD sub-pages, a quarter of them
+	 * below the target) from above the target and last up to the target.
+	 * With a non-temporal copy variant ("-nt") only the neighbourhood goes
+	 * through the caches, so the rest does not evict the working set.
+	 */
+	MMP_HUGE_ORDER_NEIGHBOURHOOD_LAST,
+	MMP_NR_HUGE_ORDERS
+};
+
+/** mmp_huge_order_name() - "ascending", "target-last", "neighbourhood-last"; NULL if unknown. */
+const char *mmp_huge_order_name(int order);
+
+/**
+ * mmp_space_set_opt() - set switch @opt of @space to @value (see enum mmp_opt
+ * for each switch's values). It takes effect at the next operation; one
+ * already running finishes as it started. -EINVAL: NULL @space, unknown @opt,
+ * or a value out of the switch's range.
+ */
+int mmp_space_set_opt(struct mmp_space *space, enum mmp_opt opt, long value);
+
+/** mmp_space_get_opt() - read switch @opt of @space into @value; -EINVAL as above. */
+int mmp_space_get_opt(struct mmp_space *space, enum mmp_opt opt, long *value);
+
+/* Per-size THP policy, like /sys/kernel/mm/transparent_hugepage/hugepages-*kB/enabled. */
+enum mmp_thp_mode {
+	MMP_THP_NEVER,
+	MMP_THP_MADVISE,	/* only in MADV_HUGEPAGE VMAs */
+	MMP_THP_ALWAYS,
+};
+
+/**
+ * mmp_space_set_thp() - enable anonymous folios of @order (2..9) in @space.
+ * Order 9 is PMD mapped; 2..8 are PTE mapped (mTHP). The default is order 9 in
+ * madvise mode and the others never, as on a stock Debian kernel.
+ */
+int mmp_space_set_thp(struct mmp_space *space, unsigned int order, enum mmp_thp_mode mode);
+
+/*
+ * Host data movement. Page copies and clears run host code; the variants are
+ * those of the host the library was built for (x86-64: "rep-movsb", "avx512",
+ * "avx512-nt", "avx2", "avx2-nt", "clzero"; aarch64: "dc-zva", "ldp-stp",
+ * "neon", "stnp"; every host: "generic", memcpy/memset), whatever architecture
+ * a space simulates. A new space takes the first one this CPU can run.
+ */
+
+/** mmp_copy_variant_count() - variants built for this host, including any this CPU lacks. */
+int mmp_copy_variant_count(void);
+
+/** mmp_copy_variant_name() - name of variant @index (0 is preferred), NULL out of range. */
+const char *mmp_copy_variant_name(int index);
+
+/**
+ * mmp_space_set_copy() - copy and clear pages of @space with variant @name.
+ * Returns 0, -EINVAL (NULL), -ENOENT (no such variant), -ENOTSUP (this CPU
+ * cannot run it). Faults already copying finish with the old variant.
+ */
+int mmp_space_set_copy(struct mmp_space *space, const char *name);
+
+/** mmp_space_copy() - the name of @space's copy variant. */
+const char *mmp_space_copy(const struct mmp_space *space);
+
+/**
+ * mmp_page_address() - the host memory holding frame @pfn (page_address()),
+ * e.g. of a page pinned with mmp_gup(), for tools that measure the host caches.
+ * NULL when @pfn is not a frame of @phys. Valid while the frame stays pinned.
+ */
+void *mmp_page_address(struct mmp_phys *phys, uint64_t pfn);
+
+/**
+ * mmp_modeled_ns_sized() - what the events in @c (@size bytes of counters, see
+ * "Extensible structures"; counters beyond it count as 0) would cost on the
+ * hardware of @space's architecture, from its documented cost table (entry
+ * accesses, TLB invalidations, barriers, IPIs, walks), in nanoseconds.
+ */
+int mmp_modeled_ns_sized(struct mmp_space *space, const struct mmp_counters *c, size_t size,
+			 double *ns);
+
+static inline int mmp_modeled_ns(struct mmp_space *space, const struct mmp_counters *c,
+				 double *ns)
+{
+	return mmp_modeled_ns_sized(space, c, sizeof(*c), ns);
+}
+
+/**
+ * mmp_space_counters_sized() - the sum of @space's counters (mmprim/counters.h)
+ * into @size bytes at @out. -EINVAL: NULL pointers, @size below 8.
+ */
+int mmp_space_counters_sized(struct mmp_space *space, struct mmp_counters *out, size_t size);
+
+static inline int mmp_space_counters(struct mmp_space *space, struct mmp_counters *out)
+{
+	return mmp_space_counters_sized(space, out, sizeof(*out));
+}
+
+/** mmp_space_reset_counters() - set every counter of @space to 0; -EINVAL for NULL. */
+int mmp_space_reset_counters(struct mmp_space *space);
+
+struct mmp_space_stat {
+	uint64_t nr_vmas;
+	uint64_t rss_anon_pages;	/* MM_ANONPAGES */
+	uint64_t pgtable_bytes;		/* VmPTE: page tables below the top level, deposits included */
+};
+
+/**
+ * mmp_space_stat_sized() - the size of @space now: VMAs, resident anonymous
+ * pages, page-table bytes (as /proc/PID/status's VmPTE), into @size bytes at
+ * @st. -EINVAL: NULL pointers, @size below 8.
+ */
+int mmp_space_stat_sized(struct mmp_space *space, struct mmp_space_stat *st, size_t size);
+
+static inline int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat *st)
+{
+	return mmp_space_stat_sized(space, st, sizeof(*st));
+}
+
+/* ---- mappings ----------------------------------------------------------- */
+
+#define MMP_PROT_NONE		0x0
+#define MMP_PROT_READ		0x1
+#define MMP_PROT_WRITE		0x2
+#define MMP_PROT_EXEC		0x4
+
+/* Only private anonymous mappings exist: these are the extra flags. */
+#define MMP_MAP_FIXED		0x10
+#define MMP_MAP_POPULATE	0x8000
+#define MMP_MAP_FIXED_NOREPLACE	0x100000
+#define MMP_MAP_DROPPABLE	0x08	/* reclaim may drop its pages even when dirty */
+
+/**
+ * mmp_mmap() - map @len bytes of private anonymous memory.
+ * @hint: preferred address (used if free) or, with MMP_MAP_FIXED*, the address.
+ * @addr_out: where the mapping landed.
+ *
+ * Errors as mmap(2): -EINVAL (len 0, unaligned fixed address, unknown flags or
+ * prot), -ENOMEM (no room, beyond MMP_TASK_SIZE, too many VMAs), -EEXIST
+ * (MMP_MAP_FIXED_NOREPLACE over a mapping). MMP_MAP_POPULATE faults the range in
+ * for writing; like the kernel, a populate that runs out of memory does not fail
+ * the mmap.
+ */
+int mmp_mmap(struct mmp_space *space, uint64_t hint, uint64_t len, int prot, int flags,
+	     uint64_t *addr_out);
+
+/** mmp_munmap() - as munmap(2): -EINVAL for unaligned @addr, len 0 or out of range. */
+int mmp_munmap(struct mmp_space *space, uint64_t addr, uint64_t len);
+
+/** mmp_mprotect() - as mprotect(2): -EINVAL (unaligned, bad prot), -ENOMEM (hole). */
+int mmp_mprotect(struct mmp_space *space, uint64_t addr, uint64_t len, int prot);
+
+#define MMP_MREMAP_MAYMOVE	1
+#define MMP_MREMAP_FIXED	2
+#define MMP_MREMAP_DONTUNMAP	4
+
+/**
+ * mmp_mremap() - as mremap(2) on a private anonymous mapping: shrink, grow in
+ * place, or move (MMP_MREMAP_MAYMOVE) with the page tables; MMP_MREMAP_FIXED
+ * moves to @new_addr, replacing what is there; MMP_MREMAP_DONTUNMAP leaves the
+ * old range mapped and empty. @new_addr_out gets the result.
+ * Errors: -EINVAL (unaligned, bad flags, zero new length, overlapping fixed
+ * ranges), -EFAULT (old range not inside one VMA), -ENOMEM (cannot grow in
+ * place without MAYMOVE, no room, out of memory).
+ */
+int mmp_mremap(struct mmp_space *space, uint64_t addr, uint64_t old_len, uint64_t new_len,
+	       int flags, uint64_t new_addr, uint64_t *new_addr_out);
+
+#define MMP_MADV_DONTNEED	4
+#define MMP_MADV_FREE		8	/* lazyfree: reclaim may drop the pages unless rewritten */
+#define MMP_MADV_PAGEOUT	21	/* reclaim the range now */
+#define MMP_MADV_HUGEPAGE	14
+#define MMP_MADV_NOHUGEPAGE	15
+
+/**
+ * mmp_madvise() - as madvise(2): -EINVAL (unaligned, bad advice), -ENOMEM (hole).
+ * MADV_FREE and MADV_PAGEOUT act on folios this mm maps alone; with no swap
+ * device (the model), MADV_PAGEOUT frees clean lazyfree folios and keeps the
+ * others resident (activated).
+ */
+int mmp_madvise(struct mmp_space *space, uint64_t addr, uint64_t len, int advice);
+
+/**
+ * mmp_reclaim() - reclaim every anonymous folio of @space now, shared ones
+ * included: lazyfree folios that stayed clean are unmapped from every space
+ * that maps them (through the reverse map) and freed; the rest stay.
+ */
+int mmp_reclaim(struct mmp_space *space);
+
+/* ---- simulated CPUs ----------------------------------------------------- */
+
+/**
+ * mmp_cpu_attach() - a new simulated CPU running @space on the calling thread.
+ * It has its own TLB. Only the attaching thread may use it. At most 64 CPUs per
+ * space (-EBUSY beyond).
+ */
+int mmp_cpu_attach(struct mmp_space *space, struct mmp_cpu **out);
+
+/**
+ * mmp_cpu_detach() - detach and free the CPU; only from the thread that
+ * attached it (-EINVAL otherwise), which then stops being an RCU reader.
+ */
+int mmp_cpu_detach(struct mmp_cpu *cpu);
+
+/**
+ * mmp_read(), mmp_write(), mmp_memset() - user accesses through the CPU's MMU.
+ * TLB misses walk the tables and set accessed/dirty as the architecture's
+ * hardware does; page faults are handled and the access retried. -EFAULT where
+ * the process would get SIGSEGV (nothing is copied beyond the faulting page),
+ * -ENOMEM when a fault cannot get memory.
+ */
+int mmp_read(struct mmp_cpu *cpu, uint64_t addr, void *buf, size_t len);
+int mmp_write(struct mmp_cpu *cpu, uint64_t addr, const void *buf, size_t len);
+int mmp_memset(struct mmp_cpu *cpu, uint64_t addr, int c, size_t len);
+
+/**
+ * mmp_cpu_flush_tlb() - drop every translation of this CPU's TLB, as a context
+ * switch without ASIDs would. -EINVAL for NULL.
+ */
+int mmp_cpu_flush_tlb(struct mmp_cpu *cpu);
+
+/* ---- get_user_pages ------------------------------------------------------- */
+
+/**
+ * mmp_gup_fast() - pin the pages of [addr, addr + nr * 4 KiB) without any
+ * lock, as GUP-fast: walk the tables inside an RCU read-side section, take a
+ * folio reference speculatively and recheck the entry, backing off on a race.
+ * Stops at the first page it cannot pin that way (not present, read-only for
+ * @write, a page shared copy-on-write or the zero page for a read pin, a
+ * race). @pfns gets the frames pinned. While mmp_fork() of @space runs, it
+ * pins nothing: 0, even for pages it had pinned already (it gives them back),
+ * as the kernel's gup_fast returns 0 and its caller takes the locked path.
+ * A short count is not an error: mmp_gup() the rest.
+ * Returns how many were pinned (0..nr), or
+ *  -EINVAL: @space or @pfns NULL, @addr not page aligned, @nr above INT_MAX;
+ *  -EFAULT: the range reaches beyond MMP_TASK_SIZE.
+ */
+int mmp_gup_fast(struct mmp_space *space, uint64_t addr, unsigned int nr, bool write,
+		 uint64_t *pfns);
+
+/**
+ * mmp_gup() - pin all @nr pages, faulting in what is missing (with the mmap
+ * lock, as pin_user_pages); a write pin breaks copy-on-write, a read pin
+ * unshares, so the pin and the mapping stay the same page. Races with other
+ * threads are retried inside. All or nothing: returns @nr, or (nothing pinned)
+ *  -EINVAL: as mmp_gup_fast();
+ *  -EFAULT: the range reaches beyond MMP_TASK_SIZE, or a page has no VMA or no
+ *           permission (write for @write, read or write otherwise);
+ *  -ENOMEM: no memory to fault a page in.
+ */
+int mmp_gup(struct mmp_space *space, uint64_t addr, unsigned int nr, bool write, uint64_t *pfns);
+
+/**
+ * mmp_unpin() - drop the pins mmp_gup_fast() or mmp_gup() took on @pfns, in
+ * any space of the same phys as @space (a folio the last pin frees is counted
+ * in @space). All or nothing: -EINVAL for a NULL @space, NULL @pfns with @nr,
+ * or a frame that holds no pin (nothing is unpinned then).
+ */
+int mmp_unpin(struct mmp_space *space, const uint64_t *pfns, unsigned int nr);
+
+/**
+ * mmp_phys_unpin() - as mmp_unpin(), with no space: unpin_user_pages() needs
+ * no mm, and a pin outlives the space it was taken in (mmp_space_destroy()).
+ * Errors as mmp_unpin(), -EINVAL for a NULL @phys.
+ */
+int mmp_phys_unpin(struct mmp_phys *phys, const uint64_t *pfns, unsigned int nr);
+
+/**
+ * mmp_strerror() - the errno name of a return value of this library ("EINVAL"
+ * for -EINVAL; "success" for 0 and positive counts; "unknown error" else).
+ */
+const char *mmp_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MMPRIM_MMPRIM_H */

@@ -1,0 +1,38 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Re-record the traces of this folder on this machine: bash tests/traces/record.sh [NAME...]
+# Each trace is `strace -f -ttt -T -e trace=memory,process -o NAME.trace CMD`, CMD as below.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+cp "$here/realloc.c" "$here/python-threads.py" .
+gcc -O2 -o realloc realloc.c
+seq 1 300000 | awk '{print ($1*7919)%100003, $1}' > sort-input.txt
+
+record() {
+	name=$1
+	shift
+	strace -f -ttt -T -e trace=memory,process -o "$here/$name.trace" "$@" > /dev/null
+	echo "$name: $(wc -l < "$here/$name.trace") lines, $(wc -c < "$here/$name.trace") bytes"
+}
+
+want() {
+	[ $# -eq 0 ] && return 0
+	for n in "$@"; do [ "$n" = "$name" ] && return 0; done
+	return 1
+}
+
+for name in python-threads gcc-compile git-log git-status sort realloc; do
+	want "$@" || continue
+	case $name in
+	python-threads) record "$name" /usr/bin/python3 python-threads.py ;;
+	gcc-compile) record "$name" gcc -O2 -c -o realloc.o realloc.c ;;
+	git-log) record "$name" git -C "$repo" log --oneline -n 200 ;;
+	git-status) record "$name" git -C "$repo" status --short ;;
+	sort) record "$name" sort -S 64M --parallel=2 -o sorted.txt sort-input.txt ;;
+	realloc) record "$name" ./realloc ;;
+	esac
+done
