@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Host cache measurement: flush, timed reads, sweeps, a victim, calibration, pressure. */
+/* Host cache measurement: flush, timed reads, sweeps, a victim, pressure (calibration: calib.c). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -212,100 +212,6 @@ double hc_victim_chase_ns(struct hc_victim *v)
 		idx = w[idx * (LINE / 8)];
 	hc_sink += idx;
 	return (double)(bench_now_ns() - t0);
-}
-
-/* ---- calibration ------------------------------------------------------------------------- */
-
-int hc_calibrate(struct hc_calib *c, const struct bench_topo *t, struct hc_buf *evict,
-		 struct hc_victim *evictor, struct hc_victim *v, int reps)
-{
-	double *s[HC_NR_CLASSES + 2];
-	unsigned long l1d = t->l1d ?: 32 << 10;
-	/* Out of L2 but not out of an L3 at least twice the chase. */
-	bool have_l3 = t->llc_level >= 3 && t->llc >= 2 * evictor->nr_lines * LINE;
-	struct hc_buf page;
-	uint8_t *pg;
-	int err, i, r;
-
-	memset(c, 0, sizeof(*c));
-	c->reps = reps;
-	err = hc_buf_alloc(&page, 64 << 10, false);
-	if (err)
-		return err;
-	pg = page.p + (16 << 10);
-	for (i = 0; i < HC_NR_CLASSES + 2; i++) {
-		s[i] = calloc(reps, sizeof(double));
-		if (!s[i])
-			abort();
-	}
-	for (r = 0; r < reps; r++) {
-		hc_read4k_ns(pg);
-		s[HC_L1][r] = hc_read4k_ns(pg);
-		hc_read4k_ns(pg);
-		hc_sweep(evict, 4 * l1d);
-		s[HC_L2][r] = hc_read4k_ns(pg);
-		hc_read4k_ns(pg);
-		hc_victim_chase_ns(evictor);
-		s[HC_L3][r] = hc_read4k_ns(pg);
-		hc_read4k_ns(pg);
-		hc_flush(pg, 4096);
-		s[HC_DRAM][r] = hc_read4k_ns(pg);
-		if (v) {
-			hc_victim_chase_ns(v);
-			s[HC_NR_CLASSES][r] = hc_victim_chase_ns(v);
-			hc_victim_chase_ns(evictor);
-			s[HC_NR_CLASSES + 1][r] = hc_victim_chase_ns(v);
-		}
-	}
-	for (i = 0; i < HC_NR_CLASSES; i++)
-		c->read_ns[i] = bench_median(s[i], reps);
-	if (!have_l3)
-		c->read_ns[HC_L3] = NAN;
-	if (!hc_can_flush())
-		c->read_ns[HC_DRAM] = NAN;
-	c->victim_hot_ns = v ? bench_median(s[HC_NR_CLASSES], reps) : NAN;
-	c->victim_evicted_ns = v ? bench_median(s[HC_NR_CLASSES + 1], reps) : NAN;
-	for (i = 0; i < HC_NR_CLASSES + 2; i++)
-		free(s[i]);
-	hc_buf_free(&page);
-	return 0;
-}
-
-enum hc_class hc_classify(const struct hc_calib *c, double ns)
-{
-	enum hc_class best = HC_L1;
-	double dist = INFINITY;
-
-	for (int i = 0; i < HC_NR_CLASSES; i++) {
-		double d;
-
-		if (isnan(c->read_ns[i]) || c->read_ns[i] <= 0)
-			continue;
-		d = fabs(log(ns / c->read_ns[i]));
-		if (d < dist) {
-			dist = d;
-			best = i;
-		}
-	}
-	return best;
-}
-
-const char *hc_class_name(enum hc_class c)
-{
-	static const char *const names[HC_NR_CLASSES] = { "L1", "L2", "L3", "DRAM" };
-
-	return (unsigned int)c < HC_NR_CLASSES ? names[c] : "?";
-}
-
-double hc_victim_kept(const struct hc_calib *c, double chase_ns)
-{
-	double span = c->victim_evicted_ns - c->victim_hot_ns, kept;
-
-	/* An L2 the sweep could not empty, or no victim: no answer. */
-	if (!(span > 0.05 * c->victim_hot_ns))
-		return NAN;
-	kept = (c->victim_evicted_ns - chase_ns) / span;
-	return kept < 0 ? 0 : kept > 1 ? 1 : kept;
 }
 
 /* ---- cache pressure ----------------------------------------------------------------------- */

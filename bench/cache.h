@@ -64,25 +64,60 @@ double hc_victim_chase_ns(struct hc_victim *v);
 
 enum hc_class { HC_L1, HC_L2, HC_L3, HC_DRAM, HC_NR_CLASSES };
 
-/* Medians measured in this run, on this PU, in a known state. */
-struct hc_calib {
-	double read_ns[HC_NR_CLASSES];	/* a 4 KiB read from each level; NAN when absent */
-	double victim_hot_ns;		/* a chase of the victim right after a chase */
-	double victim_evicted_ns;	/* ... after chasing 2 x L2 of other lines */
-	int reps;
+/* Samples of a calibration, pooled over rounds (calib.c). */
+struct hc_calib_set {
+	double *v[HC_NR_CLASSES + 2];	/* per class, then victim hot and victim evicted */
+	size_t n, cap;
+	bool absent[HC_NR_CLASSES];	/* levels this host lacks or cannot reach */
+	bool victim;
 };
 
 /*
- * Calibrate on the calling thread's PU: @t gives the cache sizes, @evict is a
- * buffer of at least 4 x L1d, @evictor a random chase of at least 2 x L2 (a
- * sequential sweep does not empty every L2: some insert streamed lines at low
- * priority), @v the victim (may be NULL). Levels the topology lacks are NAN.
+ * What a calibration found, on this PU, in a known state. Levels whose reads
+ * cannot be told apart (their intervals overlap, or they differ by less than
+ * HC_MERGE) form one class, named "L1/L2"; classes increase strictly.
  */
+#define HC_MERGE	1.15
+#define HC_STABLE	0.10	/* stable: every interval within 10% of its median */
+
+struct hc_calib {
+	double read_ns[HC_NR_CLASSES];	/* median 4 KiB read from each level; NAN when absent */
+	double read_lo[HC_NR_CLASSES], read_hi[HC_NR_CLASSES];	/* its 95% interval */
+	int group[HC_NR_CLASSES];	/* the lowest level of its class */
+	double victim_hot_ns;		/* a chase of the victim right after a chase */
+	double victim_evicted_ns;	/* ... after chasing 2 x L2 of other lines */
+	int reps;			/* samples per level */
+	bool stable;
+};
+
+/*
+ * Add @reps rounds of calibration samples on the calling thread's PU to @s: @t
+ * gives the cache sizes, @evict is a buffer of at least 4 x L1d, @evictor a
+ * random chase of at least 2 x L2 (a sequential sweep does not empty every L2:
+ * some insert streamed lines at low priority), @v the victim (may be NULL).
+ */
+int hc_calib_collect(struct hc_calib_set *s, const struct bench_topo *t, struct hc_buf *evict,
+		     struct hc_victim *evictor, struct hc_victim *v, int reps);
+/* Medians, intervals and classes of the samples in @s. */
+void hc_calib_finish(struct hc_calib *c, const struct hc_calib_set *s);
+void hc_calib_set_free(struct hc_calib_set *s);
+/* hc_calib_collect() of @reps rounds, then hc_calib_finish(). Levels the topology lacks are NAN. */
 int hc_calibrate(struct hc_calib *c, const struct bench_topo *t, struct hc_buf *evict,
 		 struct hc_victim *evictor, struct hc_victim *v, int reps);
-/* The level whose calibrated read time is nearest @ns (in ratio). */
+/* The level of the class whose calibrated read time is nearest @ns (in ratio). */
 enum hc_class hc_classify(const struct hc_calib *c, double ns);
 const char *hc_class_name(enum hc_class c);
+/* Name of the class level @k belongs to, e.g. "L1/L2", into @buf. */
+const char *hc_calib_class_name(const struct hc_calib *c, enum hc_class k, char *buf, size_t len);
+/* The boundary between the class of L2 and the next class up; NAN when none. */
+double hc_hot_limit(const struct hc_calib *c);
+/*
+ * Reads surely slower than L1/L2: the lowest end of the intervals of the levels
+ * above the class of L2, and at least hc_hot_limit(); NAN when none.
+ */
+double hc_cold_limit(const struct hc_calib *c);
+/* The calibration as a JSON object into @buf; the characters written. */
+size_t hc_calib_json(const struct hc_calib *c, char *buf, size_t len);
 /* How much of the victim is still in L2 after something ran: 0..1 from the chase time. */
 double hc_victim_kept(const struct hc_calib *c, double chase_ns);
 

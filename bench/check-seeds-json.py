@@ -5,9 +5,11 @@
 usage: check-seeds-json.py MMPRIM_SEEDS ARGS...
 
 Every stdout line must be one JSON object:
-  {"seed", "arch", "baseline": {"seconds", "counters"}, "optimized": {...},
-   "ratio": baseline seconds / optimized seconds, ...seed-specific fields}
-with the same counter names everywhere. Exit 0 when all holds, 1 otherwise.
+  {"seed", "arch", "quick", "baseline": {"seconds", "counters"}, "optimized": {...},
+   "ratio": baseline / optimized time, "ratio_ci": [lo, hi] around it, "samples",
+   "claim", "verdict": null or met / not met / inconclusive, ...seed-specific fields}
+with the same counter names everywhere, and no met / not met from fewer than 10
+samples. Exit 0 when all holds, 1 otherwise.
 """
 import json
 import math
@@ -43,11 +45,18 @@ def main():
     if len(sys.argv) < 2:
         fail("usage: check-seeds-json.py MMPRIM_SEEDS ARGS...")
     cmd = sys.argv[1:]
-    want_seed = cmd[1] if len(cmd) > 1 and cmd[1] != "all" else None
     p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     if p.returncode != 0:
         fail(f"{' '.join(cmd)} exited with {p.returncode}")
-    lines = p.stdout.splitlines()
+    for line in check_lines(cmd, p.stdout.splitlines()):
+        print(line)
+
+
+def check_lines(cmd, lines):
+    """Check the objects of one run of CMD; fail() on the first fault, else one line each."""
+    out = []
+    want_seed = cmd[1] if len(cmd) > 1 and cmd[1] != "all" else None
+    quick = "--quick" in cmd
     if not lines:
         fail("no output")
 
@@ -71,13 +80,32 @@ def main():
         if key in seen:
             fail(f"{where}: {seed} on {arch} ({obj.get('case')}) printed twice")
         seen.add(key)
-        base, counter_names = check_side(obj, "baseline", where, counter_names)
-        opt, _ = check_side(obj, "optimized", where, counter_names)
+        _, counter_names = check_side(obj, "baseline", where, counter_names)
+        check_side(obj, "optimized", where, counter_names)
         ratio = obj.get("ratio")
+        ci = obj.get("ratio_ci")
         if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) \
-                or not math.isclose(ratio, base / opt, rel_tol=1e-6):
-            fail(f"{where}: ratio {ratio!r} is not {base / opt}")
-        print(f"ok {seed} [{arch}]: ratio {ratio:.2f}x")
+                or not math.isfinite(ratio) or ratio <= 0:
+            fail(f"{where}: ratio {ratio!r} is not a positive number")
+        if not isinstance(ci, list) or len(ci) != 2 \
+                or not all(isinstance(x, (int, float)) for x in ci) \
+                or not ci[0] <= ratio * (1 + 1e-9) or not ratio <= ci[1] * (1 + 1e-9):
+            fail(f"{where}: ratio_ci {ci!r} is not an interval around {ratio}")
+        samples = obj.get("samples")
+        if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
+            fail(f"{where}: samples {samples!r} is not a count")
+        if obj.get("quick") is not quick:
+            fail(f"{where}: quick is {obj.get('quick')!r}, the run was {quick}")
+        verdict = obj.get("verdict")
+        if verdict not in (None, "met", "not met", "inconclusive"):
+            fail(f"{where}: verdict {verdict!r}")
+        if verdict in ("met", "not met") and samples < 10:
+            fail(f"{where}: verdict {verdict!r} from {samples} samples")
+        if (verdict is None) != (obj.get("claim") is None):
+            fail(f"{where}: a claim without a verdict or a verdict without a claim")
+        out.append(f"ok {seed} [{arch}]: ratio {ratio:.2f}x [{ci[0]:.2f}, {ci[1]:.2f}], "
+                   f"{samples} samples, {verdict or 'no claim'}")
+    return out
 
 
 if __name__ == "__main__":

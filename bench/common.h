@@ -23,6 +23,12 @@
 double bench_now(void);
 uint64_t bench_now_ns(void);
 
+/*
+ * bench_phys_warm() - have the host back every frame of @phys now, contents
+ * kept, so that no timed sample pays a host page fault. 0 or a negative errno.
+ */
+int bench_phys_warm(struct mmp_phys *phys);
+
 /* A space with one CPU attached to the calling thread. */
 struct bench_env {
 	struct mmp_phys *phys;
@@ -33,7 +39,8 @@ struct bench_env {
 
 /**
  * bench_env_create() - a space of back end @arch on @phys with a CPU.
- * @phys: shared physical memory, or NULL to create @phys_bytes of it (owned).
+ * @phys: shared physical memory, or NULL to create @phys_bytes of it (owned,
+ *	warmed with bench_phys_warm()).
  * @thp_always: BENCH_THP(order) bits of the orders (2..9) set to MMP_THP_ALWAYS;
  *	the others keep the library defaults.
  *

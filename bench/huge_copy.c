@@ -21,7 +21,9 @@ int hc_rig_create(struct hc_rig *r, const char *arch)
 	err = mmp_phys_create(16 * BENCH_MIB, &r->phys);
 	if (err)
 		return err;
-	err = mmp_space_create(r->phys, &cfg, &r->parent);
+	err = bench_phys_warm(r->phys);
+	if (!err)
+		err = mmp_space_create(r->phys, &cfg, &r->parent);
 	if (!err)
 		err = mmp_mmap(r->parent, 0, 2 * MMP_PMD_SIZE, RW, 0, &a);
 	if (!err) {

@@ -31,9 +31,10 @@
 #include "seeds.h"
 #include "topo.h"
 
-#define HC_RUNS		9
-#define HC_RUNS_QUICK	3
+#define HC_RUNS		12
+#define HC_RUNS_QUICK	BENCH_MIN_SAMPLES	/* every claim needs this many per target */
 #define HC_CALIB_REPS	3		/* per run, interleaved with the trials */
+#define HC_CALIB_EXTRA	20		/* rounds of HC_CALIB_REPS more, at most, until stable */
 #define HC_TARGETS	4		/* n = 0, 255, 511, random */
 #define HC_MAX_VARIANTS	16
 #define HC_DET_NBHD	64		/* fixed in deterministic mode: 512 KiB of footprint */
@@ -109,10 +110,13 @@ static unsigned int next_random(struct hc_run *h)
 	return h->rng % HC_NR;
 }
 
-/* Medians over runs (and targets when @t < 0) of one (pressure, variant, order). */
-static double med(const struct hc_run *h, int p, int v, int o, int t, int what)
+/*
+ * The samples over runs (and targets when @t < 0) of one (pressure, variant,
+ * order) into @vals: copy ns (@what 0), read ns (1), victim kept (2). Their
+ * count, or -1 when one is missing (NAN).
+ */
+static int values(const struct hc_run *h, int p, int v, int o, int t, int what, double *vals)
 {
-	double vals[HC_RUNS * HC_TARGETS];
 	int k = 0;
 
 	for (int tt = t < 0 ? 0 : t; tt < (t < 0 ? HC_TARGETS : t + 1); tt++) {
@@ -129,8 +133,60 @@ static double med(const struct hc_run *h, int p, int v, int o, int t, int what)
 	}
 	for (int i = 0; i < k; i++)
 		if (isnan(vals[i]))
-			return NAN;
-	return bench_median(vals, k);
+			return -1;
+	return k;
+}
+
+/* Medians over runs (and targets when @t < 0) of one (pressure, variant, order). */
+static double med(const struct hc_run *h, int p, int v, int o, int t, int what)
+{
+	double vals[HC_RUNS * HC_TARGETS];
+	int k = values(h, p, v, o, t, what, vals);
+
+	return k < 0 ? NAN : bench_median(vals, k);
+}
+
+/* Copy time ratio ascending / order, paired by target and run. */
+static void copy_ci(const struct hc_run *h, int p, int v, int o, struct bench_ci *ci)
+{
+	double a[HC_RUNS * HC_TARGETS], b[HC_RUNS * HC_TARGETS];
+	int na = values(h, p, v, MMP_HUGE_ORDER_ASCENDING, -1, 0, a);
+	int nb = values(h, p, v, o, -1, 0, b);
+	int n = na < nb ? na : nb;
+
+	bench_ratio_ci(a, b, n < 0 ? 0 : (size_t)n, ci);
+}
+
+/*
+ * The claim "the target is read from L1/L2 at every n": met for a target when
+ * the interval of its median read time lies below the boundary between L2 and
+ * the next level up, not met when it lies above the calibrated interval of that
+ * level too (a load that slows every read must not turn hot into cold),
+ * inconclusive between. @miss gets the targets that are not, or not surely.
+ */
+static enum bench_verdict target_hot(const struct hc_run *h, int p, int v, int o, char *miss,
+				     size_t len)
+{
+	enum bench_verdict all = BENCH_NO_CLAIM;
+	double limit = hc_hot_limit(&h->calib[p]), cold = hc_cold_limit(&h->calib[p]);
+	size_t off = 0;
+
+	miss[0] = 0;
+	for (int t = 0; t < HC_TARGETS; t++) {
+		double vals[HC_RUNS], m, lo, hi;
+		int k = values(h, p, v, o, t, 1, vals);
+		enum bench_verdict one;
+
+		bench_median_ci(vals, k < 0 ? 0 : k, &m, &lo, &hi);
+		one = isnan(limit) ? BENCH_INCONCLUSIVE : bench_verdict_below(lo, hi, k, limit);
+		if (one == BENCH_NOT_MET && !(lo > cold))
+			one = BENCH_INCONCLUSIVE;
+		if (one != BENCH_MET && off < len)
+			off += snprintf(miss + off, len - off, " n=%s%s", target_names[t],
+					one == BENCH_NOT_MET ? "" : "?");
+		all = bench_verdict_and(all, one);
+	}
+	return all;
 }
 
 /* The variants to measure: every usable one, two when quick, generic when deterministic. */
@@ -158,28 +214,9 @@ static void pick_variants(struct hc_run *h)
 		h->variants[h->nr_variants++] = nt;
 }
 
-/* The medians of the runs' calibrations. */
-static void calib_combine(struct hc_calib *c, const struct hc_calib *runs, int n)
-{
-	double v[HC_RUNS];
-
-	for (int i = 0; i < HC_NR_CLASSES + 2; i++) {
-		for (int r = 0; r < n; r++)
-			v[r] = i < HC_NR_CLASSES ? runs[r].read_ns[i] :
-			       i == HC_NR_CLASSES ? runs[r].victim_hot_ns : runs[r].victim_evicted_ns;
-		if (i < HC_NR_CLASSES)
-			c->read_ns[i] = isnan(v[0]) ? NAN : bench_median(v, n);
-		else if (i == HC_NR_CLASSES)
-			c->victim_hot_ns = isnan(v[0]) ? NAN : bench_median(v, n);
-		else
-			c->victim_evicted_ns = isnan(v[0]) ? NAN : bench_median(v, n);
-	}
-	c->reps = n * runs[0].reps;
-}
-
 static int measure(struct hc_run *h, int p)
 {
-	struct hc_calib cal[HC_RUNS];
+	struct hc_calib_set cal = { 0 };
 	struct hc_pressure pr = { 0 };
 	int err = 0;
 
@@ -188,7 +225,7 @@ static int measure(struct hc_run *h, int p)
 		if (err)
 			return err;
 	}
-	/* One warm-up trial: the host reserves phys lazily. */
+	/* One warm-up trial: caches, branch predictors, the allocator's lists. */
 	{
 		struct hc_trial t = { .order = 0, .variant = h->variants[0], .nbhd = h->nbhd };
 		struct hc_sample s;
@@ -201,8 +238,8 @@ static int measure(struct hc_run *h, int p)
 	 */
 	for (int r = 0; r < h->runs && !err; r++) {
 		if (!h->opts->deterministic)
-			err = hc_calibrate(&cal[r], &h->topo, &h->evict, &h->evictor,
-					   h->have_victim ? &h->victim : NULL, HC_CALIB_REPS);
+			err = hc_calib_collect(&cal, &h->topo, &h->evict, &h->evictor,
+					       h->have_victim ? &h->victim : NULL, HC_CALIB_REPS);
 		for (int v = 0; v < h->nr_variants && !err; v++) {
 			for (int o = 0; o < MMP_NR_HUGE_ORDERS && !err; o++) {
 				for (int ti = 0; ti < HC_TARGETS && !err; ti++) {
@@ -222,10 +259,20 @@ static int measure(struct hc_run *h, int p)
 			}
 		}
 	}
+	/* Calibrate on until every level's median is known within HC_STABLE, or give up. */
+	if (h->opts->deterministic)
+		hc_calib_finish(&h->calib[p], &cal);	/* none: every level absent */
+	for (int extra = 0; !err && !h->opts->deterministic; extra++) {
+		hc_calib_finish(&h->calib[p], &cal);
+		if (h->calib[p].stable ||
+		    extra == (h->opts->quick ? HC_CALIB_EXTRA / 4 : HC_CALIB_EXTRA))
+			break;
+		err = hc_calib_collect(&cal, &h->topo, &h->evict, &h->evictor,
+				       h->have_victim ? &h->victim : NULL, HC_CALIB_REPS);
+	}
 	if (p)
 		hc_pressure_stop(&pr);
-	if (!err && !h->opts->deterministic)
-		calib_combine(&h->calib[p], cal, h->runs);
+	hc_calib_set_free(&cal);
 	return err;
 }
 
@@ -239,27 +286,34 @@ static const char *press_name(int p)
 static void print_calibration(const struct hc_run *h, int p)
 {
 	const struct hc_calib *c = &h->calib[p];
+	char name[32];
 
-	printf("  calibration, %s (4 KiB read, median of %d taken through the runs): L1 %.0f ns, "
-	       "L2 %.0f ns, L3 %.0f ns, DRAM %.0f ns\n", press_name(p), c->reps, c->read_ns[HC_L1],
-	       c->read_ns[HC_L2], c->read_ns[HC_L3], c->read_ns[HC_DRAM]);
+	printf("  calibration, %s (4 KiB read, median [95%%] of %d taken through the runs%s):\n",
+	       press_name(p), c->reps, c->stable ? "" : "; NOT stable within 10%, classes are rough");
+	for (int i = 0; i < HC_NR_CLASSES; i++) {
+		if (isnan(c->read_ns[i])) {
+			printf("    %-5s absent or unreachable here\n", hc_class_name(i));
+			continue;
+		}
+		printf("    %-5s %5.0f ns [%.0f, %.0f]  class %s%s\n", hc_class_name(i), c->read_ns[i],
+		       c->read_lo[i], c->read_hi[i], hc_calib_class_name(c, i, name, sizeof(name)),
+		       c->group[i] != i ? " (merged: not told apart from the level below)" : "");
+	}
+	printf("    target counted as at L1/L2 below %.0f ns, as surely not above %.0f ns\n",
+	       hc_hot_limit(c), hc_cold_limit(c));
 	if (h->have_victim)
 		printf("    victim chase (%zu lines): %.0f us hot, %.0f us after chasing 2 x L2 "
 		       "of other lines\n",
 		       h->victim.nr_lines, c->victim_hot_ns / 1e3, c->victim_evicted_ns / 1e3);
-	if (c->read_ns[HC_L2] < 1.25 * c->read_ns[HC_L1])
-		printf("    note: L1 and L2 reads are within 25%% of each other (the clock pair "
-		       "dominates): read L1/L2 as one class\n");
-	if (c->read_ns[HC_DRAM] < 1.25 * c->read_ns[HC_L3])
-		printf("    note: L3 and DRAM reads are within 25%% of each other here: read "
-		       "L3/DRAM as one class\n");
 }
 
 static void print_table(const struct hc_run *h, int p, int v)
 {
+	char name[32];
+
 	printf("  %-10s %-11s %-19s %9s", h->variants[v], press_name(p), "order", "copy us");
 	for (int t = 0; t < HC_TARGETS; t++)
-		printf("  read n=%-5s", target_names[t]);
+		printf("  read n=%-9s", target_names[t]);
 	printf("  victim kept\n");
 	for (int o = 0; o < MMP_NR_HUGE_ORDERS; o++) {
 		double kept = med(h, p, v, o, -1, 2);
@@ -268,7 +322,8 @@ static void print_table(const struct hc_run *h, int p, int v)
 		for (int t = 0; t < HC_TARGETS; t++) {
 			double ns = med(h, p, v, o, t, 1);
 
-			printf("  %5.0f ns %-4s", ns, hc_class_name(hc_classify(&h->calib[p], ns)));
+			printf("  %5.0f ns %-7s", ns, hc_calib_class_name(&h->calib[p],
+				hc_classify(&h->calib[p], ns), name, sizeof(name)));
 		}
 		if (isnan(kept))
 			printf("  %10s\n", "n/a");
@@ -282,7 +337,7 @@ static void print_chart(const struct hc_run *h, int p, int v)
 {
 	const struct hc_calib *c = &h->calib[p];
 	double top = 0;
-	char bar[HC_CHART_W + 1];
+	char bar[HC_CHART_W + 1], name[32];
 
 	for (int o = 0; o < MMP_NR_HUGE_ORDERS; o++)
 		for (int t = 0; t < HC_TARGETS; t++)
@@ -309,7 +364,8 @@ static void print_chart(const struct hc_run *h, int p, int v)
 			for (int i = 0; i < len && i < HC_CHART_W; i++)
 				bar[i] = '#';
 			printf("  %-19s n=%-4s |%s| %5.0f ns %s\n", t ? "" : mmp_huge_order_name(o),
-			       target_names[t], bar, ns, hc_class_name(hc_classify(c, ns)));
+			       target_names[t], bar, ns,
+			       hc_calib_class_name(c, hc_classify(c, ns), name, sizeof(name)));
 		}
 	}
 }
@@ -318,29 +374,41 @@ static void print_chart(const struct hc_run *h, int p, int v)
 static void print_verdicts(const struct hc_run *h, int p, int v)
 {
 	double asc = med(h, p, v, MMP_HUGE_ORDER_ASCENDING, -1, 0);
+	char buf[64];
 
 	for (int o = MMP_HUGE_ORDER_TARGET_LAST; o < MMP_NR_HUGE_ORDERS; o++) {
-		char miss[64] = "";
-		size_t off = 0;
+		char miss[64];
+		enum bench_verdict hot = target_hot(h, p, v, o, miss, sizeof(miss));
+		struct bench_ci ci;
 
-		for (int t = 0; t < HC_TARGETS; t++) {
-			enum hc_class c = hc_classify(&h->calib[p], med(h, p, v, o, t, 1));
-
-			if (c > HC_L2)
-				off += snprintf(miss + off, sizeof(miss) - off, " n=%s", target_names[t]);
-		}
-		printf("  %-19s copy %+.1f%% against ascending; target at L1/L2 for every n: %s%s\n",
-		       mmp_huge_order_name(o), 100 * (med(h, p, v, o, -1, 0) / asc - 1),
-		       off ? "NO, not at" : "yes", miss);
+		copy_ci(h, p, v, o, &ci);
+		printf("  %-19s copy time ratio %s (%+.1f%% median time) against ascending; "
+		       "target at L1/L2 for every n (below %.0f ns): %s%s%s\n",
+		       mmp_huge_order_name(o), bench_ci_str(&ci, buf, sizeof(buf)),
+		       100 * (med(h, p, v, o, -1, 0) / asc - 1), hc_hot_limit(&h->calib[p]),
+		       bench_verdict_name(hot), *miss ? ", not at" : "", miss);
 	}
-	printf("  %-19s n=0 is a pure descending sweep: %+.1f%% copy time against ascending\n",
-	       "target-last", 100 * (med(h, p, v, MMP_HUGE_ORDER_TARGET_LAST, 0, 0) /
-				     med(h, p, v, MMP_HUGE_ORDER_ASCENDING, 0, 0) - 1));
+	{
+		double a[HC_RUNS], b[HC_RUNS];
+		int na = values(h, p, v, MMP_HUGE_ORDER_ASCENDING, 0, 0, a);
+		int nb = values(h, p, v, MMP_HUGE_ORDER_TARGET_LAST, 0, 0, b);
+		struct bench_ci ci;
+
+		int n = na < nb ? na : nb;
+
+		bench_ratio_ci(a, b, n < 0 ? 0 : (size_t)n, &ci);
+		printf("  %-19s n=0 is a pure descending sweep: copy time ratio %s against "
+		       "ascending\n", "target-last", bench_ci_str(&ci, buf, sizeof(buf)));
+	}
+	printf("  (n=X? : the interval of its median spans the limit; %d runs per target)\n",
+	       h->runs);
 }
 
 static void json_targets(char *buf, size_t len, size_t *off, const char *key,
 			 const struct hc_run *h, int p, int v, int o)
 {
+	char name[32];
+
 	*off += snprintf(buf + *off, len - *off, ",\"%s_read_ns\":{", key);
 	for (int t = 0; t < HC_TARGETS; t++)
 		*off += snprintf(buf + *off, len - *off, "%s\"%s\":%.1f", t ? "," : "",
@@ -349,7 +417,9 @@ static void json_targets(char *buf, size_t len, size_t *off, const char *key,
 	for (int t = 0; t < HC_TARGETS; t++)
 		*off += snprintf(buf + *off, len - *off, "%s\"%s\":\"%s\"", t ? "," : "",
 				 target_names[t],
-				 hc_class_name(hc_classify(&h->calib[p], med(h, p, v, o, t, 1))));
+				 hc_calib_class_name(&h->calib[p],
+						     hc_classify(&h->calib[p], med(h, p, v, o, t, 1)),
+						     name, sizeof(name)));
 	*off += snprintf(buf + *off, len - *off, "}");
 }
 
@@ -357,22 +427,32 @@ static void report_case(const struct hc_run *h, int p, int v, int o)
 {
 	struct mmp_seed_result base = { .label = "ascending" }, opt = { .label = mmp_huge_order_name(o) };
 	double kb = med(h, p, v, MMP_HUGE_ORDER_ASCENDING, -1, 2), ko = med(h, p, v, o, -1, 2);
-	const struct hc_calib *c = &h->calib[p];
-	char extra[2048];
+	struct mmp_seed_claim claim = {
+		.what = "target read at L1/L2 for every n",
+		.published = "target cache hot",
+	};
+	char extra[3072], name[96], miss[64];
+	struct bench_ci ci;
 	size_t off = 0;
 
+	copy_ci(h, p, v, o, &ci);
+	claim.verdict = target_hot(h, p, v, o, miss, sizeof(miss));
+	if (h->opts->deterministic)
+		claim.what = NULL;	/* no timing claims */
 	base.seconds = med(h, p, v, MMP_HUGE_ORDER_ASCENDING, -1, 0) * 1e-9;
 	opt.seconds = med(h, p, v, o, -1, 0) * 1e-9;
 	base.counters = sample(h, p, v, MMP_HUGE_ORDER_ASCENDING, 0, 0)->counters;
 	opt.counters = sample(h, p, v, o, 0, 0)->counters;
+	snprintf(name, sizeof(name), "%s/%s/%s", h->variants[v], p ? "pressure" : "quiet",
+		 mmp_huge_order_name(o));
 	off += snprintf(extra, sizeof(extra),
-			"\"case\":\"%s/%s/%s\",\"variant\":\"%s\",\"order\":\"%s\",\"pressure\":%s,"
+			"\"variant\":\"%s\",\"order\":\"%s\",\"pressure\":%s,"
 			"\"runs\":%d,\"neighbourhood\":%ld,\"deterministic\":%s,"
-			"\"calibration_ns\":{\"L1\":%.1f,\"L2\":%.1f,\"L3\":%.1f,\"DRAM\":%.1f}",
-			h->variants[v], p ? "pressure" : "quiet", mmp_huge_order_name(o),
+			"\"seconds_is\":\"median COW fault (copy) time over targets and runs\","
+			"\"not_hot_at\":\"%s\",\"calibration\":",
 			h->variants[v], mmp_huge_order_name(o), p ? "true" : "false", h->runs, h->nbhd,
-			h->opts->deterministic ? "true" : "false", c->read_ns[HC_L1],
-			c->read_ns[HC_L2], c->read_ns[HC_L3], c->read_ns[HC_DRAM]);
+			h->opts->deterministic ? "true" : "false", miss);
+	off += hc_calib_json(&h->calib[p], extra + off, sizeof(extra) - off);
 	json_targets(extra, sizeof(extra), &off, "baseline", h, p, v, MMP_HUGE_ORDER_ASCENDING);
 	json_targets(extra, sizeof(extra), &off, "optimized", h, p, v, o);
 	snprintf(extra + off, sizeof(extra) - off,
@@ -381,11 +461,13 @@ static void report_case(const struct hc_run *h, int p, int v, int o)
 	if (!h->opts->json)
 		printf("  [%s, %s] copy seconds (median over targets and runs):\n", h->variants[v],
 		       press_name(p));
-	mmp_seed_report(h->opts, "huge-copy", h->arch, &base, &opt, extra);
+	mmp_seed_report(h->opts, "huge-copy", h->arch, name, &base, &opt, &ci, &claim, extra);
 }
 
 static void write_csv(const struct hc_run *h)
 {
+	char name[32];
+
 	fprintf(h->csv, "arch,pressure,variant,order,target,n,run,copy_ns,read_ns,read_class,"
 			"victim_ns,victim_kept\n");
 	for (int p = 0; p < h->nr_press; p++)
@@ -400,7 +482,9 @@ static void write_csv(const struct hc_run *h)
 							target_names[t],
 							h->n[cell(h, p, v, o, t) * h->runs + r], r,
 							s->copy_ns, s->read_ns,
-							hc_class_name(hc_classify(&h->calib[p], s->read_ns)),
+							hc_calib_class_name(&h->calib[p],
+								hc_classify(&h->calib[p], s->read_ns),
+								name, sizeof(name)),
 							s->victim_ns,
 							h->have_victim ? hc_victim_kept(&h->calib[p], s->victim_ns) : NAN);
 					}
@@ -509,8 +593,8 @@ static void print_header(const struct hc_run *h)
 {
 	char a[32], b[32], c[32];
 
-	printf("huge-copy [%s]: the seed copies the sub-page a COW fault is about last, so it is "
-	       "cache hot\n", h->arch);
+	printf("huge-copy [%s]%s: the seed copies the sub-page a COW fault is about last, so it is "
+	       "cache hot\n", h->arch, mmp_seed_quick_tag(h->opts));
 	printf("  (Huang Ying, 2018; vm-scalability anon-cow-seq +16.6%% with 36 processes on a "
 	       "2-socket Xeon E5-2699 v3: see `mmprim-seeds anon-cow-seq`)\n");
 	printf("  host: PU %d, L1d %s, L2 %s, LLC (L%d) %s; ", h->topo.main_pu,

@@ -24,8 +24,11 @@
 
 #define LF_BYTES	(128 * BENCH_MIB)
 #define LF_BYTES_QUICK	(16 * BENCH_MIB)
-#define LF_ITERS	20
-#define LF_ITERS_QUICK	3
+#define LF_ITERS	20	/* at least, per side; the counter totals cover these */
+#define LF_ITERS_QUICK	10
+#define LF_MAX_ITERS	64
+#define LF_BUDGET	10.0	/* seconds per case; LF_ITERS pairs whatever they take */
+#define LF_BUDGET_QUICK	0.3
 #define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
 #define MIN_SZ(a, b)	((a) < (b) ? (a) : (b))
 
@@ -50,10 +53,10 @@ static const struct lf_case lf_cases[] = {
 
 struct lf_side {
 	struct bench_env env;
-	double secs[LF_ITERS];		/* CPU time of MADV_PAGEOUT, as the seed's clock() */
-	double wall[LF_ITERS];
+	double secs[LF_MAX_ITERS];	/* CPU time of MADV_PAGEOUT, as the seed's clock() */
+	double wall[LF_MAX_ITERS];
 	struct mmp_counters one;	/* of one MADV_PAGEOUT (the last) */
-	struct mmp_counters total;	/* over the measured iterations */
+	struct mmp_counters total;	/* over the first LF_ITERS (quick: _QUICK) iterations */
 	bool stable;			/* every iteration counted the same */
 };
 
@@ -149,12 +152,14 @@ static void json_array(char *buf, size_t len, size_t *off, const char *name, con
 	append(buf, len, off, "]");
 }
 
-static void print_summary(const struct lf_case *c, const struct lf_side *side,
-			  const double *model, int iters)
+static void print_summary(const struct lf_side *side, const double *model, int iters, int counted,
+			  const struct bench_ci *ci, const struct mmp_seed_claim *claim)
 {
 	static const char *const col[2] = { "split (LAZYFREE_PMD 0)", "no-split (LAZYFREE_PMD 1)" };
 	const struct mmp_counters *a = &side[0].one, *b = &side[1].one;
 	double med[2], wmed[2];
+	struct bench_ci wci;
+	char buf[64];
 
 	printf("  %-46s %s\n", col[0], col[1]);
 	for (int i = 0; i < iters; i++)
@@ -164,13 +169,14 @@ static void print_summary(const struct lf_case *c, const struct lf_side *side,
 		med[v] = bench_median(side[v].secs, iters);
 		wmed[v] = bench_median(side[v].wall, iters);
 	}
-	printf("  median: split %.6f s, no-split %.6f s: %.2fx", med[0], med[1], med[0] / med[1]);
-	if (c->redirty == LF_ALL)
-		printf(" (seed: %.4f s -> %.4f s, %.1fx; target >= %.1fx: %s)", SEED_SPLIT_S,
-		       SEED_NOSPLIT_S, SEED_SPLIT_S / SEED_NOSPLIT_S, SEED_TARGET,
-		       med[0] / med[1] >= SEED_TARGET ? "met" : "NOT met");
-	printf("\n  wall-clock median: split %.6f s, no-split %.6f s: %.2fx\n", wmed[0], wmed[1],
-	       wmed[0] / wmed[1]);
+	printf("  median of %d: split %.6f s, no-split %.6f s; time ratio %s", iters, med[0],
+	       med[1], bench_ci_str(ci, buf, sizeof(buf)));
+	if (claim->what)
+		printf(" (seed: %.4f s -> %.4f s, %.1fx; %s: %s)", SEED_SPLIT_S, SEED_NOSPLIT_S,
+		       SEED_SPLIT_S / SEED_NOSPLIT_S, claim->what, bench_verdict_name(claim->verdict));
+	bench_ratio_ci(side[0].wall, side[1].wall, iters, &wci);
+	printf("\n  wall-clock median: split %.6f s, no-split %.6f s; time ratio %s\n", wmed[0],
+	       wmed[1], bench_ci_str(&wci, buf, sizeof(buf)));
 	printf("  modeled hardware time per MADV_PAGEOUT: split %.3f us, no-split %.3f us (%.0fx)\n",
 	       model[0] * 1e6, model[1] * 1e6, model[0] / model[1]);
 	printf("  per MADV_PAGEOUT, split -> no-split: PMD splits %llu -> %llu, PTE tables "
@@ -186,8 +192,8 @@ static void print_summary(const struct lf_case *c, const struct lf_side *side,
 	       (unsigned long long)a->v[MMP_C_LAZYFREE_REDIRTIED],
 	       (unsigned long long)b->v[MMP_C_LAZYFREE_REDIRTIED],
 	       side[0].stable && side[1].stable ? "" : " (counts varied between iterations)");
-	printf("  over all %d iterations: PMD splits %llu -> %llu, PTE tables allocated %llu -> "
-	       "%llu\n", iters, (unsigned long long)side[0].total.v[MMP_C_PMD_SPLIT],
+	printf("  over the first %d iterations: PMD splits %llu -> %llu, PTE tables allocated "
+	       "%llu -> %llu\n", counted, (unsigned long long)side[0].total.v[MMP_C_PMD_SPLIT],
 	       (unsigned long long)side[1].total.v[MMP_C_PMD_SPLIT],
 	       (unsigned long long)side[0].total.v[MMP_C_PGTABLE_ALLOC],
 	       (unsigned long long)side[1].total.v[MMP_C_PGTABLE_ALLOC]);
@@ -199,16 +205,21 @@ static int lf_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 		       const struct lf_case *c)
 {
 	const uint64_t bytes = opts->quick ? LF_BYTES_QUICK : LF_BYTES;
-	const int iters = opts->quick ? LF_ITERS_QUICK : LF_ITERS;
+	const int counted = opts->quick ? LF_ITERS_QUICK : LF_ITERS;
 	struct mmp_seed_result base = { .label = "split" }, opt = { .label = "no-split" };
 	struct lf_side side[2];	/* 0: split (the base line), 1: no-split */
+	struct mmp_seed_claim claim = { 0 };
+	struct bench_pairs pairs;
 	struct mmp_counters d;
+	struct bench_ci ci;
 	double model[2], warm, warm_wall;
 	char extra[4096];
 	size_t off = 0;
-	int err = 0;
+	int err = 0, iters;
 
 	memset(side, 0, sizeof(side));
+	bench_pairs_init(&pairs, counted, LF_MAX_ITERS, opts->quick ? LF_BUDGET_QUICK : LF_BUDGET,
+			 c->redirty == LF_ALL ? SEED_TARGET : 0);
 	for (int v = 0; v < 2 && !err; v++) {
 		side[v].stable = true;
 		err = bench_env_create(&side[v].env, phys, 0, arch, 0);
@@ -217,12 +228,16 @@ static int lf_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 		if (!err)
 			err = bench_env_detach(&side[v].env);
 	}
-	/* A warm-up iteration each: the host reserves phys lazily, its first touch is not measured. */
+	/* A warm-up iteration each: caches and the allocator's lists. */
 	for (int v = 0; v < 2 && !err; v++)
 		err = lf_iteration(&side[v], c, bytes, &warm, &warm_wall, &d);
-	/* Alternate iteration by iteration so that drift of the host hits both alike. */
-	for (int i = 0; i < iters && !err; i++) {
-		for (int v = 0; v < 2 && !err; v++) {
+	/* Alternate, in turn first, so that drift of the host hits both alike. */
+	while (!err && bench_pairs_more(&pairs)) {
+		int i = (int)pairs.n;
+
+		for (int k = 0; k < 2 && !err; k++) {
+			int v = k ^ (i % 2);
+
 			err = lf_iteration(&side[v], c, bytes, &side[v].secs[i], &side[v].wall[i],
 					   &d);
 			if (err)
@@ -230,12 +245,21 @@ static int lf_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 			if (i && memcmp(&d, &side[v].one, sizeof(d)))
 				side[v].stable = false;
 			side[v].one = d;
-			for (int k = 0; k < MMP_NR_COUNTERS; k++)
-				side[v].total.v[k] += d.v[k];
+			for (int k2 = 0; k2 < MMP_NR_COUNTERS && i < counted; k2++)
+				side[v].total.v[k2] += d.v[k2];
 		}
+		if (!err)
+			err = bench_pairs_add(&pairs, side[0].secs[i], side[1].secs[i]);
 	}
 	if (err)
 		goto out;
+	iters = (int)pairs.n;
+	bench_pairs_ci(&pairs, &ci);
+	if (c->redirty == LF_ALL) {
+		claim.what = "time ratio >= 3.4x";
+		claim.published = "3.5x (7.3 -> 2.1 ms)";
+		claim.verdict = bench_verdict_at_least(&ci, SEED_TARGET);
+	}
 
 	for (int v = 0; v < 2; v++)
 		model[v] = modeled_s(side[v].env.space, &side[v].one);
@@ -245,13 +269,13 @@ static int lf_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 	opt.counters = side[1].one;
 
 	if (!opts->json) {
-		printf("lazyfree [%s, %s]: %d x (mmap %llu MiB, MADV_HUGEPAGE, %s, "
-		       "MADV_PAGEOUT timed, munmap)\n", arch, c->name, iters,
-		       (unsigned long long)(bytes / BENCH_MIB), c->what);
-		print_summary(c, side, model, iters);
+		printf("lazyfree [%s, %s]%s: %d x (mmap %llu MiB, MADV_HUGEPAGE, %s, "
+		       "MADV_PAGEOUT timed, munmap)\n", arch, c->name, mmp_seed_quick_tag(opts),
+		       iters, (unsigned long long)(bytes / BENCH_MIB), c->what);
+		print_summary(side, model, iters, counted, &ci, &claim);
 	}
 	append(extra, sizeof(extra), &off,
-	       "\"case\":\"%s\",\"iterations\":%d,\"bytes\":%llu,\"thps\":%llu,"
+	       "\"iterations\":%d,\"totals_over_iterations\":%d,\"bytes\":%llu,\"thps\":%llu,"
 	       "\"baseline_modeled_seconds\":%.9f,\"optimized_modeled_seconds\":%.9f,"
 	       "\"baseline_pmd_splits\":%llu,\"optimized_pmd_splits\":%llu,"
 	       "\"baseline_pgtable_alloc\":%llu,\"optimized_pgtable_alloc\":%llu,"
@@ -263,7 +287,7 @@ static int lf_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 	       "\"baseline_wall_seconds\":%.9f,\"optimized_wall_seconds\":%.9f,"
 	       "\"baseline_pmd_splits_total\":%llu,\"optimized_pmd_splits_total\":%llu,"
 	       "\"baseline_pgtable_alloc_total\":%llu,\"optimized_pgtable_alloc_total\":%llu,",
-	       c->name, iters, (unsigned long long)bytes,
+	       iters, counted, (unsigned long long)bytes,
 	       (unsigned long long)(bytes / MMP_PMD_SIZE), model[0], model[1],
 	       (unsigned long long)side[0].one.v[MMP_C_PMD_SPLIT],
 	       (unsigned long long)side[1].one.v[MMP_C_PMD_SPLIT],
@@ -283,13 +307,14 @@ static int lf_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 	json_array(extra, sizeof(extra), &off, "baseline_iteration_seconds", side[0].secs, iters);
 	append(extra, sizeof(extra), &off, ",");
 	json_array(extra, sizeof(extra), &off, "optimized_iteration_seconds", side[1].secs, iters);
-	mmp_seed_report(opts, "lazyfree", arch, &base, &opt, extra);
+	mmp_seed_report(opts, "lazyfree", arch, c->name, &base, &opt, &ci, &claim, extra);
 	if (!opts->json)
 		putchar('\n');
 out:
 	for (int v = 0; v < 2; v++)
 		if (side[v].env.space)
 			bench_env_destroy(&side[v].env);
+	bench_pairs_free(&pairs);
 	return err;
 }
 
@@ -300,6 +325,8 @@ static int lazyfree_arch(const struct mmp_seed_opts *opts, const char *arch)
 	/* One mapping at a time, its tables, and room for a fallback to small pages. */
 	int err = mmp_phys_create(2 * bytes, &phys);
 
+	if (!err)
+		err = bench_phys_warm(phys);
 	for (size_t i = 0; !err && i < sizeof(lf_cases) / sizeof(lf_cases[0]); i++)
 		err = lf_case_run(opts, arch, phys, &lf_cases[i]);
 	if (phys)

@@ -12,8 +12,10 @@
 
 #define PF_BYTES	(128 * BENCH_MIB)
 #define PF_BYTES_QUICK	(16 * BENCH_MIB)
-#define PF_RUNS		7
-#define PF_RUNS_QUICK	3
+#define PF_MIN_RUNS	10	/* per side, in pairs */
+#define PF_MAX_RUNS	40
+#define PF_BUDGET	8.0	/* seconds per back end; PF_MIN_RUNS pairs whatever they take */
+#define PF_BUDGET_QUICK	0.3
 #define PF_OPT_ORDER	4	/* 64 KiB */
 #define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
 
@@ -51,20 +53,26 @@ out:
 static int page_fault_arch(const struct mmp_seed_opts *opts, const char *arch)
 {
 	const uint64_t bytes = opts->quick ? PF_BYTES_QUICK : PF_BYTES;
-	const int runs = opts->quick ? PF_RUNS_QUICK : PF_RUNS;
 	const double pages = bytes / MMP_PAGE_SIZE;
 	struct mmp_seed_result base = { .label = "4K folios" };
 	struct mmp_seed_result opt = { .label = "64K folios" };
-	double base_s[PF_RUNS], opt_s[PF_RUNS];
 	struct bench_env base_env, opt_env;
+	struct bench_pairs pairs;
 	struct mmp_phys *phys;
-	char extra[256];
-	int err, r;
+	struct bench_ci ci;
+	double faults[2], bs, os;
+	char extra[512];
+	int err;
 
+	bench_pairs_init(&pairs, PF_MIN_RUNS, PF_MAX_RUNS, opts->quick ? PF_BUDGET_QUICK : PF_BUDGET,
+			 0);
 	/* Room for one mapping at a time plus its tables, whatever the folio size. */
 	err = mmp_phys_create(2 * bytes, &phys);
 	if (err)
 		return err;
+	err = bench_phys_warm(phys);
+	if (err)
+		goto out_phys;
 	err = bench_env_create(&base_env, phys, 0, arch, 0);
 	if (err)
 		goto out_phys;
@@ -75,39 +83,54 @@ static int page_fault_arch(const struct mmp_seed_opts *opts, const char *arch)
 	bench_env_detach(&opt_env);
 
 	/*
-	 * A warm-up run each first: the host reserves phys lazily, and its first
-	 * touch is not what we measure. Then alternate the variants so that drift
-	 * of the host hits both alike.
+	 * A warm-up run each first (caches, the allocator's lists). Then
+	 * alternate the variants, in turn first in a pair, so that drift of the
+	 * host hits both alike.
 	 */
-	err = page_fault1(&base_env, bytes, &base_s[0], &base.counters);
+	err = page_fault1(&base_env, bytes, &bs, &base.counters);
 	if (!err)
-		err = page_fault1(&opt_env, bytes, &opt_s[0], &opt.counters);
+		err = page_fault1(&opt_env, bytes, &os, &opt.counters);
+	while (!err && bench_pairs_more(&pairs)) {
+		if (pairs.n % 2) {
+			err = page_fault1(&opt_env, bytes, &os, &opt.counters);
+			if (!err)
+				err = page_fault1(&base_env, bytes, &bs, &base.counters);
+		} else {
+			err = page_fault1(&base_env, bytes, &bs, &base.counters);
+			if (!err)
+				err = page_fault1(&opt_env, bytes, &os, &opt.counters);
+		}
+		if (!err)
+			err = bench_pairs_add(&pairs, bs, os);
+	}
 	if (err)
 		goto out_opt;
-	for (r = 0; r < runs; r++) {
-		err = page_fault1(&base_env, bytes, &base_s[r], &base.counters);
-		if (!err)
-			err = page_fault1(&opt_env, bytes, &opt_s[r], &opt.counters);
-		if (err)
-			goto out_opt;
-	}
-	base.seconds = bench_median(base_s, runs);
-	opt.seconds = bench_median(opt_s, runs);
+	bench_pairs_ci(&pairs, &ci);
+	base.seconds = bench_median(pairs.base, pairs.n);
+	opt.seconds = bench_median(pairs.opt, pairs.n);
+	/* A 64 KiB folio maps 16 pages per fault: per page touched and per fault differ. */
+	faults[0] = base.counters.v[MMP_C_FAULT_ANON] + base.counters.v[MMP_C_FAULT_HUGE_ANON];
+	faults[1] = opt.counters.v[MMP_C_FAULT_ANON] + opt.counters.v[MMP_C_FAULT_HUGE_ANON];
 
 	if (!opts->json) {
-		printf("page-fault [%s]: %s %.4f s (%.0f ns/fault), %s %.4f s (%.0f ns/fault), "
-		       "ratio %.1fx\n", arch, base.label, base.seconds, base.seconds * 1e9 / pages,
-		       opt.label, opt.seconds, opt.seconds * 1e9 / pages, base.seconds / opt.seconds);
-		printf("  (%llu MiB mapped, one write per 4 KiB page, unmapped; median of %d runs;"
-		       " ns per page touched; counters of one run)\n",
-		       (unsigned long long)(bytes / BENCH_MIB), runs);
+		printf("page-fault [%s]%s: %s %.4f s (%.0f ns per page touched, %.0f ns per fault), "
+		       "%s %.4f s (%.0f ns per page touched, %.0f ns per fault)\n", arch,
+		       mmp_seed_quick_tag(opts), base.label, base.seconds,
+		       base.seconds * 1e9 / pages, base.seconds * 1e9 / faults[0], opt.label,
+		       opt.seconds, opt.seconds * 1e9 / pages, opt.seconds * 1e9 / faults[1]);
+		printf("  (%llu MiB mapped, one write per 4 KiB page, unmapped; medians of %zu "
+		       "alternating runs per side; %.0f and %.0f faults per run; counters of one "
+		       "run)\n", (unsigned long long)(bytes / BENCH_MIB), pairs.n, faults[0],
+		       faults[1]);
 	}
 	snprintf(extra, sizeof(extra),
-		 "\"bytes\":%llu,\"runs\":%d,\"baseline_folio_kib\":4,\"optimized_folio_kib\":%lu,"
+		 "\"bytes\":%llu,\"runs\":%zu,\"baseline_folio_kib\":4,\"optimized_folio_kib\":%lu,"
+		 "\"baseline_ns_per_page\":%.1f,\"optimized_ns_per_page\":%.1f,"
 		 "\"baseline_ns_per_fault\":%.1f,\"optimized_ns_per_fault\":%.1f",
-		 (unsigned long long)bytes, runs, bench_order_kib(PF_OPT_ORDER),
-		 base.seconds * 1e9 / pages, opt.seconds * 1e9 / pages);
-	mmp_seed_report(opts, "page-fault", arch, &base, &opt, extra);
+		 (unsigned long long)bytes, pairs.n, bench_order_kib(PF_OPT_ORDER),
+		 base.seconds * 1e9 / pages, opt.seconds * 1e9 / pages,
+		 base.seconds * 1e9 / faults[0], opt.seconds * 1e9 / faults[1]);
+	mmp_seed_report(opts, "page-fault", arch, NULL, &base, &opt, &ci, NULL, extra);
 	if (!opts->json)
 		putchar('\n');
 
@@ -117,6 +140,7 @@ out_base:
 	bench_env_destroy(&base_env);
 out_phys:
 	mmp_phys_destroy(phys);
+	bench_pairs_free(&pairs);
 	return err;
 }
 

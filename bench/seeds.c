@@ -5,8 +5,9 @@
  *   mmprim-seeds list
  *   mmprim-seeds NAME|all [--arch A] [--quick] [--json] [--deterministic] [--csv FILE]
  *
- * Exit status: 0, 1 when a seed failed, 2 on a usage error (unknown seed, arch
- * or option; a seed that cannot run on the arch asked for).
+ * Exit status: 0 (also when a target is not met: that is a measurement), 1 when
+ * a seed failed to run, 2 on a usage error (unknown seed, arch or option; a
+ * seed that cannot run on the arch asked for). `all` ends with a summary table.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -67,6 +68,62 @@ int mmp_seed_for_each_arch(const struct mmp_seed_opts *opts, const char *const *
 	return 0;
 }
 
+/* A row of the summary that ends the text output. */
+struct summary_row {
+	char seed[24], arch[16], name[64], published[40], figure[48], verdict[16];
+};
+
+#define MAX_SUMMARY	256
+static struct summary_row summary[MAX_SUMMARY];
+static size_t nr_summary;
+
+static void summary_add(const char *seed, const char *arch, const char *case_name,
+			const struct bench_ci *ci, const struct mmp_seed_claim *claim)
+{
+	struct summary_row *r;
+
+	if (nr_summary == MAX_SUMMARY)
+		return;
+	r = &summary[nr_summary++];
+	snprintf(r->seed, sizeof(r->seed), "%s", seed);
+	snprintf(r->arch, sizeof(r->arch), "%s", arch);
+	snprintf(r->name, sizeof(r->name), "%s", case_name ? case_name : "");
+	snprintf(r->published, sizeof(r->published), "%s",
+		 claim && claim->published ? claim->published : "-");
+	bench_ci_str(ci, r->figure, sizeof(r->figure));
+	snprintf(r->verdict, sizeof(r->verdict), "%s",
+		 bench_verdict_name(claim && claim->what ? claim->verdict : BENCH_NO_CLAIM));
+}
+
+static void summary_print(bool quick)
+{
+	if (!nr_summary)
+		return;
+	printf("summary%s: time ratio baseline / optimized (> 1: the optimization is faster), "
+	       "median [95%% interval]\n", quick ? " [quick]" : "");
+	printf("%-13s %-8s %-38s %-28s %-24s %s\n", "seed", "arch", "case", "seed's figure",
+	       "this run", "verdict");
+	for (size_t i = 0; i < nr_summary; i++) {
+		const struct summary_row *r = &summary[i];
+
+		printf("%-13s %-8s %-38s %-28s %-24s %s\n", r->seed, r->arch, r->name,
+		       r->published, r->figure, r->verdict);
+	}
+}
+
+const char *mmp_seed_quick_tag(const struct mmp_seed_opts *opts)
+{
+	return opts->quick ? " [quick]" : "";
+}
+
+static void json_or_null(const char *s)
+{
+	if (s)
+		bench_json_string(stdout, s);
+	else
+		fputs("null", stdout);
+}
+
 static void report_json_side(const struct mmp_seed_result *r)
 {
 	fputs("{\"seconds\":", stdout);
@@ -77,22 +134,39 @@ static void report_json_side(const struct mmp_seed_result *r)
 }
 
 void mmp_seed_report(const struct mmp_seed_opts *opts, const char *seed, const char *arch,
-		     const struct mmp_seed_result *base, const struct mmp_seed_result *opt,
-		     const char *extra_json)
+		     const char *case_name, const struct mmp_seed_result *base,
+		     const struct mmp_seed_result *opt, const struct bench_ci *ci,
+		     const struct mmp_seed_claim *claim, const char *extra_json)
 {
-	double ratio = base->seconds / opt->seconds;
+	bool has_claim = claim && claim->what;
+	char buf[64];
 
+	summary_add(seed, arch, case_name, ci, claim);
 	if (opts->json) {
 		fputs("{\"seed\":", stdout);
 		bench_json_string(stdout, seed);
 		fputs(",\"arch\":", stdout);
 		bench_json_string(stdout, arch);
-		fputs(",\"baseline\":", stdout);
+		if (case_name) {
+			fputs(",\"case\":", stdout);
+			bench_json_string(stdout, case_name);
+		}
+		printf(",\"quick\":%s,\"baseline\":", opts->quick ? "true" : "false");
 		report_json_side(base);
 		fputs(",\"optimized\":", stdout);
 		report_json_side(opt);
 		fputs(",\"ratio\":", stdout);
-		bench_json_number(stdout, ratio);
+		bench_json_number(stdout, ci->ratio);
+		fputs(",\"ratio_ci\":[", stdout);
+		bench_json_number(stdout, ci->lo);
+		fputc(',', stdout);
+		bench_json_number(stdout, ci->hi);
+		printf("],\"samples\":%zu,\"claim\":", ci->samples);
+		json_or_null(has_claim ? claim->what : NULL);
+		fputs(",\"published\":", stdout);
+		json_or_null(claim ? claim->published : NULL);
+		fputs(",\"verdict\":", stdout);
+		json_or_null(has_claim ? bench_verdict_name(claim->verdict) : NULL);
 		if (extra_json && *extra_json)
 			printf(",%s", extra_json);
 		fputs("}\n", stdout);
@@ -104,8 +178,12 @@ void mmp_seed_report(const struct mmp_seed_opts *opts, const char *seed, const c
 	       BENCH_VALUE_W, opt->label);
 	printf("%-*s %*.6f %*.6f\n", BENCH_NAME_W, "seconds", BENCH_VALUE_W, base->seconds,
 	       BENCH_VALUE_W, opt->seconds);
-	printf("%-*s %*s %*.2fx\n", BENCH_NAME_W, "ratio", BENCH_VALUE_W, "",
-	       BENCH_VALUE_W - 1, ratio);
+	printf("%-*s %s (%+.1f%% time), %zu samples per side\n", BENCH_NAME_W, "time ratio",
+	       bench_ci_str(ci, buf, sizeof(buf)), 100 * (1 / ci->ratio - 1), ci->samples);
+	if (has_claim)
+		printf("%-*s %s%s%s: %s\n", BENCH_NAME_W, "claim", claim->what,
+		       claim->published ? "; seed: " : "", claim->published ? claim->published : "",
+		       bench_verdict_name(claim->verdict));
 	bench_print_counter_table(stdout, &base->counters, &opt->counters);
 	fflush(stdout);
 }
@@ -231,5 +309,8 @@ int main(int argc, char **argv)
 		if (r > ret)
 			ret = r;
 	}
+	/* A target not met is a measurement, not a failure: the status says only whether all ran. */
+	if (!opts.json)
+		summary_print(opts.quick);
 	return ret;
 }

@@ -14,9 +14,11 @@
 
 #include <mmprim/mmprim.h>
 
+#include "stats.h"
+
 struct mmp_seed_opts {
 	const char *arch;	/* NULL: each default back end of the seed */
-	bool quick;		/* a smaller, faster run (smoke tests) */
+	bool quick;		/* smaller sizes, the same statistics: indicative, marked "quick" */
 	bool json;		/* one JSON object per line on stdout, nothing else */
 	bool deterministic;	/* a fixed tiny workload for cachegrind, no timing claims */
 	const char *csv;	/* write every sample to this file, for plotting (NULL: none) */
@@ -33,7 +35,14 @@ struct mmp_seed {
 struct mmp_seed_result {
 	const char *label;	/* column title, e.g. "4K folios" */
 	double seconds;		/* the seed's figure of merit, lower is better */
-	struct mmp_counters counters;	/* of one run */
+	struct mmp_counters counters;	/* of one run; identical run to run */
+};
+
+/* What the seed claims of this case, and whether this run bears it out. */
+struct mmp_seed_claim {
+	const char *what;	/* e.g. "time ratio >= 3.4x"; NULL: no claim */
+	const char *published;	/* the seed's own figure, e.g. "1.58x (Apple M3)"; NULL: none */
+	enum bench_verdict verdict;
 };
 
 /**
@@ -45,16 +54,25 @@ int mmp_seed_for_each_arch(const struct mmp_seed_opts *opts, const char *const *
 			   int (*fn)(const struct mmp_seed_opts *opts, const char *arch));
 
 /**
- * mmp_seed_report() - print @base against @opt.
+ * mmp_seed_report() - print @base against @opt, and keep a row for the summary.
+ * @case_name: tells the cases of one seed and arch apart, or NULL.
+ * @ci: the time ratio baseline / optimized with its interval.
+ * @claim: the seed's claim for this case, or NULL.
  * @extra_json: seed-specific fields `"key":value,...` (no braces) added to the
  *	JSON object, or NULL.
  *
- * Text mode: the table (seconds, ratio, counters non-zero on either side); the
- * seed prints its own lines before. JSON mode: exactly one line, the object
- * {"seed","arch","baseline":{"seconds","counters"},"optimized":{...},"ratio",...}.
+ * Text mode: the table (seconds, ratio with interval, claim, counters non-zero
+ * on either side); the seed prints its own lines before. JSON mode: exactly one
+ * line, the object {"seed","arch","case","quick","baseline":{"seconds",
+ * "counters"},"optimized":{...},"ratio","ratio_ci":[lo,hi],"samples","claim",
+ * "published","verdict",...}.
  */
 void mmp_seed_report(const struct mmp_seed_opts *opts, const char *seed, const char *arch,
-		     const struct mmp_seed_result *base, const struct mmp_seed_result *opt,
-		     const char *extra_json);
+		     const char *case_name, const struct mmp_seed_result *base,
+		     const struct mmp_seed_result *opt, const struct bench_ci *ci,
+		     const struct mmp_seed_claim *claim, const char *extra_json);
+
+/* " [quick]" in quick mode, "" otherwise: for the seeds' headlines. */
+const char *mmp_seed_quick_tag(const struct mmp_seed_opts *opts);
 
 #endif /* MMP_BENCH_SEEDS_H */

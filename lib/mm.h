@@ -76,6 +76,7 @@ uint32_t pgtable_alloc(struct mmp_space *s);
 void pgtable_free(struct mmp_space *s, uint32_t pfn);
 void pgtable_unlinked(struct mmp_space *s, uint32_t pfn);
 void pgtable_release(struct mmp_space *s, uint32_t pfn, enum mmp_counter how);
+void pgtable_put(struct mmp_space *s, uint32_t pfn);
 mmp_pte_t *pmd_alloc(struct mmp_space *s, uint64_t addr);
 mmp_pte_t *pmd_offset(struct mmp_space *s, uint64_t addr);
 int pte_alloc(struct mmp_space *s, mmp_pte_t *pmdp);

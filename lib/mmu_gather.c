@@ -126,7 +126,9 @@ struct table_batch {
 /*
  * The grace period is over. The batch leaves the in-flight set as a whole under
  * pt_rcu_lock: mmp_space_verify() holds it to account for tables in flight
- * without waiting for them, so it must never see a batch half released.
+ * without waiting for them, so it must never see a batch half released. Not
+ * counted here: callbacks run whenever the grace period ends, and counters must
+ * not depend on that (tlb_table_flush counted the batch when it queued it).
  */
 static void tlb_remove_table_rcu(struct rcu_head *head)
 {
@@ -135,7 +137,7 @@ static void tlb_remove_table_rcu(struct rcu_head *head)
 
 	pthread_mutex_lock(&phys->pt_rcu_lock);
 	for (unsigned int i = 0; i < b->nr; i++)
-		pgtable_release(b->s, b->tables[i], MMP_C_PGTABLE_FREE_RCU);
+		pgtable_put(b->s, b->tables[i]);
 	__atomic_fetch_sub(&phys->nr_pt_rcu, b->nr, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&phys->pt_rcu_lock);
 	free(b);
@@ -166,6 +168,7 @@ static void tlb_table_flush(struct mmp_gather *tlb)
 			page_flag_set(pfn_to_page(s->phys, b->tables[i]), PG_pt_rcu);
 		__atomic_fetch_add(&s->phys->nr_pt_rcu, b->nr, __ATOMIC_RELAXED);
 		count_inc(s, MMP_C_RCU_CALL);
+		count_add(s, MMP_C_PGTABLE_FREE_RCU, b->nr);
 		call_rcu(&b->rcu, tlb_remove_table_rcu);
 	} else {
 		/*

@@ -45,9 +45,10 @@ void pgtable_unlinked(struct mmp_space *s, uint32_t pfn)
 
 /*
  * Give an unlinked table back to the allocator, poisoned so that a walker
- * reading it afterwards sees PT_POISON instead of plausible entries.
+ * reading it afterwards sees PT_POISON instead of plausible entries. Counts
+ * nothing: the caller counted the free where it was decided.
  */
-void pgtable_release(struct mmp_space *s, uint32_t pfn, enum mmp_counter how)
+void pgtable_put(struct mmp_space *s, uint32_t pfn)
 {
 	struct mmp_page *page = pfn_to_page(s->phys, pfn);
 	mmp_pte_t *t = space_table(s, pfn);
@@ -55,7 +56,6 @@ void pgtable_release(struct mmp_space *s, uint32_t pfn, enum mmp_counter how)
 	MMP_BUG_ON(!(page->flags & PG_pt_freeing));
 	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++)
 		__atomic_store_n(&t[i], PT_POISON, __ATOMIC_RELAXED);
-	count_inc(s, how);
 	/*
 	 * No longer a table, nor in flight. Only PG_pt_freeing stays: should a
 	 * speculative GUP-fast grab hold the frame past our put, verify sees a
@@ -65,6 +65,13 @@ void pgtable_release(struct mmp_space *s, uint32_t pfn, enum mmp_counter how)
 	/* put_page: a speculative GUP-fast grab on the frame defers the free to its put. */
 	if (__atomic_sub_fetch(&page->refcount, 1, __ATOMIC_ACQ_REL) == 0)
 		phys_free_pages(s->phys, pfn, 0);
+}
+
+/* Free an unlinked table now, counted as @how. */
+void pgtable_release(struct mmp_space *s, uint32_t pfn, enum mmp_counter how)
+{
+	count_inc(s, how);
+	pgtable_put(s, pfn);
 }
 
 /*

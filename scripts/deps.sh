@@ -8,9 +8,10 @@
 set -euo pipefail
 
 # clang and its runtime build the libFuzzer target of the differential test
-# (and the clang -Werror build); abigail-tools checks the ABI.
+# (and the clang -Werror build); abigail-tools checks the ABI; python3-matplotlib
+# draws the seeds' figures (scripts/plot.py, run by /usr/bin/python3).
 packages=(meson ninja-build pkg-config gcc g++ liburcu-dev libbenchmark-dev libhwloc-dev hwloc clang
-	  libclang-rt-14-dev abigail-tools)
+	  libclang-rt-14-dev abigail-tools python3-matplotlib)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	# Not Debian: check for the tools and libraries themselves instead.

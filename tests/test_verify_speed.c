@@ -122,8 +122,8 @@ static void check_in_flight(const char *arch)
 	tap_eq(fails, 0, "%s: verify passes right after each of %d munmaps", arch, ROUNDS);
 	tap_ok(waiting >= ROUNDS * CHUNK / PMD_SIZE,
 	       "%s: the unmapped tables were in flight meanwhile (%lld)", arch, (long long)waiting);
-	tap_eq(counter(s, MMP_C_PGTABLE_FREE_RCU) - freed0, 0,
-	       "%s: none freed: the grace period never ended", arch);
+	tap_eq(counter(s, MMP_C_PGTABLE_FREE_RCU) - freed0, waiting,
+	       "%s: each counted when queued, though the grace period never ended", arch);
 	tap_eq(barriers() - b0, 0, "%s: verify called no rcu_barrier", arch);
 
 	/* In flight or not, a table unlinked and never sent to be freed is a leak. */
@@ -139,7 +139,7 @@ static void check_in_flight(const char *arch)
 	settle();
 	tap_eq(in_flight(), 0, "%s: the grace period ended, every table came home", arch);
 	tap_eq(counter(s, MMP_C_PGTABLE_FREE_RCU) - freed0, waiting,
-	       "%s: each one freed by its RCU batch", arch);
+	       "%s: the grace period's end counted nothing more", arch);
 	tap_eq(mmp_space_verify(s), 0, "%s: verify", arch);
 	tap_eq(mmp_space_destroy(s), 0, "%s: destroy", arch);
 }

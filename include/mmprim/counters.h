@@ -3,6 +3,16 @@
  * Deterministic event counters of a space, counting what Linux 6.18 (the
  * kernel libmmprim models, MMP_KERNEL_MODELED) would do. Counts do not depend on timing, so
  * tests and benches compare them exactly; read them with mmp_space_counters().
+ *
+ * When a counter is counted: each one by the call that makes its event, on the
+ * calling thread, before the call returns, so a read after the call sees all of
+ * it. That holds for deferred work too: a page-table free is counted when it is
+ * decided, pgtable_free_rcu (with rcu_call) when the table batch is queued to
+ * call_rcu, pgtable_free_sync (with rcu_sync) when the table is freed after its
+ * synchronize_rcu, never when a grace period happens to end. Counts of races
+ * between threads sharing a space (fault_spurious, gup_fast_backoff,
+ * pt_poison_seen, reclaim_keep, pt_reclaim_fast / _slow) depend on how the
+ * threads interleave; with one thread per space every count repeats exactly.
  */
 #ifndef MMPRIM_COUNTERS_H
 #define MMPRIM_COUNTERS_H
@@ -57,8 +67,8 @@ extern "C" {
 	X(MOVE_PMD,		"move_pmd",		"mremap moves of a whole PTE table or huge PMD") \
 	X(PGTABLE_ALLOC,	"pgtable_alloc",	"page-table pages allocated (deposits too)")	\
 	X(PGTABLE_FREE,		"pgtable_free",		"page-table pages freed unused (deposits, races)") \
-	X(PGTABLE_FREE_RCU,	"pgtable_free_rcu",	"page tables freed after a call_rcu grace period") \
-	X(PGTABLE_FREE_SYNC,	"pgtable_free_sync",	"page tables freed after synchronize_rcu")	\
+	X(PGTABLE_FREE_RCU,	"pgtable_free_rcu",	"page tables queued to call_rcu (freed after a grace period)") \
+	X(PGTABLE_FREE_SYNC,	"pgtable_free_sync",	"page tables freed after their synchronize_rcu") \
 	X(RCU_CALL,		"rcu_call",		"call_rcu() of a table batch")			\
 	X(RCU_SYNC,		"rcu_sync",		"synchronize_rcu() waits for one table")	\
 	X(PT_RECLAIM_FAST,	"pt_reclaim_fast",	"empty PTE tables reclaimed, PMD lock trylocked") \
