@@ -4,9 +4,10 @@
  * largest gap below a VMA in each subtree (the rb_subtree_gap of the
  * kernel's pre-6.1 mm_rb, which the maple tree replaced), and the VMAs'
  * address-ordered list (vm_next, vm_prev). Every update walks from the nodes
- * it touched to the root, rebalancing and refreshing heights and gaps, so it
- * is O(log n); a VMA's gap depends on its predecessor, so an update also
- * refreshes the path of the VMA after the one it inserted or erased.
+ * it touched towards the root, rebalancing and refreshing heights and gaps
+ * until nothing changes, so it is O(log n); a VMA's gap depends on its
+ * predecessor, so an update also refreshes the VMA after the one it inserted
+ * or erased. Each node caches its own gap, so an update reads only the path.
  *
  * Lockless readers: all link and key stores are single relaxed atomic stores
  * inside the tree's seqcount, freed VMAs wait for a grace period, and a walk
@@ -361,9 +362,7 @@ const char *vma_tree_check(const struct vma_tree *t)
 {
 	const char *why = NULL;
 	unsigned int in_tree = 0, in_list = 0;
-	const struct mmp_vma *prev = NULL;
-
-	const struct mmp_vma *cursor = t->first;
+	const struct mmp_vma *prev = NULL, *cursor = t->first;
 
 	if (t->root && t->root->rb_parent)
 		return "the root has a parent";
