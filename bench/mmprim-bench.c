@@ -12,6 +12,9 @@
  *   zap/<arch>/<folio KiB>/<batch>  munmap of 16 MiB populated, batching off or on
  *   huge_copy/<order>/<variant>/<n>/<pressure>
  *                                   COW of a cold 2 MiB THP at sub-page n (bench_huge_copy.c)
+ *   vma_scale/..., page_fault_threads/...
+ *                                   VMA calls at 1k-65k VMAs, faults from 1 and 2 CPUs
+ *                                   (bench_vma.c)
  *
  * Each row carries the library counters per iteration as user counters;
  * --benchmark_format=json gives them as keys of the row.
@@ -23,6 +26,7 @@
 
 #include <mmprim/mmprim.h>
 
+#include "bench_vma.h"
 #include "common.h"
 #include "huge_copy.h"
 #include "shim.h"
@@ -347,6 +351,11 @@ int main(int argc, char **argv)
 
 	if (hc_register_benches()) {
 		fprintf(stderr, "mmprim-bench: cannot register the huge_copy benches\n");
+		return 1;
+	}
+
+	if (vma_register_benches(phys)) {
+		fprintf(stderr, "mmprim-bench: cannot register the VMA benches\n");
 		return 1;
 	}
 

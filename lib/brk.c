@@ -14,6 +14,7 @@
  */
 #include "internal.h"
 #include "mm.h"
+#include "mmap_lock.h"
 
 /* What brk memory is: data, read and write, charged to overcommit (do_brk_flags). */
 #define VM_BRK_FLAGS	(VM_READ | VM_WRITE | VM_ACCOUNT)
@@ -25,13 +26,13 @@ MMP_EXPORT int mmp_brk_init(struct mmp_space *s, uint64_t start_brk)
 	if (!s || (start_brk & (PAGE_SIZE - 1)) || start_brk < MMP_MMAP_MIN_ADDR ||
 	    start_brk >= TASK_SIZE(s))
 		return -EINVAL;
-	pthread_rwlock_wrlock(&s->mmap_lock);
+	mmap_write_lock(s);
 	/* A heap in use stays where it is: moving start_brk would orphan it. */
 	if (s->start_brk && s->brk != s->start_brk)
 		err = -EBUSY;
 	else
 		s->start_brk = s->brk = start_brk;
-	pthread_rwlock_unlock(&s->mmap_lock);
+	mmap_write_unlock(s);
 	return err;
 }
 
@@ -55,7 +56,7 @@ static int brk_grow(struct mmp_space *s, uint64_t newbrk, uint64_t oldbrk)
 	/* One free page must stay between the heap and whatever lies above it. */
 	if (find_vma_intersection(s, oldbrk, newbrk + PAGE_SIZE))
 		return -ENOMEM;
-	if (s->nr_vmas >= MMP_MAX_MAP_COUNT)
+	if (s->vmas.nr >= MMP_MAX_MAP_COUNT)
 		return -ENOMEM;
 	err = vma_insert(s, oldbrk, newbrk, VM_BRK_FLAGS, oldbrk >> PAGE_SHIFT, NULL);
 	if (err)
@@ -76,7 +77,7 @@ MMP_EXPORT int mmp_brk(struct mmp_space *s, uint64_t brk, uint64_t *brk_out)
 
 	if (!s || !brk_out)
 		return -EINVAL;
-	pthread_rwlock_wrlock(&s->mmap_lock);
+	mmap_write_lock(s);
 	if (!s->start_brk) {
 		err = -EINVAL;
 		goto out;
@@ -105,6 +106,6 @@ MMP_EXPORT int mmp_brk(struct mmp_space *s, uint64_t brk, uint64_t *brk_out)
 	}
 out:
 	*brk_out = s->brk;
-	pthread_rwlock_unlock(&s->mmap_lock);
+	mmap_write_unlock(s);
 	return err;
 }

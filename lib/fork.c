@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "mm.h"
+#include "mmap_lock.h"
 
 struct copy_ctx {
 	struct mmp_space *dst;
@@ -181,7 +182,7 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 	err = space_alloc(parent->phys, parent->arch, &child);
 	if (err)
 		return err;
-	pthread_rwlock_wrlock(&parent->mmap_lock);
+	mmap_write_lock(parent);
 	child->copy = parent->copy;
 	child->tlb_entries = parent->tlb_entries;
 	child->tlb_ways = parent->tlb_ways;
@@ -190,43 +191,40 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 	child->mmap_base = parent->mmap_base;
 	child->start_brk = parent->start_brk;
 	child->brk = parent->brk;
-	child->vmas = malloc(MAX(parent->nr_vmas, 1u) * sizeof(*child->vmas));
-	err = child->vmas ? 0 : -ENOMEM;
-	if (!err) {
-		child->vma_cap = MAX(parent->nr_vmas, 1u);
-		for (unsigned int i = 0; i < parent->nr_vmas && !err; i++) {
-			struct mmp_vma *v = &child->vmas[i];
-
-			*v = parent->vmas[i];
-			/* anon_vma_fork: a new anon_vma whose lineage holds the parent's. */
-			if (v->flags & VM_WIPEONFORK) {
-				v->anon_vma = NULL;	/* the child starts empty */
-			} else if (v->anon_vma) {
-				v->anon_vma = anon_vma_alloc(v->anon_vma);
-				err = v->anon_vma ? 0 : -ENOMEM;
-			}
-			if (!err)
-				child->nr_vmas++;
-		}
-	}
 	c.dst = child;
 	/* For the TLB sanitizer only: CPUs may use stale writable entries until the flush. */
 	inc_tlb_flush_pending(parent);
-	for (unsigned int i = 0; !err && i < parent->nr_vmas; i++) {
+	for (struct mmp_vma *v = parent->vmas.first; v && !err; v = v->vm_next) {
+		struct anon_vma *av = NULL;
+
+		/* dup_mmap: no fault may map into a VMA whose entries are being write-protected. */
+		vma_start_write(parent, v);
+		/* anon_vma_fork: a new anon_vma whose lineage holds the parent's. */
+		if (v->anon_vma && !(v->flags & VM_WIPEONFORK)) {	/* wiped: the child starts empty */
+			av = anon_vma_alloc(v->anon_vma);
+			if (!av) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		err = vma_insert(child, v->start, v->end, v->flags, v->pgoff, av);
+		anon_vma_put(av);	/* the child's VMA holds it now */
 		/*
 		 * vma_needs_copy: a VMA never faulted in (no anon_vma) maps nothing
 		 * but zero pages, which the child's own faults fill in as well.
 		 */
-		if ((parent->vmas[i].flags & VM_WIPEONFORK) || !parent->vmas[i].anon_vma)
+		if (err || !av)
 			continue;
-		c.dst_vma = &child->vmas[i];
-		err = copy_page_range(&c, parent, &parent->vmas[i]);
+		c.dst_vma = child->vmas.last;
+		err = copy_page_range(&c, parent, v);
 	}
 	/* The parent's entries were write-protected: flush its TLBs (dup_mmap). */
 	flush_tlb_mm(parent);
 	dec_tlb_flush_pending(parent);
 	WRITE_ONCE(parent->last_op, "mmp_fork");
-	pthread_rwlock_unlock(&parent->mmap_lock);
+	mmap_write_unlock(parent);
+	/* The child's VMAs were born write-locked: the child is nobody's to fault yet. */
+	__atomic_store_n(&child->mm_lock_seq, child->mm_lock_seq + 1, __ATOMIC_RELEASE);
 	space_link(child);
 	if (err) {
 		mmp_space_destroy(child);

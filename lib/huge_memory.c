@@ -128,10 +128,12 @@ int do_huge_pmd_anonymous_page(struct vm_fault *vmf)
 	unsigned int f = vma_entry_flags(vmf->vma) | MMP_E_LEAF;
 	uint32_t pfn, pgtable;
 	struct mmp_page *head;
+	int ret;
 
 	/* As the kernel, before the huge zero page too (unlike the small one): it decides merges. */
-	if (anon_vma_prepare(s, vmf->vma))
-		return -ENOMEM;
+	ret = vmf_anon_prepare(vmf);
+	if (ret)
+		return ret;
 	if (!(vmf->flags & FAULT_FLAG_WRITE))
 		return map_huge_zero(vmf, haddr);
 	pfn = folio_alloc_anon(s, HPAGE_PMD_ORDER);
@@ -215,6 +217,7 @@ int do_huge_pmd_wp_page(struct vm_fault *vmf)
 	uint32_t old_pfn, pfn;
 	struct mmp_page *old = NULL;
 	bool zero;
+	int ret;
 
 	spin_lock(&s->page_table_lock);
 	orig = pmd_read(s, vmf->pmdp);
@@ -254,10 +257,13 @@ int do_huge_pmd_wp_page(struct vm_fault *vmf)
 		split_huge_pmd(s, vmf->pmdp, haddr);
 		return VM_FAULT_FALLBACK;
 	}
-	pfn = anon_vma_prepare(s, vmf->vma) ? NO_PFN : folio_alloc_anon(s, HPAGE_PMD_ORDER);
+	ret = vmf_anon_prepare(vmf);
+	pfn = ret ? NO_PFN : folio_alloc_anon(s, HPAGE_PMD_ORDER);
 	if (pfn == NO_PFN) {
 		if (old)
 			folio_put_refs(s, old_pfn, 1);
+		if (ret == VM_FAULT_RETRY)
+			return ret;
 		count_inc(s, MMP_C_FAULT_FALLBACK);
 		split_huge_pmd(s, vmf->pmdp, haddr);
 		return VM_FAULT_FALLBACK;

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <urcu/urcu-memb.h>
+
 #include <mmprim/mmprim.h>
 
 #include "arch.h"
@@ -226,7 +228,7 @@ struct mmp_pcp {
 	mmp_spinlock_t lock;
 	uint32_t count;
 	uint32_t pfns[PCP_HIGH];
-};
+} __attribute__((aligned(64)));
 
 struct mmp_phys {
 	uint8_t *base;		/* the host reservation; frame pfn is at base + pfn * 4096 */
@@ -346,10 +348,48 @@ struct anon_vma {
 };
 
 struct mmp_vma {
-	uint64_t start, end;
+	/*
+	 * What a walk of the index (lib/vma_tree.c) reads, in the first 64
+	 * bytes: VMAs are allocated cache-line aligned (vma_alloc).
+	 */
+	uint64_t start, end;		/* change under the tree's seqcount (vma_tree_set_range) */
+	struct mmp_vma *rb_left, *rb_right, *rb_parent;
+	uint64_t rb_gap;		/* vma_gap(), kept here so updates read no neighbour */
+	uint64_t rb_subtree_gap;	/* the largest rb_gap in this subtree */
+	int rb_height;
+
 	unsigned long flags;
 	uint64_t pgoff;			/* linear page index of start */
 	struct anon_vma *anon_vma;	/* NULL until the first fault (anon_vma_prepare) */
+	struct mmp_vma *vm_prev, *vm_next;	/* address order, for writers */
+
+	/*
+	 * The per-VMA lock (CONFIG_PER_VMA_LOCK): a writer of the current mmap
+	 * write section marks the VMA by setting vm_lock_seq to the space's
+	 * mm_lock_seq, which the write unlock bumps; readers count in vm_refcnt.
+	 */
+	unsigned int vm_lock_seq;	/* atomic */
+	bool detached;			/* atomic: out of the tree, freed after a grace period */
+	struct rcu_head rcu;
+	/*
+	 * Every fault in the VMA writes it: a line of its own, so that CPUs
+	 * faulting one VMA do not also miss on the fields above each time
+	 * (the kernel's vm_refcnt is cache-line aligned for the same reason).
+	 * The fields above fill the second line exactly: see the assertion.
+	 */
+	unsigned int vm_refcnt;		/* atomic: readers, or VMA_LOCK_WRITER */
+};
+
+_Static_assert(offsetof(struct mmp_vma, flags) == 64 && offsetof(struct mmp_vma, vm_refcnt) == 128,
+	       "the index's fields, the rest, and the lock count: one cache line each");
+
+/* The VMAs of a space (mm->mm_mt and mm->map_count): see lib/vma_tree.h. */
+struct vma_tree {
+	struct mmp_vma *root;
+	struct mmp_vma *first, *last;	/* ends of the address-ordered list */
+	unsigned int nr;
+	uint64_t floor;			/* where the gap below the first VMA starts */
+	seqcount_t seq;			/* odd while the tree or a VMA's range changes */
 };
 
 static inline uint64_t linear_page_index(const struct mmp_vma *vma, uint64_t addr)
@@ -421,8 +461,9 @@ struct mmp_space {
 	mmp_spinlock_t page_table_lock;	/* upper tables and huge PMDs */
 	uint32_t pgd_pfn;
 
-	struct mmp_vma *vmas;		/* sorted, disjoint */
-	unsigned int nr_vmas, vma_cap;
+	struct vma_tree vmas;
+	/* Bumped by every mmap write unlock: ends the VMA write locks of that section. */
+	unsigned int mm_lock_seq;	/* atomic */
 	uint64_t mmap_base;
 	uint64_t start_brk, brk;	/* the heap (lib/brk.c); start_brk 0: none set up */
 
@@ -561,7 +602,7 @@ static inline unsigned int folio_nr_pages(struct mmp_page *head)
 /* vma.c */
 struct mmp_vma *find_vma(struct mmp_space *s, uint64_t addr);
 struct mmp_vma *find_vma_intersection(struct mmp_space *s, uint64_t start, uint64_t end);
-int vma_index(struct mmp_space *s, uint64_t addr);
+struct mmp_vma *vma_find_next(struct mmp_space *s, uint64_t addr);
 int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long flags,
 	       uint64_t pgoff, struct anon_vma *anon_vma);
 struct anon_vma *anon_vma_alloc(struct anon_vma *parent);

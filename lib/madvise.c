@@ -7,6 +7,7 @@
  */
 #include "internal.h"
 #include "mm.h"
+#include "mmap_lock.h"
 #include "rcu.h"
 
 static int madvise_dontneed(struct mmp_space *s, uint64_t start, uint64_t end)
@@ -16,9 +17,8 @@ static int madvise_dontneed(struct mmp_space *s, uint64_t start, uint64_t end)
 	pthread_rwlock_rdlock(&s->mmap_lock);
 	tlb_gather_mmu(&tlb, s, false);
 	tlb.reclaim_pt = true;	/* zap_details.reclaim_pt */
-	for (int i = vma_index(s, start); i < (int)s->nr_vmas && s->vmas[i].start < end; i++) {
-		struct mmp_vma *vma = &s->vmas[i];
-
+	for (struct mmp_vma *vma = vma_find_next(s, start); vma && vma->start < end;
+	     vma = vma->vm_next) {
 		unmap_page_range(&tlb, MAX(start, vma->start), MIN(end, vma->end));
 	}
 	tlb_finish_mmu(&tlb);
@@ -150,8 +150,7 @@ static int madvise_walk(struct mmp_space *s, uint64_t start, uint64_t end, enum 
 	pthread_rwlock_rdlock(&s->mmap_lock);
 	tlb_gather_mmu(&tlb, s, false);
 	w.tlb = &tlb;
-	for (int i = vma_index(s, start); i < (int)s->nr_vmas && s->vmas[i].start < end; i++) {
-		w.vma = &s->vmas[i];
+	for (w.vma = vma_find_next(s, start); w.vma && w.vma->start < end; w.vma = w.vma->vm_next) {
 		walk_pmd_range(s, MAX(start, w.vma->start), MIN(end, w.vma->end), madvise_pmd, &w);
 		/* Reclaim what this VMA gave before the next one (reclaim_pages per range). */
 		tlb_flush_mmu(&tlb);
@@ -185,9 +184,9 @@ static int madvise_hugepage(struct mmp_space *s, uint64_t start, uint64_t end, i
 {
 	int err;
 
-	pthread_rwlock_wrlock(&s->mmap_lock);
+	mmap_write_lock(s);
 	err = vma_modify_flags(s, start, end, hugepage_flags, NULL, &advice);
-	pthread_rwlock_unlock(&s->mmap_lock);
+	mmap_write_unlock(s);
 	return err;
 }
 
@@ -198,12 +197,12 @@ static bool range_has_hole(struct mmp_space *s, uint64_t start, uint64_t end)
 	bool hole = false;
 
 	pthread_rwlock_rdlock(&s->mmap_lock);
-	for (int i = vma_index(s, start); addr < end; i++) {
-		if (i >= (int)s->nr_vmas || s->vmas[i].start > addr) {
+	for (struct mmp_vma *vma = vma_find_next(s, start); addr < end; vma = vma->vm_next) {
+		if (!vma || vma->start > addr) {
 			hole = true;
 			break;
 		}
-		addr = s->vmas[i].end;
+		addr = vma->end;
 	}
 	pthread_rwlock_unlock(&s->mmap_lock);
 	return hole;

@@ -8,6 +8,8 @@
 
 #include "internal.h"
 #include "mm.h"
+#include "mmap_lock.h"
+#include "vma_tree.h"
 #include "rcu.h"
 
 /* ---- folios ----------------------------------------------------------------- */
@@ -137,6 +139,7 @@ static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	struct mmp_space *s = vmf->s;
 	mmp_spinlock_t *ptl;
 	unsigned int f = vma_entry_flags(vmf->vma), order, nr;
+	int ret;
 	uint64_t addr;
 	uint32_t pfn;
 	mmp_pte_t *ptep;
@@ -158,8 +161,9 @@ static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		return 0;
 	}
 
-	if (anon_vma_prepare(s, vmf->vma))
-		return -ENOMEM;
+	ret = vmf_anon_prepare(vmf);
+	if (ret)
+		return ret;
 	pfn = alloc_anon_folio(vmf, ptes, &order);
 	if (pfn == NO_PFN)
 		return -ENOMEM;
@@ -208,6 +212,7 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	uint64_t old_pfn;
 	uint32_t new_pfn, head_pfn = NO_PFN;
 	struct mmp_page *page = NULL, *head = NULL;
+	int ret;
 
 	ptl = pte_lock_recheck(vmf, ptes);
 	if (!ptl)
@@ -240,11 +245,12 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	}
 	spin_unlock(ptl);
 
-	new_pfn = anon_vma_prepare(s, vmf->vma) ? NO_PFN : folio_alloc_anon(s, 0);
+	ret = vmf_anon_prepare(vmf);
+	new_pfn = ret ? NO_PFN : folio_alloc_anon(s, 0);
 	if (new_pfn == NO_PFN) {
 		if (head)
 			folio_put_refs(s, head_pfn, 1);
-		return -ENOMEM;
+		return ret ? ret : -ENOMEM;
 	}
 	if (page) {
 		s->copy->copy_page(pfn_to_virt(s->phys, new_pfn), pfn_to_virt(s->phys, old_pfn));
@@ -398,21 +404,99 @@ int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, u
 	return handle_pte_fault(&vmf);
 }
 
-/* A user access faulted at @addr: resolve it or say why not (SIGSEGV, OOM). */
+/*
+ * The VMA holding @addr, read-locked, found without the mmap lock
+ * (lock_vma_under_rcu); NULL when the mmap lock must do: no VMA found, or a
+ * writer has it. Whatever the lookup found is checked again once locked.
+ */
+static struct mmp_vma *lock_vma_under_rcu(struct mmp_space *s, uint64_t addr)
+{
+	struct mmp_vma *vma;
+
+retry:
+	rcu_read_lock();
+	if (!vma_tree_lookup_rcu(&s->vmas, addr, &vma) || !vma || !vma_start_read(s, vma))
+		goto inval;
+	/* The range may have changed before the VMA was locked. */
+	if (unlikely(addr < READ_ONCE(vma->start) || addr >= READ_ONCE(vma->end))) {
+		vma_end_read(vma);
+		goto inval;
+	}
+	/* Removed after the lookup found it: look again. */
+	if (unlikely(__atomic_load_n(&vma->detached, __ATOMIC_RELAXED))) {
+		vma_end_read(vma);
+		rcu_read_unlock();
+		count_inc(s, MMP_C_VMA_LOCK_MISS);
+		goto retry;
+	}
+	rcu_read_unlock();
+	return vma;
+inval:
+	rcu_read_unlock();
+	count_inc(s, MMP_C_VMA_LOCK_ABORT);
+	return NULL;
+}
+
+static bool vma_access_ok(struct mmp_vma *vma, unsigned int flags)
+{
+	return READ_ONCE(vma->flags) & ((flags & FAULT_FLAG_WRITE) ? VM_WRITE : VM_READ | VM_WRITE);
+}
+
+/* MMP_OPT_DEBUG_SKIP_VMA_LOCK: the VMA found under RCU, used with no lock at all. */
+static int handle_mm_fault_unlocked(struct mmp_space *s, uint64_t addr, unsigned int flags)
+{
+	struct mmp_vma *vma;
+	int ret = -EFAULT;
+
+	rcu_read_lock();
+	if (vma_tree_lookup_rcu(&s->vmas, addr, &vma) && vma && vma_access_ok(vma, flags))
+		ret = __handle_mm_fault(s, vma, addr, flags);
+	rcu_read_unlock();
+	return ret;
+}
+
+/*
+ * A user access faulted at @addr: resolve it or say why not (SIGSEGV, OOM).
+ * As the architectures' fault handlers: under the VMA's own lock first, then
+ * under the mmap read lock when that lock could not be had or did not do.
+ */
 int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
 {
 	struct mmp_vma *vma;
 	int ret;
 
-	pthread_rwlock_rdlock(&s->mmap_lock);
+	if (unlikely(READ_ONCE(s->opts[MMP_OPT_DEBUG_SKIP_VMA_LOCK]))) {
+		ret = handle_mm_fault_unlocked(s, addr, flags);
+		if (ret != -EFAULT)
+			return ret;
+	}
+	if (READ_ONCE(s->opts[MMP_OPT_PER_VMA_LOCK])) {
+		vma = lock_vma_under_rcu(s, addr);
+		if (vma) {
+			if (!vma_access_ok(vma, flags)) {
+				vma_end_read(vma);
+				count_inc(s, MMP_C_VMA_LOCK_SUCCESS);
+				count_inc(s, MMP_C_FAULT_SIGSEGV);
+				return -EFAULT;
+			}
+			ret = __handle_mm_fault(s, vma, addr, flags | FAULT_FLAG_VMA_LOCK);
+			vma_end_read(vma);
+			if (ret != VM_FAULT_RETRY) {
+				count_inc(s, MMP_C_VMA_LOCK_SUCCESS);
+				return ret;
+			}
+			count_inc(s, MMP_C_VMA_LOCK_RETRY);
+		}
+	}
+	mmap_read_lock(s);
 	vma = find_vma(s, addr);
-	if (!vma || !(vma->flags & ((flags & FAULT_FLAG_WRITE) ? VM_WRITE : VM_READ | VM_WRITE))) {
-		pthread_rwlock_unlock(&s->mmap_lock);
+	if (!vma || !vma_access_ok(vma, flags)) {
+		mmap_read_unlock(s);
 		count_inc(s, MMP_C_FAULT_SIGSEGV);
 		return -EFAULT;
 	}
 	ret = __handle_mm_fault(s, vma, addr, flags);
-	pthread_rwlock_unlock(&s->mmap_lock);
+	mmap_read_unlock(s);
 	return ret;
 }
 
@@ -509,9 +593,10 @@ void unmap_page_range(struct mmp_gather *tlb, uint64_t start, uint64_t end)
 /* Zap [start, end) and free the tables no VMA needs any more; the VMAs are gone already. */
 void unmap_region(struct mmp_space *s, uint64_t start, uint64_t end)
 {
-	int i = vma_index(s, start);
-	uint64_t floor = i > 0 ? s->vmas[i - 1].end : 0;
-	uint64_t ceiling = i < (int)s->nr_vmas ? s->vmas[i].start : USER_TOP(s);
+	struct mmp_vma *next = vma_find_next(s, start);
+	struct mmp_vma *prev = next ? next->vm_prev : s->vmas.last;
+	uint64_t floor = prev ? prev->end : 0;
+	uint64_t ceiling = next ? next->start : USER_TOP(s);
 	struct mmp_gather tlb;
 
 	tlb_gather_mmu(&tlb, s, false);

@@ -108,6 +108,8 @@ void folio_free(struct mmp_phys *phys, uint32_t head_pfn);
 #define FAULT_FLAG_WRITE	0x1
 /* Make a shared anonymous page (or the zero page) exclusive without making it writable. */
 #define FAULT_FLAG_UNSHARE	0x2
+/* The fault holds only its VMA's lock, not the mmap lock. */
+#define FAULT_FLAG_VMA_LOCK	0x4
 
 struct vm_fault {
 	struct mmp_space *s;
@@ -120,6 +122,8 @@ struct vm_fault {
 
 /* Returns 0 (handled, or nothing to do), -EFAULT (SIGSEGV), -ENOMEM (OOM), or VM_FAULT_FALLBACK. */
 #define VM_FAULT_FALLBACK	1
+/* Under the VMA lock only: this fault needs the mmap lock, try again under it. */
+#define VM_FAULT_RETRY		2
 int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags);
 int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, unsigned int flags);
 
@@ -191,6 +195,8 @@ int do_munmap(struct mmp_space *s, uint64_t start, uint64_t end);
 /* ---- reverse map and reclaim (lib/rmap.c, lib/vmscan.c, lib/huge_memory.c) ---- */
 
 int anon_vma_prepare(struct mmp_space *s, struct mmp_vma *vma);
+/* anon_vma_prepare for a fault: 0, -ENOMEM, or VM_FAULT_RETRY under the VMA lock alone. */
+int vmf_anon_prepare(struct vm_fault *vmf);
 void folio_set_anon(struct mmp_page *head, struct mmp_vma *vma, uint64_t addr);
 typedef bool (*rmap_fn)(struct mmp_space *s, struct mmp_vma *vma, uint32_t head_pfn,
 			uint64_t start, uint64_t end, void *arg);

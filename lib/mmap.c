@@ -2,6 +2,7 @@
 /* mmap, munmap and MAP_POPULATE for private anonymous memory. */
 #include "internal.h"
 #include "mm.h"
+#include "mmap_lock.h"
 
 #define MMP_MAP_ALL	(MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE | MMP_MAP_POPULATE | \
 			 MMP_MAP_DROPPABLE)
@@ -17,7 +18,7 @@ int do_munmap(struct mmp_space *s, uint64_t start, uint64_t end)
 
 	if (!first)
 		return 0;
-	if (first->start < start && first->end > end && s->nr_vmas >= MMP_MAX_MAP_COUNT)
+	if (first->start < start && first->end > end && s->vmas.nr >= MMP_MAX_MAP_COUNT)
 		return -ENOMEM;
 	err = vma_split(s, start);
 	if (!err)
@@ -41,13 +42,13 @@ int populate_range(struct mmp_space *s, uint64_t start, uint64_t end, bool write
 		if (err)
 			return err;
 		/* Skip what the fault mapped: a huge PMD covers the rest of its range. */
-		pthread_rwlock_rdlock(&s->mmap_lock);
+		mmap_read_lock(s);
 		pmdp = pmd_offset(s, addr);
 		if (pmdp && (entry_flags(s, READ_ONCE(*pmdp), MMP_PMD) & MMP_E_LEAF))
 			addr = (addr & PMD_MASK) + PMD_SIZE;
 		else
 			addr += PAGE_SIZE;
-		pthread_rwlock_unlock(&s->mmap_lock);
+		mmap_read_unlock(s);
 	}
 	return 0;
 }
@@ -76,9 +77,9 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 	else if (vm_flags & VM_WRITE)
 		vm_flags |= VM_ACCOUNT;
 
-	pthread_rwlock_wrlock(&s->mmap_lock);
+	mmap_write_lock(s);
 	/* Too many mappings? Refused before anything is unmapped (do_mmap). */
-	if (s->nr_vmas >= MMP_MAX_MAP_COUNT) {
+	if (s->vmas.nr >= MMP_MAX_MAP_COUNT) {
 		err = -ENOMEM;
 	} else if (flags & (MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE)) {
 		addr = hint;
@@ -106,7 +107,7 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 		vma_merge_range(s, addr, addr + len);
 		WRITE_ONCE(s->last_op, "mmp_mmap");
 	}
-	pthread_rwlock_unlock(&s->mmap_lock);
+	mmap_write_unlock(s);
 	if (err)
 		return err;
 
@@ -125,9 +126,9 @@ MMP_EXPORT int mmp_munmap(struct mmp_space *s, uint64_t addr, uint64_t len)
 	if ((addr & (PAGE_SIZE - 1)) || !len || addr > TASK_SIZE(s) || len > TASK_SIZE(s) - addr)
 		return -EINVAL;
 	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
-	pthread_rwlock_wrlock(&s->mmap_lock);
+	mmap_write_lock(s);
 	err = do_munmap(s, addr, addr + len);
 	WRITE_ONCE(s->last_op, "mmp_munmap");
-	pthread_rwlock_unlock(&s->mmap_lock);
+	mmap_write_unlock(s);
 	return err;
 }

@@ -5,6 +5,7 @@
  */
 #include "internal.h"
 #include "mm.h"
+#include "mmap_lock.h"
 
 struct change_prot {
 	unsigned long vm_flags;
@@ -156,7 +157,8 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 {
 	unsigned long vm_flags = calc_vm_prot_bits(prot);
 	uint64_t end, addr;
-	int err = 0, split, i;
+	struct mmp_vma *vma;
+	int err = 0, split;
 
 	/* do_mprotect_pkey's order: alignment, length, then the protection. */
 	if (!s || (start & (PAGE_SIZE - 1)))
@@ -171,16 +173,16 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 	if (prot & ~MMP_PROT_ALL)
 		return -EINVAL;
 
-	pthread_rwlock_wrlock(&s->mmap_lock);
+	mmap_write_lock(s);
 	/*
 	 * The range must start in a VMA. VMAs are changed one after the other
 	 * until a hole, which then fails the call with -ENOMEM: what came
 	 * before the hole keeps the new protection, as the kernel leaves it.
 	 */
-	for (addr = start, i = vma_index(s, start); addr < end; i++) {
-		if (i >= (int)s->nr_vmas || s->vmas[i].start > addr)
+	for (addr = start, vma = vma_find_next(s, start); addr < end; vma = vma->vm_next) {
+		if (!vma || vma->start > addr)
 			break;
-		addr = s->vmas[i].end;
+		addr = vma->end;
 	}
 	if (addr == start) {
 		err = -ENOMEM;
@@ -195,6 +197,6 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 		err = split;
 	WRITE_ONCE(s->last_op, "mmp_mprotect");
 out:
-	pthread_rwlock_unlock(&s->mmap_lock);
+	mmap_write_unlock(s);
 	return err;
 }

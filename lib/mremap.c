@@ -7,6 +7,8 @@
  */
 #include "internal.h"
 #include "mm.h"
+#include "mmap_lock.h"
+#include "vma_tree.h"
 
 #define MREMAP_ALL (MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED | MMP_MREMAP_DONTUNMAP)
 
@@ -163,8 +165,10 @@ static int move_vma(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64
 	if (!vma->anon_vma)
 		pgoff = new_addr >> PAGE_SHIFT;
 	/* Up to three splits and one new VMA: refuse early, as the kernel does. */
-	if (s->nr_vmas + 4 > MMP_MAX_MAP_COUNT)
+	if (s->vmas.nr + 4 > MMP_MAX_MAP_COUNT)
 		return -ENOMEM;
+	/* The moved range's VMA: no fault may map into it while its tables move. */
+	vma_start_write(s, vma);
 	err = vma_insert(s, new_addr, new_addr + new_len, vm_flags, pgoff, vma->anon_vma);
 	if (err)
 		return err;
@@ -190,8 +194,9 @@ static int move_vma(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64
 		/* dontunmap_complete: the old VMA lost every page; a whole one drops its anon_vma. */
 		vma = find_vma(s, addr);
 		if (whole) {
+			vma_start_write(s, vma);
 			anon_vma_put(vma->anon_vma);
-			vma->anon_vma = NULL;
+			WRITE_ONCE(vma->anon_vma, NULL);
 		}
 	}
 	vma_merge_range(s, new_addr, new_addr + new_len);
@@ -297,7 +302,8 @@ static int mremap_at(struct mmp_space *s, struct remap *r, uint64_t *out)
 	}
 	if (r->addr + r->old_len == vma->end && range_free(s, vma->end, r->addr + r->new_len)) {
 		/* Grow in place into the free space after the VMA. */
-		vma->end = r->addr + r->new_len;
+		vma_start_write(s, vma);
+		vma_tree_set_range(&s->vmas, vma, vma->start, r->addr + r->new_len);
 		vma_merge_range(s, r->addr, r->addr + r->new_len);
 		*out = r->addr;
 		return 0;
@@ -353,7 +359,7 @@ static int do_mremap(struct mmp_space *s, struct remap *r, uint64_t *out)
 	int err;
 
 	/* A move to a new address may split four VMAs: refuse before unmapping anything. */
-	if (remap_implies_new_addr(r) && s->nr_vmas + 4 > MMP_MAX_MAP_COUNT)
+	if (remap_implies_new_addr(r) && s->vmas.nr + 4 > MMP_MAX_MAP_COUNT)
 		return -ENOMEM;
 	if ((r->flags & MMP_MREMAP_FIXED) && r->old_len == r->new_len &&
 	    kernel_at_least(s, 6, 17, 0))
@@ -394,10 +400,10 @@ MMP_EXPORT int mmp_mremap(struct mmp_space *s, uint64_t addr, uint64_t old_len, 
 	r.old_len = (old_len + PAGE_SIZE - 1) & PAGE_MASK;
 	r.new_len = (new_len + PAGE_SIZE - 1) & PAGE_MASK;
 
-	pthread_rwlock_wrlock(&s->mmap_lock);
+	mmap_write_lock(s);
 	err = do_mremap(s, &r, &out);
 	WRITE_ONCE(s->last_op, "mmp_mremap");
-	pthread_rwlock_unlock(&s->mmap_lock);
+	mmap_write_unlock(s);
 	if (!err)
 		*new_addr_out = out;
 	return err;

@@ -7,6 +7,7 @@
  */
 #include "internal.h"
 #include "mm.h"
+#include "mmap_lock.h"
 #include "rcu.h"
 
 /*
@@ -34,13 +35,13 @@ static struct anon_vma *reusable_anon_vma(const struct mmp_vma *old, const struc
  */
 static struct anon_vma *find_mergeable_anon_vma(struct mmp_space *s, struct mmp_vma *vma)
 {
-	unsigned int i = vma - s->vmas;
+	struct mmp_vma *next = vma->vm_next, *prev = vma->vm_prev;
 	struct anon_vma *av = NULL;
 
-	if (i + 1 < s->nr_vmas)
-		av = reusable_anon_vma(&s->vmas[i + 1], vma, &s->vmas[i + 1]);
-	if (!av && i > 0)
-		av = reusable_anon_vma(&s->vmas[i - 1], &s->vmas[i - 1], vma);
+	if (next)
+		av = reusable_anon_vma(next, vma, next);
+	if (!av && prev)
+		av = reusable_anon_vma(prev, prev, vma);
 	return av;
 }
 
@@ -67,6 +68,27 @@ int anon_vma_prepare(struct mmp_space *s, struct mmp_vma *vma)
 	spin_unlock(&s->page_table_lock);
 	anon_vma_put(av);
 	return 0;
+}
+
+/*
+ * vmf_anon_prepare: under the VMA lock alone the neighbours anon_vma_prepare
+ * looks at may be changing; it needs the mmap read lock, taken if free, or
+ * the fault is retried under it.
+ */
+int vmf_anon_prepare(struct vm_fault *vmf)
+{
+	struct mmp_space *s = vmf->s;
+	bool vma_lock = vmf->flags & FAULT_FLAG_VMA_LOCK;
+	int ret;
+
+	if (likely(READ_ONCE(vmf->vma->anon_vma)))
+		return 0;
+	if (vma_lock && !mmap_read_trylock(s))
+		return VM_FAULT_RETRY;
+	ret = anon_vma_prepare(s, vmf->vma) ? -ENOMEM : 0;
+	if (vma_lock)
+		mmap_read_unlock(s);
+	return ret;
 }
 
 /* folio->mapping and folio->index of a new folio whose first page maps at @addr. */
@@ -100,8 +122,7 @@ bool rmap_walk_anon(struct mmp_space *self, uint32_t head_pfn, rmap_fn fn, void 
 			ok = false;
 			break;
 		}
-		for (unsigned int i = 0; i < s->nr_vmas && ok; i++) {
-			struct mmp_vma *vma = &s->vmas[i];
+		for (struct mmp_vma *vma = s->vmas.first; vma && ok; vma = vma->vm_next) {
 			uint64_t vnr = (vma->end - vma->start) >> PAGE_SHIFT, first, last;
 
 			if (!anon_vma_covers(vma->anon_vma, id))

@@ -4,7 +4,9 @@
 
 #include "internal.h"
 #include "mm.h"
+#include "mmap_lock.h"
 #include "rcu.h"
+#include "vma_tree.h"
 
 /*
  * mmap_base() (mm/util.c; arch/x86/mm/mmap.c is the same here) for a process
@@ -53,6 +55,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->arch = arch;
 	s->copy = arch->copy_ops[0];
 	s->mmap_base = mmap_base(arch);
+	s->vmas.floor = MMP_MMAP_MIN_ADDR;
 	s->tlb_entries = 1536;
 	s->tlb_ways = 12;
 	s->thp_mode[HPAGE_PMD_ORDER] = MMP_THP_MADVISE;
@@ -63,6 +66,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->opts[MMP_OPT_LAZYFREE_PMD] = 1;
 	s->opts[MMP_OPT_HW_AD] = 1;
 	s->opts[MMP_OPT_KERNEL_VERSION] = MMP_KERNEL_MODELED;
+	s->opts[MMP_OPT_PER_VMA_LOCK] = 1;
 	pthread_rwlock_init(&s->mmap_lock, NULL);
 	/* The PGD belongs to the mm itself (pgd_alloc): not counted in VmPTE. */
 	s->pgd_pfn = phys_alloc_pages(phys, 0);
@@ -171,13 +175,18 @@ void exit_mmap(struct mmp_space *s)
 	struct mmp_gather tlb;
 
 	tlb_gather_mmu(&tlb, s, true);
-	for (unsigned int i = 0; i < s->nr_vmas; i++)
-		unmap_page_range(&tlb, s->vmas[i].start, s->vmas[i].end);
+	for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next)
+		unmap_page_range(&tlb, vma->start, vma->end);
 	free_pgtables(&tlb, 0, USER_TOP(s), 0, USER_TOP(s));
 	tlb_finish_mmu(&tlb);
-	for (unsigned int i = 0; i < s->nr_vmas; i++)
-		anon_vma_put(s->vmas[i].anon_vma);
-	s->nr_vmas = 0;
+	/* No CPU runs the space: nobody can be looking the VMAs up. */
+	while (s->vmas.first) {
+		struct mmp_vma *vma = s->vmas.first;
+
+		vma_tree_erase(&s->vmas, vma);
+		anon_vma_put(vma->anon_vma);
+		free(vma);
+	}
 }
 
 MMP_EXPORT int mmp_space_destroy(struct mmp_space *s)
@@ -186,14 +195,13 @@ MMP_EXPORT int mmp_space_destroy(struct mmp_space *s)
 		return -EINVAL;
 	if (__atomic_load_n(&s->cpu_mask, __ATOMIC_ACQUIRE))
 		return -EBUSY;
-	pthread_rwlock_wrlock(&s->mmap_lock);
+	mmap_write_lock(s);
 	exit_mmap(s);
-	pthread_rwlock_unlock(&s->mmap_lock);
+	mmap_write_unlock(s);
 	/* Table batches still in a grace period point at this space. */
 	rcu_barrier();
 	space_unlink(s);
 	pthread_rwlock_destroy(&s->mmap_lock);
-	free(s->vmas);
 	free(s->rss);
 	free(s->counters);
 	free(s);
@@ -225,6 +233,8 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 	case MMP_OPT_PT_RECLAIM:
 	case MMP_OPT_LAZYFREE_PMD:
 	case MMP_OPT_HW_AD:
+	case MMP_OPT_PER_VMA_LOCK:
+	case MMP_OPT_DEBUG_SKIP_VMA_LOCK:
 		if (value != 0 && value != 1)
 			return -EINVAL;
 		break;
@@ -311,7 +321,7 @@ MMP_EXPORT int mmp_space_stat_sized(struct mmp_space *s, struct mmp_space_stat *
 	if (!s || !st || size < sizeof(uint64_t))
 		return -EINVAL;
 	pthread_rwlock_rdlock(&s->mmap_lock);
-	k.nr_vmas = s->nr_vmas;
+	k.nr_vmas = s->vmas.nr;
 	k.rss_anon_pages = get_mm_rss(s);
 	k.pgtable_bytes = __atomic_load_n(&s->nr_pgtables, __ATOMIC_RELAXED) * PAGE_SIZE;
 	pthread_rwlock_unlock(&s->mmap_lock);

@@ -15,6 +15,8 @@
 
 #include "internal.h"
 #include "mm.h"
+#include "mmap_lock.h"
+#include "vma_tree.h"
 
 /*
  * What the table walk found at one frame. Kept in phys->verify_scratch across
@@ -334,20 +336,23 @@ static void check_vmas(struct verify *v)
 {
 	struct mmp_space *s = v->s;
 
-	for (unsigned int i = 0; i < s->nr_vmas; i++) {
-		struct mmp_vma *vma = &s->vmas[i];
+	const char *why = vma_tree_check(&s->vmas);
+	unsigned int i = 0;
 
+	if (why)
+		report(v, "space %llu: VMA index: %s", (unsigned long long)s->id, why);
+	for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next, i++) {
 		if (vma->start >= vma->end || (vma->start | vma->end) & (PAGE_SIZE - 1) ||
 		    vma->start < MMP_MMAP_MIN_ADDR || vma->end > TASK_SIZE(s) ||
-		    (i && vma->start < s->vmas[i - 1].end))
+		    (vma->vm_prev && vma->start < vma->vm_prev->end))
 			report(v, "space %llu: VMA %u [%#llx, %#llx) is malformed or overlaps",
 			       (unsigned long long)s->id, i, (unsigned long long)vma->start,
 			       (unsigned long long)vma->end);
 	}
 	/* As in Linux, a MAP_FIXED that splits a VMA may end one above the limit. */
-	if (s->nr_vmas > MMP_MAX_MAP_COUNT + 1)
+	if (s->vmas.nr > MMP_MAX_MAP_COUNT + 1)
 		report(v, "space %llu: %u VMAs, above max_map_count", (unsigned long long)s->id,
-		       s->nr_vmas);
+		       s->vmas.nr);
 }
 
 /*
@@ -614,8 +619,12 @@ MMP_EXPORT int mmp_space_verify(struct mmp_space *space)
 	 * holds those back. So no frame changes state under us, and tables still
 	 * in their grace period are accounted as in flight rather than waited for.
 	 */
-	for (s = phys->spaces; s; s = s->phys_next)
-		pthread_rwlock_wrlock(&s->mmap_lock);
+	for (s = phys->spaces; s; s = s->phys_next) {
+		mmap_write_lock(s);
+		/* Faults under a VMA's own lock stop too. */
+		for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next)
+			vma_start_write(s, vma);
+	}
 	pthread_mutex_lock(&phys->pt_rcu_lock);
 	mark_free(&v);
 	for (s = phys->spaces; s; s = s->phys_next)
@@ -636,7 +645,7 @@ MMP_EXPORT int mmp_space_verify(struct mmp_space *space)
 	}
 	pthread_mutex_unlock(&phys->pt_rcu_lock);
 	for (s = phys->spaces; s; s = s->phys_next)
-		pthread_rwlock_unlock(&s->mmap_lock);
+		mmap_write_unlock(s);
 	pthread_mutex_unlock(&phys->spaces_lock);
 
 	if (v.errors > 20)

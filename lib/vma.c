@@ -1,64 +1,64 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * VMAs: a sorted array of disjoint [start, end) ranges, searched by bisection.
- * Writers hold the mmap lock for writing; faults read it under the read lock.
+ * VMAs: disjoint [start, end) ranges in the index of lib/vma_tree.c. Writers
+ * hold the mmap lock for writing and write-lock each VMA they change or
+ * remove; faults read a VMA under its own lock or under the mmap read lock.
  */
 #include <string.h>
 
 #include "internal.h"
 #include "mm.h"
-
-/* Index of the first VMA whose end is above @addr (nr_vmas if none). */
-int vma_index(struct mmp_space *s, uint64_t addr)
-{
-	int lo = 0, hi = s->nr_vmas;
-
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-
-		if (s->vmas[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
+#include "mmap_lock.h"
+#include "rcu.h"
+#include "vma_tree.h"
 
 /* The VMA containing @addr, or NULL (unlike the kernel's find_vma, not the next one). */
 struct mmp_vma *find_vma(struct mmp_space *s, uint64_t addr)
 {
-	int i = vma_index(s, addr);
+	struct mmp_vma *vma = vma_tree_find(&s->vmas, addr);
 
-	if (i < (int)s->nr_vmas && s->vmas[i].start <= addr)
-		return &s->vmas[i];
-	return NULL;
+	return vma && vma->start <= addr ? vma : NULL;
 }
 
 struct mmp_vma *find_vma_intersection(struct mmp_space *s, uint64_t start, uint64_t end)
 {
-	int i = vma_index(s, start);
+	struct mmp_vma *vma = vma_tree_find(&s->vmas, start);
 
-	if (i < (int)s->nr_vmas && s->vmas[i].start < end)
-		return &s->vmas[i];
-	return NULL;
+	return vma && vma->start < end ? vma : NULL;
 }
 
-/* Room in the array; max_map_count is the callers' to check, as the kernel's are. */
-static int vma_reserve(struct mmp_space *s, unsigned int more)
+/* The first VMA ending above @addr (the kernel's find_vma), or NULL. */
+struct mmp_vma *vma_find_next(struct mmp_space *s, uint64_t addr)
 {
-	if (s->nr_vmas + more > s->vma_cap) {
-		unsigned int cap = MAX(16u, s->vma_cap * 2);
-		struct mmp_vma *v;
+	return vma_tree_find(&s->vmas, addr);
+}
 
-		while (cap < s->nr_vmas + more)
-			cap *= 2;
-		v = realloc(s->vmas, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->vmas = v;
-		s->vma_cap = cap;
-	}
-	return 0;
+/* Cache-line aligned: the fields a tree walk reads share one line. */
+static struct mmp_vma *vma_alloc(void)
+{
+	size_t size = (sizeof(struct mmp_vma) + 63) & ~(size_t)63;
+	struct mmp_vma *vma = aligned_alloc(64, size);
+
+	if (vma)
+		memset(vma, 0, sizeof(*vma));
+	return vma;
+}
+
+static void vma_free_rcu(struct rcu_head *head)
+{
+	free(caa_container_of(head, struct mmp_vma, rcu));
+}
+
+/*
+ * Take @vma out of the index and free it after a grace period: a lockless
+ * lookup may still be standing on it (vma_mark_detached, vm_area_free).
+ */
+static void vma_remove(struct mmp_space *s, struct mmp_vma *vma)
+{
+	vma_start_write(s, vma);
+	vma_tree_erase(&s->vmas, vma);
+	vma_mark_detached(s, vma);
+	call_rcu(&vma->rcu, vma_free_rcu);
 }
 
 /* ---- anon_vma ------------------------------------------------------------------- */
@@ -107,35 +107,38 @@ bool anon_vma_covers(const struct anon_vma *av, uint32_t id)
 	return false;
 }
 
-/* ---- the VMA array -------------------------------------------------------------- */
+/* ---- the VMAs of a space -------------------------------------------------------- */
 
-/* Insert a VMA into a hole; the caller made sure the range is free. Takes an anon_vma ref. */
+/*
+ * Insert a VMA into a hole; the caller made sure the range is free. Takes an
+ * anon_vma ref. The new VMA is write-locked until the mmap write lock drops.
+ */
 int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long flags,
 	       uint64_t pgoff, struct anon_vma *anon_vma)
 {
-	int i, err = vma_reserve(s, 1);
+	struct mmp_vma *vma = vma_alloc();
 
-	if (err)
-		return err;
-	i = vma_index(s, start);
-	memmove(&s->vmas[i + 1], &s->vmas[i], (s->nr_vmas - i) * sizeof(*s->vmas));
-	s->vmas[i] = (struct mmp_vma){ .start = start, .end = end, .flags = flags, .pgoff = pgoff,
-				       .anon_vma = anon_vma };
+	if (!vma)
+		return -ENOMEM;
+	*vma = (struct mmp_vma){ .start = start, .end = end, .flags = flags, .pgoff = pgoff,
+				 .anon_vma = anon_vma };
+	vma_lock_init(s, vma);
 	anon_vma_get(anon_vma);
-	s->nr_vmas++;
+	vma_tree_insert(&s->vmas, vma);
 	return 0;
 }
 
 /* Make @addr a VMA boundary (split_vma) if a VMA straddles it. */
 int vma_split(struct mmp_space *s, uint64_t addr)
 {
-	int i = vma_index(s, addr), err;
+	struct mmp_vma *vma = find_vma(s, addr), *new;
 
-	if (i >= (int)s->nr_vmas || s->vmas[i].start >= addr)
+	if (!vma || vma->start == addr)
 		return 0;
-	err = vma_reserve(s, 1);
-	if (err)
-		return err;
+	new = vma_alloc();
+	if (!new)
+		return -ENOMEM;
+	vma_start_write(s, vma);
 	/* vma_adjust_trans_huge: no huge PMD may straddle a VMA boundary. */
 	if (addr & ~PMD_MASK) {
 		mmp_pte_t *pmdp = pmd_offset(s, addr);
@@ -143,12 +146,13 @@ int vma_split(struct mmp_space *s, uint64_t addr)
 		if (pmdp && (entry_flags(s, READ_ONCE(*pmdp), MMP_PMD) & MMP_E_LEAF))
 			split_huge_pmd(s, pmdp, addr & PMD_MASK);
 	}
-	memmove(&s->vmas[i + 1], &s->vmas[i], (s->nr_vmas - i) * sizeof(*s->vmas));
-	s->vmas[i].end = addr;
-	s->vmas[i + 1].start = addr;
-	s->vmas[i + 1].pgoff = linear_page_index(&s->vmas[i], addr);
-	anon_vma_get(s->vmas[i].anon_vma);	/* both halves share it */
-	s->nr_vmas++;
+	*new = (struct mmp_vma){ .start = addr, .end = vma->end, .flags = vma->flags,
+				 .pgoff = linear_page_index(vma, addr),
+				 .anon_vma = vma->anon_vma };
+	vma_lock_init(s, new);
+	anon_vma_get(vma->anon_vma);	/* both halves share it */
+	vma_tree_set_range(&s->vmas, vma, vma->start, addr);
+	vma_tree_insert(&s->vmas, new);
 	return 0;
 }
 
@@ -168,7 +172,7 @@ int vma_split_range(struct mmp_space *s, uint64_t start, uint64_t end)
 {
 	int err;
 
-	if (s->nr_vmas + vma_splits_needed(s, start, end) > MMP_MAX_MAP_COUNT)
+	if (s->vmas.nr + vma_splits_needed(s, start, end) > MMP_MAX_MAP_COUNT)
 		return -ENOMEM;
 	err = vma_split(s, start);
 	return err ? err : vma_split(s, end);
@@ -177,12 +181,17 @@ int vma_split_range(struct mmp_space *s, uint64_t start, uint64_t end)
 /* Drop every VMA inside [start, end); both ends are already boundaries. */
 void vma_remove_range(struct mmp_space *s, uint64_t start, uint64_t end)
 {
-	int i = vma_index(s, start), j = i;
+	struct mmp_vma *vma = vma_find_next(s, start);
 
-	while (j < (int)s->nr_vmas && s->vmas[j].end <= end)
-		anon_vma_put(s->vmas[j++].anon_vma);
-	memmove(&s->vmas[i], &s->vmas[j], (s->nr_vmas - j) * sizeof(*s->vmas));
-	s->nr_vmas -= j - i;
+	while (vma && vma->end <= end) {
+		struct mmp_vma *next = vma->vm_next;
+
+		/* No fault may still be using its anon_vma when it goes. */
+		vma_start_write(s, vma);
+		anon_vma_put(vma->anon_vma);
+		vma_remove(s, vma);
+		vma = next;
+	}
 }
 
 /*
@@ -217,24 +226,24 @@ static bool vma_mergeable(const struct mmp_vma *a, const struct mmp_vma *b)
  */
 void vma_merge_range(struct mmp_space *s, uint64_t start, uint64_t end)
 {
-	int i = vma_index(s, start);
+	struct mmp_vma *a = vma_find_next(s, start);
 
-	if (i > 0)
-		i--;
-	while (i + 1 < (int)s->nr_vmas && s->vmas[i].end <= end) {
-		struct mmp_vma *a = &s->vmas[i], *b = &s->vmas[i + 1];
+	a = !a ? s->vmas.last : a->vm_prev ? a->vm_prev : a;
+	while (a && a->vm_next && a->end <= end) {
+		struct mmp_vma *b = a->vm_next;
+		uint64_t b_end = b->end;
 
 		if (a->end >= start && vma_mergeable(a, b)) {
-			if (!a->anon_vma) {
-				a->anon_vma = b->anon_vma;
-			} else {
+			vma_start_write(s, a);
+			vma_start_write(s, b);
+			if (!a->anon_vma)
+				WRITE_ONCE(a->anon_vma, b->anon_vma);
+			else
 				anon_vma_put(b->anon_vma);
-			}
-			a->end = b->end;
-			memmove(b, b + 1, (s->nr_vmas - i - 2) * sizeof(*b));
-			s->nr_vmas--;
+			vma_remove(s, b);
+			vma_tree_set_range(&s->vmas, a, a->start, b_end);
 		} else {
-			i++;
+			a = b;
 		}
 	}
 }
@@ -247,7 +256,8 @@ void vma_merge_range(struct mmp_space *s, uint64_t start, uint64_t end)
  */
 uint64_t get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64_t len, uint64_t align)
 {
-	uint64_t top = s->mmap_base;
+	uint64_t top = s->mmap_base, gap_start, gap_end;
+	struct mmp_vma *next, *vma;
 
 	if (len > TASK_SIZE(s) - MMP_MMAP_MIN_ADDR)
 		return 0;
@@ -261,20 +271,26 @@ uint64_t get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64_t len, uin
 		    !find_vma_intersection(s, hint, hint + len))
 			return hint;
 	}
-	for (int i = vma_index(s, top); ; i--) {
-		uint64_t gap_end = i < (int)s->nr_vmas ? MIN(top, s->vmas[i].start) : top;
-		uint64_t gap_start = i > 0 ? s->vmas[i - 1].end : MMP_MMAP_MIN_ADDR;
-
+	/* The gap reaching up to mmap_base (or to a VMA straddling it)... */
+	next = vma_find_next(s, top);
+	vma = next ? next->vm_prev : s->vmas.last;
+	gap_end = next ? MIN(top, next->start) : top;
+	gap_start = vma ? vma->end : MMP_MMAP_MIN_ADDR;
+	/* ...then the gaps below each VMA, highest first, skipping subtrees with none as large. */
+	for (;;) {
 		if (gap_end >= gap_start + len) {
 			uint64_t addr = (gap_end - len) & ~(align - 1);
 
 			if (addr >= gap_start && addr >= MMP_MMAP_MIN_ADDR)
 				return addr;
 		}
-		if (i <= 0)
-			break;
+		vma = vma_tree_gap_at_or_before(&s->vmas, vma, len);
+		if (!vma)
+			return 0;
+		gap_end = vma->start;
+		gap_start = vma->vm_prev ? vma->vm_prev->end : MMP_MMAP_MIN_ADDR;
+		vma = vma->vm_prev;
 	}
-	return 0;
 }
 
 /*
@@ -304,9 +320,10 @@ int vma_modify_flags(struct mmp_space *s, uint64_t start, uint64_t end, vma_flag
 			if (err)
 				return err;
 			vma = find_vma(s, addr);
+			vma_start_write(s, vma);
 			if (change)
 				change(s, vma, flags, arg);
-			vma->flags = flags;
+			WRITE_ONCE(vma->flags, flags);
 			vma_merge_range(s, addr, piece_end);
 		}
 		addr = piece_end;

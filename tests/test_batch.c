@@ -479,12 +479,12 @@ static void compare_spaces(struct mmp_space *x, struct mmp_space *y, const char 
 {
 	struct mmp_space_stat sx, sy;
 	unsigned long entries = 0, counts = 0, data = 0, pages = 0;
-	bool vmas = x->nr_vmas == y->nr_vmas;
+	bool vmas = x->vmas.nr == y->vmas.nr;
 
-	for (unsigned int i = 0; vmas && i < x->nr_vmas; i++)
-		vmas = x->vmas[i].start == y->vmas[i].start && x->vmas[i].end == y->vmas[i].end &&
-		       x->vmas[i].flags == y->vmas[i].flags;
-	tap_ok(vmas, "%s: the same VMAs (%u)", what, x->nr_vmas);
+	for (struct mmp_vma *a = x->vmas.first, *b = y->vmas.first; vmas && a;
+	     a = a->vm_next, b = b->vm_next)
+		vmas = a->start == b->start && a->end == b->end && a->flags == b->flags;
+	tap_ok(vmas, "%s: the same VMAs (%u)", what, x->vmas.nr);
 	mmp_space_stat(x, &sx);
 	mmp_space_stat(y, &sy);
 	tap_ok(sx.rss_anon_pages == sy.rss_anon_pages,
@@ -495,8 +495,8 @@ static void compare_spaces(struct mmp_space *x, struct mmp_space *y, const char 
 	if (!vmas)
 		return;
 
-	for (unsigned int i = 0; i < x->nr_vmas; i++) {
-		for (uint64_t va = x->vmas[i].start; va < x->vmas[i].end; va += P) {
+	for (struct mmp_vma *vma = x->vmas.first; vma; vma = vma->vm_next) {
+		for (uint64_t va = vma->start; va < vma->end; va += P) {
 			struct pstate px, py;
 
 			page_state(x, va, &px);

@@ -95,7 +95,11 @@ extern "C" {
 	X(RECLAIM_KEEP,		"reclaim_keep",		"folios reclaim kept: extra reference or contention") \
 	X(SUBPAGE_CLEAR,	"subpage_clear",	"4 KiB sub-pages cleared")			\
 	X(SUBPAGE_COPY,		"subpage_copy",		"4 KiB sub-pages copied")			\
-	X(GATHER_FLUSH,		"gather_flush",		"mmu_gather flushes (tlb_flush_mmu)")
+	X(GATHER_FLUSH,		"gather_flush",		"mmu_gather flushes (tlb_flush_mmu)")	\
+	X(VMA_LOCK_SUCCESS,	"vma_lock_success",	"faults handled under the VMA's own lock (VMA_LOCK_SUCCESS)") \
+	X(VMA_LOCK_ABORT,	"vma_lock_abort",	"faults that found no VMA to lock under RCU, or a locked one: mmap lock") \
+	X(VMA_LOCK_RETRY,	"vma_lock_retry",	"faults begun under the VMA lock that needed the mmap lock (VM_FAULT_RETRY)") \
+	X(VMA_LOCK_MISS,	"vma_lock_miss",	"VMAs locked after a writer had moved or removed them: looked up again")
 
 enum mmp_counter {
 #define MMP_COUNTER_ENUM(id, name, doc) MMP_C_##id,

@@ -207,6 +207,14 @@ enum mmp_opt {
 	 * once it has seen young and dirty).
 	 */
 	MMP_OPT_KERNEL_VERSION = 9,
+	/*
+	 * A fault first locks just its VMA, found under RCU (1, default: the
+	 * kernel's CONFIG_PER_VMA_LOCK), and takes the mmap read lock only when
+	 * that fails; 0: every fault takes the mmap read lock.
+	 */
+	MMP_OPT_PER_VMA_LOCK = 10,
+	/* Fault injection for tests: a fault uses the VMA found under RCU without locking it. */
+	MMP_OPT_DEBUG_SKIP_VMA_LOCK = 11,
 	/* The switches this header knows; the library may know more. */
 	MMP_NR_OPTS
 };

@@ -353,9 +353,7 @@ static int lib_vmas(struct mmp_space *s, struct kd_vma *out, int max, int *outsi
 	int n = 0;
 
 	*outside = 0;
-	for (unsigned int i = 0; i < s->nr_vmas; i++) {
-		const struct mmp_vma *vma = &s->vmas[i];
-
+	for (const struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next) {
 		if (vma->end <= KD_WIN_BASE || vma->start >= KD_WIN_END) {
 			if (vma->start < KD_THREAD_BASE ||
 			    vma->end > KD_THREAD_BASE + KD_MAX_THREADS * KD_THREAD_SIZE)

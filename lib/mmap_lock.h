@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The mmap lock and the per-VMA locks (include/linux/mmap_lock.h with
+ * CONFIG_PER_VMA_LOCK). A fault looks its VMA up under RCU and read-locks
+ * just that VMA; a writer, holding the mmap lock for writing, write-locks
+ * each VMA it is about to change or remove (vma_start_write) by stamping it
+ * with the space's mm_lock_seq. The stamp holds until mmap_write_unlock()
+ * bumps mm_lock_seq, so a writer never unlocks VMAs one by one, and a reader
+ * that finds the stamp current backs off to the mmap lock.
+ */
+#ifndef MMP_MMAP_LOCK_H
+#define MMP_MMAP_LOCK_H
+
+#include <sched.h>
+
+#include "internal.h"
+
+/* vm_refcnt while a writer stamps the VMA: readers' trylock fails. */
+#define VMA_LOCK_WRITER		(1u << 31)
+
+static inline void mmap_read_lock(struct mmp_space *s)
+{
+	pthread_rwlock_rdlock(&s->mmap_lock);
+}
+
+static inline bool mmap_read_trylock(struct mmp_space *s)
+{
+	return !pthread_rwlock_tryrdlock(&s->mmap_lock);
+}
+
+static inline void mmap_read_unlock(struct mmp_space *s)
+{
+	pthread_rwlock_unlock(&s->mmap_lock);
+}
+
+static inline void mmap_write_lock(struct mmp_space *s)
+{
+	pthread_rwlock_wrlock(&s->mmap_lock);
+}
+
+/* vma_end_write_all: every VMA this section stamped is unlocked at once. */
+static inline void mmap_write_unlock(struct mmp_space *s)
+{
+	__atomic_store_n(&s->mm_lock_seq, s->mm_lock_seq + 1, __ATOMIC_RELEASE);
+	pthread_rwlock_unlock(&s->mmap_lock);
+}
+
+static inline bool vma_write_locked(struct mmp_space *s, struct mmp_vma *vma)
+{
+	return __atomic_load_n(&vma->vm_lock_seq, __ATOMIC_RELAXED) ==
+	       __atomic_load_n(&s->mm_lock_seq, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * A VMA born in this write section (vm_area_alloc + vma_start_write before
+ * vma_link): no reader may use it before the section ends.
+ */
+static inline void vma_lock_init(struct mmp_space *s, struct mmp_vma *vma)
+{
+	vma->vm_refcnt = 0;
+	vma->detached = false;
+	vma->vm_lock_seq = s->mm_lock_seq;
+}
+
+/*
+ * Write-lock @vma for the rest of this mmap write section: wait for the
+ * readers inside it to leave (faults are short), then stamp it.
+ */
+static inline void vma_start_write(struct mmp_space *s, struct mmp_vma *vma)
+{
+	unsigned int zero = 0;
+
+	if (vma->vm_lock_seq == s->mm_lock_seq)
+		return;
+	while (!__atomic_compare_exchange_n(&vma->vm_refcnt, &zero, VMA_LOCK_WRITER, false,
+					    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		zero = 0;
+		sched_yield();
+	}
+	__atomic_store_n(&vma->vm_lock_seq, s->mm_lock_seq, __ATOMIC_RELAXED);
+	__atomic_store_n(&vma->vm_refcnt, 0, __ATOMIC_RELEASE);
+}
+
+/* Out of the tree (vma_mark_detached): a reader that still locks it must look again. */
+static inline void vma_mark_detached(struct mmp_space *s, struct mmp_vma *vma)
+{
+	MMP_BUG_ON(vma->vm_lock_seq != s->mm_lock_seq);
+	__atomic_store_n(&vma->detached, true, __ATOMIC_RELAXED);
+}
+
+/* Read-lock @vma unless a writer has it (vma_start_read); false: use the mmap lock. */
+static inline bool vma_start_read(struct mmp_space *s, struct mmp_vma *vma)
+{
+	unsigned int c;
+
+	if (vma_write_locked(s, vma))
+		return false;
+	c = __atomic_load_n(&vma->vm_refcnt, __ATOMIC_RELAXED);
+	do {
+		if (c & VMA_LOCK_WRITER)
+			return false;
+	} while (!__atomic_compare_exchange_n(&vma->vm_refcnt, &c, c + 1, true, __ATOMIC_ACQUIRE,
+					      __ATOMIC_RELAXED));
+	/* A writer may have stamped it between the check and the count. */
+	if (unlikely(vma_write_locked(s, vma))) {
+		__atomic_fetch_sub(&vma->vm_refcnt, 1, __ATOMIC_RELEASE);
+		return false;
+	}
+	return true;
+}
+
+static inline void vma_end_read(struct mmp_vma *vma)
+{
+	__atomic_fetch_sub(&vma->vm_refcnt, 1, __ATOMIC_RELEASE);
+}
+
+#endif /* MMP_MMAP_LOCK_H */

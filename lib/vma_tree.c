@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The VMA index: an intrusive AVL tree keyed by vm_start, augmented with the
+ * largest gap below a VMA in each subtree (the rb_subtree_gap of the
+ * kernel's pre-6.1 mm_rb, which the maple tree replaced), and the VMAs'
+ * address-ordered list (vm_next, vm_prev). Every update walks from the nodes
+ * it touched towards the root, rebalancing and refreshing heights and gaps
+ * until nothing changes, so it is O(log n); a VMA's gap depends on its
+ * predecessor, so an update also refreshes the VMA after the one it inserted
+ * or erased. Each node caches its own gap, so an update reads only the path.
+ *
+ * Lockless readers: all link and key stores are single relaxed atomic stores
+ * inside the tree's seqcount, freed VMAs wait for a grace period, and a walk
+ * is bounded; a reader that saw the count move discards what it found.
+ */
+#include "vma_tree.h"
+
+/* An AVL tree of 2^31 nodes is less than 45 high: a longer walk saw a tree in change. */
+#define VMA_TREE_MAX_WALK	96
+#define VMA_TREE_RCU_TRIES	8
+
+static inline int height(const struct mmp_vma *n)
+{
+	return n ? n->rb_height : 0;
+}
+
+static inline uint64_t subtree_gap(const struct mmp_vma *n)
+{
+	return n ? n->rb_subtree_gap : 0;
+}
+
+/* Refresh @n's height and subtree gap from its children (the augmented callback). */
+static void update(struct mmp_vma *n)
+{
+	int hl = height(n->rb_left), hr = height(n->rb_right);
+	uint64_t gap = MAX(n->rb_gap, subtree_gap(n->rb_left));
+
+	n->rb_height = 1 + MAX(hl, hr);
+	n->rb_subtree_gap = MAX(gap, subtree_gap(n->rb_right));
+}
+
+static void set_left(struct mmp_vma *n, struct mmp_vma *c)
+{
+	WRITE_ONCE(n->rb_left, c);
+	if (c)
+		c->rb_parent = n;
+}
+
+static void set_right(struct mmp_vma *n, struct mmp_vma *c)
+{
+	WRITE_ONCE(n->rb_right, c);
+	if (c)
+		c->rb_parent = n;
+}
+
+/* Put @new where @old hangs under @parent (or at the root). */
+static void replace_child(struct vma_tree *t, struct mmp_vma *parent, struct mmp_vma *old,
+			  struct mmp_vma *new)
+{
+	if (!parent)
+		WRITE_ONCE(t->root, new);
+	else if (parent->rb_left == old)
+		WRITE_ONCE(parent->rb_left, new);
+	else
+		WRITE_ONCE(parent->rb_right, new);
+	if (new)
+		new->rb_parent = parent;
+}
+
+static struct mmp_vma *rotate_left(struct vma_tree *t, struct mmp_vma *x)
+{
+	struct mmp_vma *y = x->rb_right;
+
+	replace_child(t, x->rb_parent, x, y);
+	set_right(x, y->rb_left);
+	set_left(y, x);
+	update(x);
+	update(y);
+	return y;
+}
+
+static struct mmp_vma *rotate_right(struct vma_tree *t, struct mmp_vma *x)
+{
+	struct mmp_vma *y = x->rb_left;
+
+	replace_child(t, x->rb_parent, x, y);
+	set_left(x, y->rb_right);
+	set_right(y, x);
+	update(x);
+	update(y);
+	return y;
+}
+
+/*
+ * From @n towards the root: rebalance and refresh each node, stopping where a
+ * node's height and subtree gap come out as they were (its ancestors depended
+ * on nothing else).
+ */
+static void fix_up(struct vma_tree *t, struct mmp_vma *n)
+{
+	while (n) {
+		int bf = height(n->rb_left) - height(n->rb_right);
+		int old_height = n->rb_height;
+		uint64_t old_gap = n->rb_subtree_gap;
+
+		if (bf > 1) {
+			struct mmp_vma *l = n->rb_left;
+
+			if (height(l->rb_left) < height(l->rb_right))
+				rotate_left(t, l);
+			n = rotate_right(t, n);
+		} else if (bf < -1) {
+			struct mmp_vma *r = n->rb_right;
+
+			if (height(r->rb_right) < height(r->rb_left))
+				rotate_right(t, r);
+			n = rotate_left(t, n);
+		} else {
+			update(n);
+			if (n->rb_height == old_height && n->rb_subtree_gap == old_gap)
+				return;
+		}
+		n = n->rb_parent;
+	}
+}
+
+void vma_tree_insert(struct vma_tree *t, struct mmp_vma *vma)
+{
+	struct mmp_vma *parent = NULL, *prev = NULL, *next = NULL, *n = t->root;
+	bool left = false;
+
+	while (n) {
+		parent = n;
+		left = vma->start < n->start;
+		if (left) {
+			next = n;
+			n = n->rb_left;
+		} else {
+			prev = n;
+			n = n->rb_right;
+		}
+	}
+	raw_write_seqcount_begin(&t->seq);
+	vma->rb_left = vma->rb_right = NULL;
+	vma->rb_parent = parent;
+	vma->rb_height = 1;
+	vma->vm_prev = prev;
+	vma->vm_next = next;
+	if (prev)
+		prev->vm_next = vma;
+	else
+		t->first = vma;
+	if (next)
+		next->vm_prev = vma;
+	else
+		t->last = vma;
+	vma->rb_gap = vma_gap(t, vma);
+	update(vma);
+	/* Linked last: a reader finds the VMA complete. */
+	if (!parent)
+		WRITE_ONCE(t->root, vma);
+	else if (left)
+		WRITE_ONCE(parent->rb_left, vma);
+	else
+		WRITE_ONCE(parent->rb_right, vma);
+	t->nr++;
+	fix_up(t, parent);
+	if (next) {
+		next->rb_gap = vma_gap(t, next);	/* it shrank */
+		fix_up(t, next);
+	}
+	raw_write_seqcount_end(&t->seq);
+}
+
+void vma_tree_erase(struct vma_tree *t, struct mmp_vma *z)
+{
+	struct mmp_vma *next = z->vm_next, *from, *moved = NULL;
+
+	raw_write_seqcount_begin(&t->seq);
+	if (z->rb_left && z->rb_right) {
+		/* Two children: z's successor, the leftmost of its right subtree, takes its place. */
+		struct mmp_vma *y = next, *yp = y->rb_parent;
+
+		if (yp != z) {
+			set_left(yp, y->rb_right);
+			set_right(y, z->rb_right);
+			from = yp;
+		} else {
+			from = y;
+		}
+		set_left(y, z->rb_left);
+		/* To its new parent y looks like z until refreshed below. */
+		y->rb_height = z->rb_height;
+		y->rb_subtree_gap = z->rb_subtree_gap;
+		replace_child(t, z->rb_parent, z, y);
+		moved = y;
+	} else {
+		from = z->rb_parent;
+		replace_child(t, from, z, z->rb_left ? z->rb_left : z->rb_right);
+	}
+	if (z->vm_prev)
+		z->vm_prev->vm_next = next;
+	else
+		t->first = next;
+	if (next)
+		next->vm_prev = z->vm_prev;
+	else
+		t->last = z->vm_prev;
+	t->nr--;
+	if (next)
+		next->rb_gap = vma_gap(t, next);	/* it grew */
+	fix_up(t, from);
+	if (moved)
+		fix_up(t, moved);
+	if (next)
+		fix_up(t, next);
+	raw_write_seqcount_end(&t->seq);
+	/* A lockless reader may still stand on z: its links stay as they were. */
+}
+
+void vma_tree_set_range(struct vma_tree *t, struct mmp_vma *vma, uint64_t start, uint64_t end)
+{
+	raw_write_seqcount_begin(&t->seq);
+	WRITE_ONCE(vma->start, start);
+	WRITE_ONCE(vma->end, end);
+	vma->rb_gap = vma_gap(t, vma);
+	fix_up(t, vma);
+	if (vma->vm_next) {
+		vma->vm_next->rb_gap = vma_gap(t, vma->vm_next);
+		fix_up(t, vma->vm_next);
+	}
+	raw_write_seqcount_end(&t->seq);
+}
+
+struct mmp_vma *vma_tree_find(const struct vma_tree *t, uint64_t addr)
+{
+	struct mmp_vma *n = t->root, *found = NULL;
+
+	while (n) {
+		if (addr < n->end) {
+			found = n;
+			if (addr >= n->start)
+				break;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
+		}
+	}
+	return found;
+}
+
+bool vma_tree_lookup_rcu(const struct vma_tree *t, uint64_t addr, struct mmp_vma **vmap)
+{
+	for (int tries = 0; tries < VMA_TREE_RCU_TRIES; tries++) {
+		struct mmp_vma *n, *found = NULL;
+		unsigned int seq;
+
+		if (!raw_seqcount_try_begin(&t->seq, &seq)) {
+			cpu_relax();
+			continue;
+		}
+		n = READ_ONCE(t->root);
+		for (int steps = 0; n && steps < VMA_TREE_MAX_WALK; steps++) {
+			if (addr < READ_ONCE(n->start)) {
+				n = READ_ONCE(n->rb_left);
+			} else if (addr >= READ_ONCE(n->end)) {
+				n = READ_ONCE(n->rb_right);
+			} else {
+				found = n;
+				break;
+			}
+		}
+		if (!read_seqcount_retry(&t->seq, seq)) {
+			*vmap = found;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The last VMA of subtree @n whose own gap is at least @len, or NULL. */
+static struct mmp_vma *rightmost_fit(const struct vma_tree *t, struct mmp_vma *n, uint64_t len)
+{
+	while (n && n->rb_subtree_gap >= len) {
+		if (subtree_gap(n->rb_right) >= len)
+			n = n->rb_right;
+		else if (n->rb_gap >= len)
+			return n;
+		else
+			n = n->rb_left;
+	}
+	return NULL;
+}
+
+struct mmp_vma *vma_tree_gap_at_or_before(const struct vma_tree *t, struct mmp_vma *vma,
+					  uint64_t len)
+{
+	struct mmp_vma *found;
+
+	if (!vma || vma->rb_gap >= len)
+		return vma;
+	found = rightmost_fit(t, vma->rb_left, len);
+	/* Then up: each ancestor we reach from its right side, and its left subtree, precede. */
+	while (!found && vma->rb_parent) {
+		struct mmp_vma *p = vma->rb_parent;
+
+		if (p->rb_right == vma) {
+			if (p->rb_gap >= len)
+				return p;
+			found = rightmost_fit(t, p->rb_left, len);
+		}
+		vma = p;
+	}
+	return found;
+}
+
+/*
+ * Check the subtree of @n, visited in order against the list from *@cursor;
+ * returns its height, or -1 after setting *@why.
+ */
+static int check_node(const struct vma_tree *t, const struct mmp_vma *n, const struct mmp_vma *parent,
+		      const struct mmp_vma **cursor, unsigned int *count, const char **why)
+{
+	int hl, hr;
+	uint64_t gap;
+
+	if (!n)
+		return 0;
+	if (n->rb_parent != parent) {
+		*why = "a VMA's parent link is wrong";
+		return -1;
+	}
+	hl = check_node(t, n->rb_left, n, cursor, count, why);
+	if (hl < 0)
+		return -1;
+	if (n != *cursor) {
+		*why = "the tree's order differs from the list's";
+		return -1;
+	}
+	*cursor = n->vm_next;
+	(*count)++;
+	hr = check_node(t, n->rb_right, n, cursor, count, why);
+	if (hr < 0)
+		return -1;
+	if (n->rb_height != 1 + MAX(hl, hr) || hl - hr > 1 || hr - hl > 1) {
+		*why = "a VMA's height is wrong or its subtree unbalanced";
+		return -1;
+	}
+	if (n->rb_gap != vma_gap(t, n)) {
+		*why = "a VMA's gap is stale";
+		return -1;
+	}
+	gap = MAX(n->rb_gap, MAX(subtree_gap(n->rb_left), subtree_gap(n->rb_right)));
+	if (n->rb_subtree_gap != gap) {
+		*why = "a VMA's subtree gap is stale";
+		return -1;
+	}
+	return n->rb_height;
+}
+
+const char *vma_tree_check(const struct vma_tree *t)
+{
+	const char *why = NULL;
+	unsigned int in_tree = 0, in_list = 0;
+	const struct mmp_vma *prev = NULL, *cursor = t->first;
+
+	if (t->root && t->root->rb_parent)
+		return "the root has a parent";
+	if (check_node(t, t->root, NULL, &cursor, &in_tree, &why) < 0)
+		return why;
+	for (const struct mmp_vma *v = t->first; v; prev = v, v = v->vm_next) {
+		if (v->vm_prev != prev)
+			return "the VMA list's back links are wrong";
+		if (prev && prev->end > v->start)
+			return "the VMA list is out of order or overlaps";
+		if (v->start >= v->end)
+			return "a VMA is empty";
+		if (vma_tree_find(t, v->start) != v)
+			return "a VMA of the list is not found in the tree";
+		in_list++;
+	}
+	if (t->last != prev)
+		return "the VMA list's last entry is wrong";
+	if (in_tree != t->nr || in_list != t->nr)
+		return "the VMA count differs from the tree or the list";
+	return NULL;
+}

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Per-VMA locks on the fault path against writers of neighbouring VMAs. One
+ * thread with a CPU write-faults the middle VMA X of each slot, [A | X | B],
+ * again and again (MADV_DONTNEED empties it between rounds); another changes
+ * the slots without a CPU: mprotect that merges X into its neighbours and
+ * splits it out again, mprotect across the A|X boundary, munmap and re-mmap of
+ * X's tail, mremap of X's tail away and back, munmap of X (its anon_vma goes)
+ * and mmap again. After every change the mutator
+ * verifies the space (which stops faults under VMA locks too): no entry may
+ * sit outside a VMA, be writable in a read-only one, or be missed by the
+ * reverse map.
+ *
+ * Then the same with MMP_OPT_DEBUG_SKIP_VMA_LOCK (a fault uses the VMA it
+ * found under RCU without locking it) in a forked child, which exits 0 once a
+ * verify fails, 1 when none did within its budget: the check above can fail.
+ *
+ * Duration: MMP_STRESS_SECONDS per back end (default 0.5); the broken child
+ * has BROKEN_BUDGET seconds, and is not run under qemu-user (MMPRIM_QEMU_USER).
+ */
+#include <pthread.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "util.h"
+
+#define PG		MMP_PAGE_SIZE
+#define R		MMP_PROT_READ
+#define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
+#define WIN_BASE	0x30000000000ULL
+#define SCRATCH		0x38000000000ULL
+#define SLOTS		8
+#define SLOT_PAGES	16
+#define X_FIRST		4	/* pages of a slot: A [0, 4) R, X [4, 12) RW, B [12, 16) R */
+#define X_END		12
+#define BROKEN_BUDGET	10.0
+#define NR_CHANGES	5
+
+struct run {
+	const char *arch;
+	struct mmp_space *s;
+	int stop;
+	uint64_t faults, efaults, ops, verify_failed, op_errors;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t slot(int k, int page)
+{
+	return WIN_BASE + ((uint64_t)k * SLOT_PAGES + page) * PG;
+}
+
+static int map_slot(struct mmp_space *s, int k)
+{
+	uint64_t out;
+	int err = mmp_mmap(s, slot(k, 0), X_FIRST * PG, R, MMP_MAP_FIXED, &out);
+
+	if (!err)
+		err = mmp_mmap(s, slot(k, X_FIRST), (X_END - X_FIRST) * PG, RW, MMP_MAP_FIXED, &out);
+	if (!err)
+		err = mmp_mmap(s, slot(k, X_END), (SLOT_PAGES - X_END) * PG, R, MMP_MAP_FIXED, &out);
+	return err;
+}
+
+static void *faulter(void *arg)
+{
+	struct run *r = arg;
+	struct mmp_cpu *cpu;
+	uint64_t rng = 88172645463325252ULL;
+
+	if (mmp_cpu_attach(r->s, &cpu))
+		return NULL;
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		int k;
+
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		k = rng % SLOTS;
+		for (int p = X_FIRST; p < X_END; p++) {
+			uint64_t v = slot(k, p);
+
+			/* -EFAULT is fine: the page may be read-only or unmapped right now. */
+			if (mmp_write(cpu, v, &v, sizeof(v)))
+				r->efaults++;
+			else
+				r->faults++;
+		}
+		mmp_madvise(r->s, slot(k, X_FIRST), (X_END - X_FIRST) * PG, MMP_MADV_DONTNEED);
+	}
+	mmp_cpu_detach(cpu);
+	return NULL;
+}
+
+/* One change to slot @k and back, verifying after each step. */
+static void mutate(struct run *r, int k, int op)
+{
+	struct mmp_space *s = r->s;
+	uint64_t tail = slot(k, 8), out;
+	int err = 0;
+
+	switch (op) {
+	case 0:	/* X merges into A and B, then splits out again */
+		err = mmp_mprotect(s, slot(k, X_FIRST), (X_END - X_FIRST) * PG, R);
+		r->verify_failed += mmp_space_verify(s) != 0;
+		err = err ? err : mmp_mprotect(s, slot(k, X_FIRST), (X_END - X_FIRST) * PG, RW);
+		break;
+	case 1:	/* across the A|X boundary: X's start moves down, then back */
+		err = mmp_mprotect(s, slot(k, 2), 2 * PG, RW);
+		r->verify_failed += mmp_space_verify(s) != 0;
+		err = err ? err : mmp_mprotect(s, slot(k, 2), 2 * PG, R);
+		break;
+	case 2:	/* X loses its tail, then gets it back by merging */
+		err = mmp_munmap(s, tail, 4 * PG);
+		r->verify_failed += mmp_space_verify(s) != 0;
+		err = err ? err : mmp_mmap(s, tail, 4 * PG, RW, MMP_MAP_FIXED, &out);
+		break;
+	case 3:	/* X's tail moves away and back */
+		err = mmp_mremap(s, tail, 4 * PG, 4 * PG, MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED,
+				 SCRATCH + (uint64_t)k * SLOT_PAGES * PG, &out);
+		r->verify_failed += mmp_space_verify(s) != 0;
+		err = err ? err : mmp_mremap(s, out, 4 * PG, 4 * PG,
+					     MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED, tail, &out);
+		break;
+	case 4:	/* X goes, its anon_vma with it, and comes back */
+		err = mmp_munmap(s, slot(k, X_FIRST), (X_END - X_FIRST) * PG);
+		r->verify_failed += mmp_space_verify(s) != 0;
+		err = err ? err : mmp_mmap(s, slot(k, X_FIRST), (X_END - X_FIRST) * PG, RW,
+					   MMP_MAP_FIXED, &out);
+		break;
+	}
+	r->op_errors += err != 0;
+	r->verify_failed += mmp_space_verify(s) != 0;
+	r->ops++;
+}
+
+/* Run faulter and mutator for @seconds, or until a verify fails when @stop_on_failure. */
+static void run_for(struct run *r, double seconds, bool stop_on_failure)
+{
+	pthread_t th;
+	double t0 = now();
+	int i = 0;
+
+	pthread_create(&th, NULL, faulter, r);
+	for (; now() - t0 < seconds && !(stop_on_failure && r->verify_failed); i++)
+		mutate(r, i % SLOTS, (i / SLOTS) % NR_CHANGES);
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+}
+
+static struct mmp_space *lock_space(struct mmp_phys *phys, const char *arch, bool skip)
+{
+	struct mmp_space *s = new_space(phys, arch);
+
+	for (int k = 0; k < SLOTS; k++)
+		must(!map_slot(s, k), "map slot %d", k);
+	if (skip)
+		must(!mmp_space_set_opt(s, MMP_OPT_DEBUG_SKIP_VMA_LOCK, 1), "skip the VMA lock");
+	return s;
+}
+
+static void stress(const char *arch, double seconds)
+{
+	struct run r = { .arch = arch };
+	struct mmp_counters c;
+	struct mmp_phys *phys;
+
+	must(!mmp_phys_create(32 * MiB, &phys), "phys");
+	r.s = lock_space(phys, arch, false);
+	run_for(&r, seconds, false);
+	mmp_space_counters(r.s, &c);
+	printf("# %s: %llu faults, %llu refused, %llu changes; VMA lock success %llu, abort %llu, "
+	       "retry %llu, miss %llu\n", arch, (unsigned long long)r.faults,
+	       (unsigned long long)r.efaults, (unsigned long long)r.ops,
+	       (unsigned long long)c.v[MMP_C_VMA_LOCK_SUCCESS],
+	       (unsigned long long)c.v[MMP_C_VMA_LOCK_ABORT],
+	       (unsigned long long)c.v[MMP_C_VMA_LOCK_RETRY],
+	       (unsigned long long)c.v[MMP_C_VMA_LOCK_MISS]);
+	tap_ok(r.verify_failed == 0, "%s: faults under VMA locks against mprotect/munmap/mremap of "
+	       "their neighbours: every verify passes (%llu changes)", arch,
+	       (unsigned long long)r.ops);
+	tap_ok(r.op_errors == 0, "%s: every change succeeded", arch);
+	tap_ok(r.faults > 0 && c.v[MMP_C_VMA_LOCK_SUCCESS] > 0,
+	       "%s: faults were handled under the VMA lock", arch);
+	tap_ok(mmp_space_destroy(r.s) == 0 && mmp_phys_destroy(phys) == 0, "%s: torn down", arch);
+}
+
+/* The broken run, in a child that leaves with _exit: its state may be garbage. */
+static void broken(const char *arch)
+{
+	int status = 0;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		tap_require(0, "fork");
+	if (pid == 0) {
+		struct run r = { .arch = arch };
+		struct mmp_phys *phys;
+
+		tap_in_child();
+		alarm(BROKEN_BUDGET + 20);
+		if (mmp_phys_create(32 * MiB, &phys))
+			_exit(2);
+		r.s = lock_space(phys, arch, true);
+		run_for(&r, BROKEN_BUDGET, true);
+		printf("# %s without the VMA lock: %s after %llu changes\n", arch,
+		       r.verify_failed ? "a verify failed" : "every verify passed",
+		       (unsigned long long)r.ops);
+		fflush(stdout);
+		_exit(r.verify_failed ? 0 : 1);
+	}
+	tap_require(waitpid(pid, &status, 0) == pid, "waitpid");
+	if (!WIFEXITED(status))
+		printf("# %s broken child died of signal %d\n", arch, WTERMSIG(status));
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "%s: with MMP_OPT_DEBUG_SKIP_VMA_LOCK the stress test sees a broken space", arch);
+}
+
+int main(int argc, char **argv)
+{
+	const char *env = getenv("MMP_STRESS_SECONDS");
+	double seconds = env ? atof(env) : 0.5;
+	const char *arches[] = { "x86_64", "arm64", "riscv64", "generic" };
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(arches); i++)
+		if (argc < 2 || !strcmp(argv[1], arches[i]))
+			stress(arches[i], seconds);
+	/* qemu-user 7.2 aborts when the child of a threaded process starts a thread. */
+	if (getenv("MMPRIM_QEMU_USER"))
+		printf("# the skipped-lock run forks with threads: not under qemu-user\n");
+	else
+		broken(argc > 1 ? argv[1] : "x86_64");
+	return tap_done();
+}
