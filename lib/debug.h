@@ -13,6 +13,8 @@ enum mmp_debug_opt {
 	MMP_DEBUG_SKIP_FLUSH,
 	/* Free page tables with no grace period (the RCU stress test must see it). 0 or 1. */
 	MMP_DEBUG_BROKEN_TABLE_FREE,
+	/* A fault uses the VMA found under RCU without locking it (test_vma_lock must see it). 0 or 1. */
+	MMP_DEBUG_SKIP_VMA_LOCK,
 	MMP_NR_DEBUG_OPTS
 };
 

@@ -442,7 +442,7 @@ static bool vma_access_ok(struct mmp_vma *vma, unsigned int flags)
 	return READ_ONCE(vma->flags) & ((flags & FAULT_FLAG_WRITE) ? VM_WRITE : VM_READ | VM_WRITE);
 }
 
-/* MMP_OPT_DEBUG_SKIP_VMA_LOCK: the VMA found under RCU, used with no lock at all. */
+/* MMP_DEBUG_SKIP_VMA_LOCK: the VMA found under RCU, used with no lock at all. */
 static int handle_mm_fault_unlocked(struct mmp_space *s, uint64_t addr, unsigned int flags)
 {
 	struct mmp_vma *vma;
@@ -465,7 +465,7 @@ int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
 	struct mmp_vma *vma;
 	int ret;
 
-	if (unlikely(READ_ONCE(s->opts[MMP_OPT_DEBUG_SKIP_VMA_LOCK]))) {
+	if (unlikely(READ_ONCE(s->debug[MMP_DEBUG_SKIP_VMA_LOCK]))) {
 		ret = handle_mm_fault_unlocked(s, addr, flags);
 		if (ret != -EFAULT)
 			return ret;

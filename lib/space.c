@@ -234,7 +234,6 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 	case MMP_OPT_LAZYFREE_PMD:
 	case MMP_OPT_HW_AD:
 	case MMP_OPT_PER_VMA_LOCK:
-	case MMP_OPT_DEBUG_SKIP_VMA_LOCK:
 		if (value != 0 && value != 1)
 			return -EINVAL;
 		break;
@@ -268,7 +267,7 @@ MMP_EXPORT int mmp_space_get_opt(struct mmp_space *s, enum mmp_opt opt, long *va
 int mmp_debug_set(struct mmp_space *s, enum mmp_debug_opt opt, long value)
 {
 	if (!s || (unsigned int)opt >= MMP_NR_DEBUG_OPTS || value < 0 ||
-	    (opt == MMP_DEBUG_BROKEN_TABLE_FREE && value > 1))
+	    (opt != MMP_DEBUG_SKIP_FLUSH && value > 1))
 		return -EINVAL;
 	WRITE_ONCE(s->debug[opt], value);
 	return 0;

@@ -11,7 +11,7 @@
  * sit outside a VMA, be writable in a read-only one, or be missed by the
  * reverse map.
  *
- * Then the same with MMP_OPT_DEBUG_SKIP_VMA_LOCK (a fault uses the VMA it
+ * Then the same with MMP_DEBUG_SKIP_VMA_LOCK (a fault uses the VMA it
  * found under RCU without locking it) in a forked child, which exits 0 once a
  * verify fails, 1 when none did within its budget: the check above can fail.
  *
@@ -163,7 +163,7 @@ static struct mmp_space *lock_space(struct mmp_phys *phys, const char *arch, boo
 	for (int k = 0; k < SLOTS; k++)
 		must(!map_slot(s, k), "map slot %d", k);
 	if (skip)
-		must(!mmp_space_set_opt(s, MMP_OPT_DEBUG_SKIP_VMA_LOCK, 1), "skip the VMA lock");
+		must(!mmp_debug_set(s, MMP_DEBUG_SKIP_VMA_LOCK, 1), "skip the VMA lock");
 	return s;
 }
 
@@ -223,7 +223,7 @@ static void broken(const char *arch)
 	if (!WIFEXITED(status))
 		printf("# %s broken child died of signal %d\n", arch, WTERMSIG(status));
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	       "%s: with MMP_OPT_DEBUG_SKIP_VMA_LOCK the stress test sees a broken space", arch);
+	       "%s: with MMP_DEBUG_SKIP_VMA_LOCK the stress test sees a broken space", arch);
 }
 
 int main(int argc, char **argv)

@@ -213,8 +213,6 @@ enum mmp_opt {
 	 * that fails; 0: every fault takes the mmap read lock.
 	 */
 	MMP_OPT_PER_VMA_LOCK = 10,
-	/* Fault injection for tests: a fault uses the VMA found under RCU without locking it. */
-	MMP_OPT_DEBUG_SKIP_VMA_LOCK = 11,
 	/* The switches this header knows; the library may know more. */
 	MMP_NR_OPTS
 };
