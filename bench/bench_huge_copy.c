@@ -19,7 +19,6 @@
 #include "shim.h"
 #include "topo.h"
 
-#define HCB_ITERATIONS	40
 #define HCB_CALIB_REPS	11
 #define HCB_MAX_VARIANTS 16
 
@@ -135,7 +134,7 @@ static void bm_huge_copy(struct mmp_bench_state *st, void *argp)
 	mmp_bench_set_label(st, label);
 }
 
-int hc_register_benches(void)
+int hc_register_benches(long iterations)
 {
 	static const long targets[] = { 0, 255, 511, -1 };
 	struct mmp_space *probe = NULL;
@@ -178,7 +177,7 @@ int hc_register_benches(void)
 				for (int p = 0; p < pressures; p++)
 					mmp_bench_args(b, targets[t], p);
 			mmp_bench_unit(mmp_bench_iterations(mmp_bench_use_manual_time(b),
-							    HCB_ITERATIONS), MMP_BENCH_US);
+							    iterations), MMP_BENCH_US);
 		}
 	}
 	if (probe)

@@ -50,6 +50,11 @@ struct hc_sample {
 int hc_rig_trial(struct hc_rig *r, const struct hc_trial *t, struct hc_sample *out);
 
 /* Register mmprim-bench's huge_copy/<order>/<variant> family (bench_huge_copy.c). */
-int hc_register_benches(void);
+/*
+ * Register the huge_copy/ benches, @iterations each (fixed: every iteration
+ * builds a cold THP outside the timed region, which Google Benchmark's
+ * min_time does not see).
+ */
+int hc_register_benches(long iterations);
 
 #endif /* MMP_BENCH_HUGE_COPY_H */

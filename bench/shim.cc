@@ -105,8 +105,9 @@ int mmp_bench_main(int argc, char **argv)
 	size_t ran;
 
 	benchmark::Initialize(&argc, argv);
+	/* An option nobody knows is a usage error, as in the other tools. */
 	if (benchmark::ReportUnrecognizedArguments(argc, argv))
-		return 1;
+		return 2;
 	ran = benchmark::RunSpecifiedBenchmarks();
 	benchmark::Shutdown();
 	return ran && !skipped_with_error ? 0 : 1;

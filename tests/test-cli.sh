@@ -90,6 +90,10 @@ bench_checks() {
 	check "and Google Benchmark's own flags" grep -q -- '--benchmark_filter' <<<"$out"
 	run "$bench" --bogus
 	check "mmprim-bench --bogus exits 2" test "$rc" -eq 2
+	run "$bench" --benchmark_filter='^huge_copy/ascending/generic/0/0/' --benchmark_min_time=0.01
+	check "a short min_time makes huge_copy short: 2 iterations, not 40" \
+		bash -c '(( $1 == 0 )) && grep -q "huge_copy/ascending/generic/0/0/iterations:2/" <<<"$2"' \
+		_ "$rc" "$out"
 }
 
 case $tool in
