@@ -138,6 +138,9 @@ static void apply_setting(struct run *r, struct mmp_space *s, unsigned int which
  * the seed. With opt->only_variant, only that one is made (the draws stay the
  * same, so it is the same variant), which makes minimizing much faster.
  */
+/* Back ends left out are named once per process: the fuzzer builds variants per input. */
+static bool said_left_out;
+
 static int make_variants(struct run *r)
 {
 	struct kd_rng rng = { r->opt->seed ^ 0x5eed };
@@ -152,8 +155,13 @@ static int make_variants(struct run *r)
 		 * space ends below the host's window (3 levels: 256 or 512 GiB)
 		 * cannot take part.
 		 */
-		if (mmp_arch_find(arch)->task_size < KD_THREAD_BASE + KD_MAX_THREADS * KD_THREAD_SIZE)
+		if (mmp_arch_find(arch)->task_size < KD_THREAD_BASE + KD_MAX_THREADS * KD_THREAD_SIZE) {
+			if (!said_left_out)
+				printf("# %s left out: its user space (%llu GiB) ends below the host's "
+				       "window\n", arch,
+				       (unsigned long long)(mmp_arch_find(arch)->task_size >> 30));
 			continue;
+		}
 		for (int k = 0; k < 2 && r->nv < KD_MAX_VARIANTS; k++) {
 			struct variant *v = &r->v[r->nv];
 			struct mmp_space_config cfg = { .arch = arch, .tlb_sanitizer = true };
@@ -201,6 +209,7 @@ static int make_variants(struct run *r)
 			}
 		}
 	}
+	said_left_out = true;
 	return r->nv ? 0 : -ENOENT;
 }
 
