@@ -121,16 +121,7 @@ mmp_pte_t arm64_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_leve
  * free (tlb_remove_table_sync_one) IPIs every CPU even here: about 2 us.
  */
 static const struct mmp_cost_model arm64_cost = {
-	.ghz = 3.0,
-	.entry_read = 4,
-	.entry_write = 8,
-	.tlbi_page = 60,
-	.flush_op = 500,
-	.flush_all = 800,
-	.ipi = 0,
-	.page_walk = 40,
-	.rcu_sync = 6000,
-	.rcu_call = 200,
+	ARM64_COSTS(4),
 	.source = "arm64 big core: TLBI VALE1IS ~60 cycles each, DSB ISH ~500, no IPIs",
 };
 

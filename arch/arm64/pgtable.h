@@ -90,6 +90,23 @@ mmp_pte_t arm64_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_leve
 			       unsigned int access);
 
 /*
+ * The cycle costs every arm64 back end shares (arm64.c says where they
+ * come from). A TLB miss that misses the walk caches loads one entry per
+ * level, so the walk costs 10 cycles a level: deeper tables, dearer walks.
+ */
+#define ARM64_COSTS(nr_levels)	\
+	.ghz = 3.0,							\
+	.entry_read = 4,						\
+	.entry_write = 8,						\
+	.tlbi_page = 60,						\
+	.flush_op = 500,						\
+	.flush_all = 800,						\
+	.ipi = 0,							\
+	.page_walk = 10 * (nr_levels),					\
+	.rcu_sync = 6000,						\
+	.rcu_call = 200
+
+/*
  * Everything an arm64 back end shares: format, contpte policy, MMU, TLB. A
  * back end adds its name, geometry and cost table (arm64.c, va39.c).
  */

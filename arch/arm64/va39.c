@@ -7,23 +7,9 @@
  */
 #include "pgtable.h"
 
-/*
- * arm64's figures (arm64.c) but for the walk: a TLB miss that misses the
- * walk caches loads one descriptor per level, so three levels cost 3/4 of
- * the 4-level 40 cycles. Scaled, not measured.
- */
 static const struct mmp_cost_model arm64_va39_cost = {
-	.ghz = 3.0,
-	.entry_read = 4,
-	.entry_write = 8,
-	.tlbi_page = 60,
-	.flush_op = 500,
-	.flush_all = 800,
-	.ipi = 0,
-	.page_walk = 30,
-	.rcu_sync = 6000,
-	.rcu_call = 200,
-	.source = "arm64 figures; walk scaled to 3 levels (3/4 of 40 cycles), not measured",
+	ARM64_COSTS(3),
+	.source = "arm64 figures; the walk for 3 levels (10 cycles a level), scaled, not measured",
 };
 
 const struct mmp_arch mmp_arch_arm64_va39 = {

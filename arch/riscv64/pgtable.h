@@ -92,6 +92,23 @@ uint64_t rv_entry_pfn(mmp_pte_t e, enum mmp_level level);
 mmp_pte_t rv_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level,
 			    unsigned int access);
 
+/*
+ * The cycle costs every riscv64 back end shares (riscv64.c says where they
+ * come from). A TLB miss that misses the walk caches loads one entry per
+ * level, so the walk costs 12.5 cycles a level: deeper tables, dearer walks.
+ */
+#define RISCV64_COSTS(nr_levels)	\
+	.ghz = 2.0,							\
+	.entry_read = 4,						\
+	.entry_write = 8,						\
+	.tlbi_page = 80,						\
+	.flush_op = 200,						\
+	.flush_all = 600,						\
+	.ipi = 10000,							\
+	.page_walk = 12.5 * (nr_levels),				\
+	.rcu_sync = 10000,						\
+	.rcu_call = 200
+
 /* Everything a riscv64 back end shares; it adds name, geometry and cost table. */
 #define RISCV64_FAMILY							\
 	.mk_entry = rv_mk_entry,					\

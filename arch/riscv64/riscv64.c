@@ -117,16 +117,7 @@ mmp_pte_t rv_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level l
  * back ends; the synchronous table free is one such round.
  */
 static const struct mmp_cost_model riscv64_cost = {
-	.ghz = 2.0,
-	.entry_read = 4,
-	.entry_write = 8,
-	.tlbi_page = 80,
-	.flush_op = 200,
-	.flush_all = 600,
-	.ipi = 10000,
-	.page_walk = 50,
-	.rcu_sync = 10000,
-	.rcu_call = 200,
+	RISCV64_COSTS(4),
 	.source = "riscv64 core at 2 GHz: sfence.vma ~80 cycles, SBI remote fence ~5 us",
 };
 

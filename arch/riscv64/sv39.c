@@ -6,23 +6,9 @@
  */
 #include "pgtable.h"
 
-/*
- * riscv64's figures (riscv64.c) but for the walk: one entry load per level
- * on a miss of the walk caches, so 3/4 of the Sv48 50 cycles. Scaled, not
- * measured.
- */
 static const struct mmp_cost_model riscv64_sv39_cost = {
-	.ghz = 2.0,
-	.entry_read = 4,
-	.entry_write = 8,
-	.tlbi_page = 80,
-	.flush_op = 200,
-	.flush_all = 600,
-	.ipi = 10000,
-	.page_walk = 37.5,
-	.rcu_sync = 10000,
-	.rcu_call = 200,
-	.source = "riscv64 figures; walk scaled to 3 levels (3/4 of 50 cycles), not measured",
+	RISCV64_COSTS(3),
+	.source = "riscv64 figures; the walk for 3 levels (12.5 cycles a level), scaled, not measured",
 };
 
 const struct mmp_arch mmp_arch_riscv64_sv39 = {

@@ -7,23 +7,9 @@
  */
 #include "pgtable.h"
 
-/*
- * riscv64's figures (riscv64.c) but for the walk: one entry load per level
- * on a miss of the walk caches, so 5/4 of the Sv48 50 cycles. Scaled, not
- * measured.
- */
 static const struct mmp_cost_model riscv64_sv57_cost = {
-	.ghz = 2.0,
-	.entry_read = 4,
-	.entry_write = 8,
-	.tlbi_page = 80,
-	.flush_op = 200,
-	.flush_all = 600,
-	.ipi = 10000,
-	.page_walk = 62.5,
-	.rcu_sync = 10000,
-	.rcu_call = 200,
-	.source = "riscv64 figures; walk scaled to 5 levels (5/4 of 50 cycles), not measured",
+	RISCV64_COSTS(5),
+	.source = "riscv64 figures; the walk for 5 levels (12.5 cycles a level), scaled, not measured",
 };
 
 const struct mmp_arch mmp_arch_riscv64_sv57 = {

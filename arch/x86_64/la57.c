@@ -9,23 +9,9 @@
  */
 #include "pgtable.h"
 
-/*
- * x86-64's figures (x86_64.c) but for the walk: a TLB miss that misses the
- * paging-structure caches loads one entry per level, so five levels cost
- * 5/4 of the 4-level 40 cycles. Scaled, not measured.
- */
 static const struct mmp_cost_model x86_64_la57_cost = {
-	.ghz = 3.0,
-	.entry_read = 4,
-	.entry_write = 8,
-	.tlbi_page = 150,
-	.flush_op = 100,
-	.flush_all = 500,
-	.ipi = 6000,
-	.page_walk = 50,
-	.rcu_sync = 6000,
-	.rcu_call = 200,
-	.source = "x86-64 figures; walk scaled to 5 levels (5/4 of 40 cycles), not measured",
+	X86_64_COSTS(5),
+	.source = "x86-64 figures; the walk for 5 levels (10 cycles a level), scaled, not measured",
 };
 
 const struct mmp_arch mmp_arch_x86_64_la57 = {

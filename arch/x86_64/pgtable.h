@@ -29,6 +29,23 @@ unsigned int x86_entry_flags(mmp_pte_t e, enum mmp_level level);
 uint64_t x86_entry_pfn(mmp_pte_t e, enum mmp_level level);
 mmp_pte_t x86_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep);
 
+/*
+ * The cycle costs every x86_64 back end shares (x86_64.c says where they
+ * come from). A TLB miss that misses the walk caches loads one entry per
+ * level, so the walk costs 10 cycles a level: deeper tables, dearer walks.
+ */
+#define X86_64_COSTS(nr_levels)	\
+	.ghz = 3.0,							\
+	.entry_read = 4,						\
+	.entry_write = 8,						\
+	.tlbi_page = 150,						\
+	.flush_op = 100,						\
+	.flush_all = 500,						\
+	.ipi = 6000,							\
+	.page_walk = 10 * (nr_levels),					\
+	.rcu_sync = 6000,						\
+	.rcu_call = 200
+
 /* Everything an x86-64 back end shares; it adds name, geometry and cost table. */
 #define X86_64_FAMILY					\
 	.mk_entry = x86_mk_entry,			\

@@ -106,16 +106,7 @@ mmp_pte_t x86_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte_t *
  * broadcast IPI and wait; queueing a batch on call_rcu costs a few hundred.
  */
 const struct mmp_cost_model mmp_cost_x86_64 = {
-	.ghz = 3.0,
-	.entry_read = 4,
-	.entry_write = 8,
-	.tlbi_page = 150,
-	.flush_op = 100,
-	.flush_all = 500,
-	.ipi = 6000,
-	.page_walk = 40,
-	.rcu_sync = 6000,
-	.rcu_call = 200,
+	X86_64_COSTS(4),
 	.source = "x86-64 server core: invlpg ~150 cycles, CR3 reload ~500, IPI round trip ~2 us",
 };
 
