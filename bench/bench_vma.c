@@ -357,6 +357,10 @@ static void *pft_worker(void *arg)
 	return NULL;
 }
 
+static double pft_round(struct pft *p, int cpus, double *cpu_s);
+static void pft_stop(struct pft *p);
+
+/* A space with the workers waiting, after one warm-up round; 0 or nonzero (nothing to stop). */
 static int pft_start(struct pft *p, struct mmp_phys *phys, const char *arch, long per_vma_lock)
 {
 	struct mmp_space_config cfg = { .arch = arch };
@@ -373,6 +377,11 @@ static int pft_start(struct pft *p, struct mmp_phys *phys, const char *arch, lon
 	for (int i = 0; i < PFT_MAX_CPUS; i++) {
 		pft_workers[i] = (struct pft_worker){ p, i };
 		pthread_create(&p->th[i], NULL, pft_worker, &pft_workers[i]);
+	}
+	/* One untimed round: every frame touched on the host before anything is timed. */
+	if (pft_round(p, 1, NULL) < 0) {
+		pft_stop(p);
+		return -1;
 	}
 	return 0;
 }
@@ -427,13 +436,7 @@ static void bm_page_fault_threads(struct mmp_bench_state *st, void *arg)
 	struct pft p;
 
 	if (pft_start(&p, pft_phys, arg, mmp_bench_range(st, 1))) {
-		mmp_bench_skip_with_error(st, "setup");
-		return;
-	}
-	/* Every frame touched on the host before anything is timed. */
-	if (pft_round(&p, 1, NULL) < 0) {
-		mmp_bench_skip_with_error(st, "warm-up");
-		pft_stop(&p);
+		mmp_bench_skip_with_error(st, "setup or warm-up");
 		return;
 	}
 	mmp_space_counters(p.space, &before);
@@ -467,12 +470,7 @@ static void bm_page_fault_scaling(struct mmp_bench_state *st, void *arg)
 	struct pft p;
 
 	if (pft_start(&p, pft_phys, arg, mmp_bench_range(st, 0))) {
-		mmp_bench_skip_with_error(st, "setup");
-		return;
-	}
-	if (pft_round(&p, 1, NULL) < 0) {
-		mmp_bench_skip_with_error(st, "warm-up");
-		pft_stop(&p);
+		mmp_bench_skip_with_error(st, "setup or warm-up");
 		return;
 	}
 	while (mmp_bench_keep_running(st)) {
