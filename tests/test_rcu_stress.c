@@ -60,6 +60,7 @@
 #define MAX_PIN		4
 #define TAG_MAGIC	0xa5c3ULL	/* top 16 bits of every word the mutators write */
 #define BROKEN_BUDGET	5.0	/* seconds for the broken child to see a freed table */
+#define BROKEN_TRIES	3	/* children, one detection needed */
 #define MAX_MSGS	20
 
 enum { OP_TOUCH, OP_DONTNEED_TABLE, OP_DONTNEED_PART, OP_MUNMAP_TABLE, OP_MUNMAP_PART,
@@ -582,24 +583,33 @@ static void broken_child(const char *arch, uint64_t seed)
 	_exit(1);
 }
 
+/*
+ * Detection is a race the walkers usually win within a second, but a broken
+ * child can also wedge itself on the garbage it made before any walk trips on
+ * a freed table (seen once in about a dozen CI runs): up to BROKEN_TRIES
+ * children, each with its own seed, and one detection passes.
+ */
 static void broken(const char *arch, uint64_t seed)
 {
 	int status = 0;
+	bool seen = false;
 	pid_t pid;
 
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		tap_require(0, "fork");	/* no "ok" line: the child would print one too */
-	if (pid == 0) {
-		tap_in_child();
-		broken_child(arch, seed);
+	for (int try = 0; try < BROKEN_TRIES && !seen; try++) {
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0)
+			tap_require(0, "fork");	/* no "ok" line: the child would print one too */
+		if (pid == 0) {
+			tap_in_child();
+			broken_child(arch, seed + try);
+		}
+		tap_require(waitpid(pid, &status, 0) == pid, "waitpid");
+		if (!WIFEXITED(status))
+			printf("# %s broken child died of signal %d\n", arch, WTERMSIG(status));
+		seen = WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	}
-	tap_require(waitpid(pid, &status, 0) == pid, "waitpid");
-	if (!WIFEXITED(status))
-		printf("# %s broken child died of signal %d\n", arch, WTERMSIG(status));
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	       "%s: with MMP_DEBUG_BROKEN_TABLE_FREE the stress test sees a freed table", arch);
+	tap_ok(seen, "%s: with MMP_DEBUG_BROKEN_TABLE_FREE the stress test sees a freed table", arch);
 }
 
 int main(int argc, char **argv)
