@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * mmprim-icount: fixed small workloads, one per primitive, for counting the
+ * simulator's own instructions under callgrind (scripts/icount.sh). Each phase
+ * zeroes callgrind's counts before it and dumps them after it under its name,
+ * and prints "phase <arch> <name> <units> <unit>" so the script can divide.
+ * Outside valgrind the client requests do nothing and the program is a smoke
+ * test of the same workloads: it checks every call and verifies the space.
+ *
+ * Instruction counts repeat exactly run to run, unlike times on shared vCPUs:
+ * SQLite tracks its speed the same way (speedtest1 under cachegrind).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(name) ((void)(name))
+#endif
+
+#include <mmprim/mmprim.h>
+
+#define MIB		(1ULL << 20)
+#define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
+#define FAULT_BYTES	(16 * MIB)	/* faults, munmap, zap, mprotect */
+#define MOVE_BYTES	(1 * MIB)	/* mremap, as the seed */
+#define MOVES		32
+#define FORK_BYTES	(64 * MIB)
+
+struct icount {
+	struct mmp_space *s;
+	struct mmp_cpu *cpu;
+	const char *arch;
+	const char *folio;	/* "4k" or "64k" */
+};
+
+static void check(const struct icount *ic, int err, const char *call)
+{
+	if (err) {
+		fprintf(stderr, "mmprim-icount: %s: %s: %s\n", ic->arch, call, mmp_strerror(err));
+		exit(1);
+	}
+}
+
+#define CHECK(ic, call) check((ic), (call), #call)
+
+static void phase_begin(void)
+{
+	CALLGRIND_ZERO_STATS;
+}
+
+/* The phase's name in the dump is "<arch>/<name>-<folio>"; the script matches it. */
+static void phase_end(struct icount *ic, const char *name, unsigned long units, const char *unit)
+{
+	char label[128];
+
+	snprintf(label, sizeof(label), "%s/%s-%s", ic->arch, name, ic->folio);
+	CALLGRIND_DUMP_STATS_AT(label);
+	printf("phase %s %lu %s\n", label, units, unit);
+}
+
+static void touch(struct icount *ic, uint64_t addr, uint64_t len)
+{
+	static const char one = 1;
+
+	for (uint64_t off = 0; off < len; off += MMP_PAGE_SIZE)
+		CHECK(ic, mmp_write(ic->cpu, addr + off, &one, 1));
+}
+
+static uint64_t map_touched(struct icount *ic, uint64_t len)
+{
+	uint64_t addr;
+
+	CHECK(ic, mmp_mmap(ic->s, 0, len, RW, 0, &addr));
+	touch(ic, addr, len);
+	return addr;
+}
+
+/* A 4 KiB write fault per page (mmap included, it is one call), then munmap. */
+static void fault_and_munmap(struct icount *ic, bool measure)
+{
+	const unsigned long pages = FAULT_BYTES / MMP_PAGE_SIZE;
+	uint64_t addr;
+
+	phase_begin();
+	CHECK(ic, mmp_mmap(ic->s, 0, FAULT_BYTES, RW, 0, &addr));
+	touch(ic, addr, FAULT_BYTES);
+	if (measure)
+		phase_end(ic, "fault", pages, "page");
+	phase_begin();
+	CHECK(ic, mmp_munmap(ic->s, addr, FAULT_BYTES));
+	if (measure)
+		phase_end(ic, "munmap", pages, "page");
+}
+
+/* zap_page_range through MADV_DONTNEED: the same zap, without the VMA work. */
+static void zap(struct icount *ic)
+{
+	uint64_t addr = map_touched(ic, FAULT_BYTES);
+
+	phase_begin();
+	CHECK(ic, mmp_madvise(ic->s, addr, FAULT_BYTES, MMP_MADV_DONTNEED));
+	phase_end(ic, "zap", FAULT_BYTES / MMP_PAGE_SIZE, "page");
+	CHECK(ic, mmp_munmap(ic->s, addr, FAULT_BYTES));
+}
+
+/* change_pte_range over one whole VMA, so no split is counted. */
+static void mprotect_range(struct icount *ic)
+{
+	uint64_t addr = map_touched(ic, FAULT_BYTES);
+
+	phase_begin();
+	CHECK(ic, mmp_mprotect(ic->s, addr, FAULT_BYTES, MMP_PROT_READ));
+	phase_end(ic, "mprotect", FAULT_BYTES / MMP_PAGE_SIZE, "page");
+	CHECK(ic, mmp_munmap(ic->s, addr, FAULT_BYTES));
+}
+
+/* move_ptes: 1 MiB moved back and forth between two fixed places. */
+static void move(struct icount *ic)
+{
+	uint64_t a = map_touched(ic, MOVE_BYTES), b, out;
+
+	/* A free place for the other end: map it, remember it, unmap it. */
+	CHECK(ic, mmp_mmap(ic->s, 0, MOVE_BYTES, RW, 0, &b));
+	CHECK(ic, mmp_munmap(ic->s, b, MOVE_BYTES));
+	phase_begin();
+	for (int i = 0; i < MOVES; i++) {
+		uint64_t from = i % 2 ? b : a, to = i % 2 ? a : b;
+
+		CHECK(ic, mmp_mremap(ic->s, from, MOVE_BYTES, MOVE_BYTES,
+				 MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED, to, &out));
+	}
+	phase_end(ic, "move_ptes", MOVES * (MOVE_BYTES / MMP_PAGE_SIZE), "entry");
+	CHECK(ic, mmp_munmap(ic->s, a, MOVE_BYTES));
+}
+
+/* copy_page_range of 64 MiB, then the child's exit (a fullmm zap). */
+static void fork_and_exit(struct icount *ic)
+{
+	const unsigned long pages = FORK_BYTES / MMP_PAGE_SIZE;
+	uint64_t addr = map_touched(ic, FORK_BYTES);
+	struct mmp_space *child;
+
+	phase_begin();
+	CHECK(ic, mmp_fork(ic->s, &child));
+	phase_end(ic, "fork", pages, "entry");
+	CHECK(ic, mmp_space_verify(child));
+	phase_begin();
+	CHECK(ic, mmp_space_destroy(child));
+	phase_end(ic, "exit", pages, "entry");
+	CHECK(ic, mmp_munmap(ic->s, addr, FORK_BYTES));
+}
+
+static void run(struct mmp_phys *phys, const char *arch, unsigned int order)
+{
+	struct mmp_space_config cfg = { .arch = arch, .copy = "generic" };
+	struct icount icount = { .arch = arch, .folio = order ? "64k" : "4k" };
+	struct icount *ic = &icount;
+
+	CHECK(ic, mmp_space_create(phys, &cfg, &ic->s));
+	if (order)
+		CHECK(ic, mmp_space_set_thp(ic->s, order, MMP_THP_ALWAYS));
+	CHECK(ic, mmp_cpu_attach(ic->s, &ic->cpu));
+	/* A warm-up round first: table and per-CPU list refills settle. */
+	fault_and_munmap(ic, false);
+	fault_and_munmap(ic, true);
+	zap(ic);
+	mprotect_range(ic);
+	move(ic);
+	fork_and_exit(ic);
+	CHECK(ic, mmp_space_verify(ic->s));
+	CHECK(ic, mmp_cpu_detach(ic->cpu));
+	CHECK(ic, mmp_space_destroy(ic->s));
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const defaults[] = { "x86_64", "arm64", "riscv64", "generic" };
+	const char *const *archs = defaults;
+	int nr = 4, err;
+	struct mmp_phys *phys;
+
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: mmprim-icount [ARCH...]\n"
+		       "Runs fixed workloads (fault, munmap, zap, mprotect, move_ptes, fork, exit)\n"
+		       "with 4 KiB and 64 KiB folios on each back end (default: x86_64 arm64\n"
+		       "riscv64 generic). Under valgrind --tool=callgrind each phase is dumped\n"
+		       "under its name; scripts/icount.sh turns the dumps into instructions per unit.\n");
+		return 0;
+	}
+	if (argc > 1) {
+		archs = (const char *const *)argv + 1;
+		nr = argc - 1;
+	}
+	err = mmp_phys_create(256 * MIB, &phys);
+	if (err) {
+		fprintf(stderr, "mmprim-icount: phys: %s\n", mmp_strerror(err));
+		return 1;
+	}
+	for (int i = 0; i < nr; i++) {
+		run(phys, archs[i], 0);
+		run(phys, archs[i], 4);
+	}
+	err = mmp_phys_destroy(phys);
+	if (err) {
+		fprintf(stderr, "mmprim-icount: phys destroy: %s\n", mmp_strerror(err));
+		return 1;
+	}
+	return 0;
+}
