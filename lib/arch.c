@@ -56,7 +56,7 @@ static void fill_all(void)
 	for (size_t i = 0; i < ARRAY_SIZE(registered); i++) {
 		const struct mmp_arch *a = registered[i];
 
-		MMP_BUG_ON(!a->name || !a->mk_entry || !a->entry_flags || !a->entry_pfn);
+		MMP_BUG_ON(!a->name || (unsigned int)a->format >= MMP_NR_FORMATS);
 		MMP_BUG_ON(!geometry_valid(a));
 		MMP_BUG_ON(strcmp(a->name, listed_names[i]));
 		filled[i] = *a;
@@ -95,7 +95,7 @@ int mmp_arch_register_extra(const struct mmp_arch *arch)
 	int err = 0;
 
 	if (!arch || !arch->name || strlen(arch->name) >= sizeof(extra_names[0]) ||
-	    !arch->mk_entry || !arch->entry_flags || !arch->entry_pfn || !geometry_valid(arch))
+	    (unsigned int)arch->format >= MMP_NR_FORMATS || !geometry_valid(arch))
 		return -EINVAL;
 	if (mmp_arch_find(arch->name))
 		return -EEXIST;

@@ -12,6 +12,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <mmprim/mmprim.h>
+
+#include "mmp_formats.h"
+
 struct mmp_space;
 
 /* A raw page-table entry of any level, in the architecture's own format. */
@@ -49,6 +53,19 @@ enum mmp_level {
 #define MMP_E_TABLE	(1u << 9)  /* non-leaf: points to the next level's table */
 #define MMP_E_LEAF	(1u << 10) /* leaf above PTE level (huge PMD / block) */
 #define MMP_E_CONT	(1u << 11) /* contiguous hint (arm64 PTE_CONT, riscv napot) */
+
+/*
+ * The entry formats built in, one per arch folder (arch/<folder>/format.h):
+ * MMP_FORMAT_x86_64, MMP_FORMAT_arm64, ... Core mm decodes and encodes
+ * entries with the folder's static inline accessors, chosen by this number
+ * (lib/format.h), never through a call.
+ */
+enum mmp_format {
+#define MMP_FORMAT(f) MMP_FORMAT_##f,
+	MMP_FORMATS
+#undef MMP_FORMAT
+	MMP_NR_FORMATS
+};
 
 /* What the hardware walker was asked to do. */
 #define MMP_ACCESS_READ		0u
@@ -106,12 +123,14 @@ struct mmp_arch {
 	const char *name;
 	const char *description;
 
-	/* ---- format ---- */
-	/* Encode a present, protnone, table or leaf entry at @level. */
-	mmp_pte_t (*mk_entry)(uint64_t pfn, unsigned int eflags, enum mmp_level level);
-	/* Decode: MMP_E_* flags (0 for pte_none), and the pfn the entry points to. */
-	unsigned int (*entry_flags)(mmp_pte_t e, enum mmp_level level);
-	uint64_t (*entry_pfn)(mmp_pte_t e, enum mmp_level level);
+	/*
+	 * ---- format ----
+	 * Whose static inline accessors encode and decode this back end's
+	 * entries: <folder>_mk_entry() for a present, protnone, table or leaf
+	 * entry at a level; <folder>_entry_flags() (MMP_E_* flags, 0 for
+	 * pte_none) and <folder>_entry_pfn() to decode (arch/<folder>/format.h).
+	 */
+	enum mmp_format format;
 
 	/* ---- PTE access (PTL held unless said otherwise) ---- */
 	mmp_pte_t (*ptep_get)(struct mmp_space *s, mmp_pte_t *ptep);

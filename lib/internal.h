@@ -21,6 +21,7 @@
 
 #include "arch.h"
 #include "debug.h"
+#include "format.h"
 
 #define MMP_EXPORT __attribute__((visibility("default")))
 
@@ -453,6 +454,7 @@ static inline void tlb_entry_drop(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
 struct mmp_space {
 	struct mmp_phys *phys;
 	const struct mmp_arch *arch;
+	enum mmp_format format;		/* arch->format, one load nearer */
 	const struct mmp_copy_ops *copy;
 	uint64_t id;
 	struct mmp_space *phys_next;
@@ -544,35 +546,35 @@ static inline uint64_t map_window(const struct mmp_space *s)
 
 /* ---- entry helpers over the arch format ---------------------------------------------- */
 
-static inline unsigned int entry_flags(struct mmp_space *s, mmp_pte_t e, enum mmp_level l)
+static inline unsigned int entry_flags(const struct mmp_space *s, mmp_pte_t e, enum mmp_level l)
 {
-	return e ? s->arch->entry_flags(e, l) : 0;
+	return e ? format_entry_flags(s->format, e, l) : 0;
 }
 
-static inline uint64_t entry_pfn(struct mmp_space *s, mmp_pte_t e, enum mmp_level l)
+static inline uint64_t entry_pfn(const struct mmp_space *s, mmp_pte_t e, enum mmp_level l)
 {
-	return s->arch->entry_pfn(e, l);
+	return format_entry_pfn(s->format, e, l);
 }
 
-static inline mmp_pte_t mk_entry(struct mmp_space *s, uint64_t pfn, unsigned int f,
+static inline mmp_pte_t mk_entry(const struct mmp_space *s, uint64_t pfn, unsigned int f,
 				 enum mmp_level l)
 {
-	return s->arch->mk_entry(pfn, f, l);
+	return format_mk_entry(s->format, pfn, f, l);
 }
 
 /* Rewrite the flags of entry @e (pte_modify, pte_mkold, pte_wrprotect, ...). */
-static inline mmp_pte_t entry_set_flags(struct mmp_space *s, mmp_pte_t e, enum mmp_level l,
+static inline mmp_pte_t entry_set_flags(const struct mmp_space *s, mmp_pte_t e, enum mmp_level l,
 					unsigned int set, unsigned int clear)
 {
-	unsigned int f = s->arch->entry_flags(e, l);
+	unsigned int f = format_entry_flags(s->format, e, l);
 
-	return s->arch->mk_entry(s->arch->entry_pfn(e, l), (f | set) & ~clear, l);
+	return format_mk_entry(s->format, format_entry_pfn(s->format, e, l), (f | set) & ~clear, l);
 }
 
 /* The table an upper-level entry points to. */
 static inline mmp_pte_t *entry_table(struct mmp_space *s, mmp_pte_t e, enum mmp_level l)
 {
-	return space_table(s, s->arch->entry_pfn(e, l));
+	return space_table(s, entry_pfn(s, e, l));
 }
 
 static inline mmp_spinlock_t *pte_lockptr(struct mmp_space *s, mmp_pte_t *pte_table)

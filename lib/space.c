@@ -53,6 +53,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	memset(s->rss, 0, sizeof(*s->rss) * MMP_COUNTER_SHARDS);
 	s->phys = phys;
 	s->arch = arch;
+	s->format = arch->format;
 	s->copy = arch->copy_ops[0];
 	s->mmap_base = mmap_base(arch);
 	s->vmas.floor = MMP_MMAP_MIN_ADDR;

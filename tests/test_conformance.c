@@ -46,12 +46,12 @@ static void check_format(const char *name)
 					if (m & (1u << b))
 						f |= leaf_bits[b];
 				f &= ~a->eflags_unsupported;
-				e = a->mk_entry(pfn, f, l);
-				if (!e || a->entry_flags(e, l) != f || a->entry_pfn(e, l) != pfn) {
+				e = mk_entry(s, pfn, f, l);
+				if (!e || entry_flags(s, e, l) != f || entry_pfn(s, e, l) != pfn) {
 					if (ok)
 						printf("# %s level %d: flags %#x pfn %#llx -> %#llx -> %#x\n",
 						       name, l, f, (unsigned long long)pfn,
-						       (unsigned long long)e, a->entry_flags(e, l));
+						       (unsigned long long)e, entry_flags(s, e, l));
 					ok = false;
 				}
 			}
@@ -62,9 +62,9 @@ static void check_format(const char *name)
 
 	ok = true;
 	for (enum mmp_level l = MMP_PMD; l <= pgd_level(s); l++) {
-		mmp_pte_t e = a->mk_entry(777, MMP_E_TABLE, l);
+		mmp_pte_t e = mk_entry(s, 777, MMP_E_TABLE, l);
 
-		ok &= a->entry_flags(e, l) == (MMP_E_TABLE | MMP_E_PRESENT) && a->entry_pfn(e, l) == 777;
+		ok &= entry_flags(s, e, l) == (MMP_E_TABLE | MMP_E_PRESENT) && entry_pfn(s, e, l) == 777;
 	}
 	tap_ok(ok, "%s: table entries decode as present tables at every level above PTE", name);
 	mmp_space_destroy(s);

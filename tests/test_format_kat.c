@@ -148,14 +148,14 @@ static void check(const struct kat *k, const char *name)
 
 	if (!tap_ok(arch != NULL, "%s: registered", name))
 		return;
-	raw = arch->mk_entry(k->pfn, k->eflags, k->level);
+	raw = format_mk_entry(arch->format, k->pfn, k->eflags, k->level);
 	if (!tap_ok(raw == k->raw, "%s: %s: encoded as the manual says", name, k->what))
 		printf("#   got 0x%016" PRIx64 ", want 0x%016" PRIx64 " (xor 0x%016" PRIx64 ")\n",
 		       raw, k->raw, raw ^ k->raw);
-	tap_eq(arch->entry_flags(k->raw, k->level), k->decoded, "%s: %s: decoded flags", name,
+	tap_eq(format_entry_flags(arch->format, k->raw, k->level), k->decoded, "%s: %s: decoded flags", name,
 	       k->what);
-	tap_eq(arch->entry_pfn(k->raw, k->level), k->pfn, "%s: %s: decoded pfn", name, k->what);
-	tap_eq(arch->entry_flags(0, k->level), 0, "%s: %s: zero is pte_none", name, k->what);
+	tap_eq(format_entry_pfn(arch->format, k->raw, k->level), k->pfn, "%s: %s: decoded pfn", name, k->what);
+	tap_eq(format_entry_flags(arch->format, 0, k->level), 0, "%s: %s: zero is pte_none", name, k->what);
 }
 
 int main(void)

@@ -8,27 +8,6 @@
 #include "internal.h"
 #include "mm.h"
 
-#define GENERIC_PFN_SHIFT	12
-#define GENERIC_PFN_MASK	((1ULL << 40) - 1)
-#define GENERIC_FLAGS_MASK	((1u << 12) - 1)
-
-static mmp_pte_t generic_mk_entry(uint64_t pfn, unsigned int eflags, enum mmp_level level)
-{
-	if (eflags & MMP_E_TABLE)
-		eflags = MMP_E_TABLE | MMP_E_PRESENT;
-	return (pfn & GENERIC_PFN_MASK) << GENERIC_PFN_SHIFT | (eflags & GENERIC_FLAGS_MASK);
-}
-
-static unsigned int generic_entry_flags(mmp_pte_t e, enum mmp_level level)
-{
-	return e & GENERIC_FLAGS_MASK;
-}
-
-static uint64_t generic_entry_pfn(mmp_pte_t e, enum mmp_level level)
-{
-	return (e >> GENERIC_PFN_SHIFT) & GENERIC_PFN_MASK;
-}
-
 static mmp_pte_t generic_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
 {
 	count_inc(s, MMP_C_PTEP_GET);
@@ -169,9 +148,7 @@ extern const struct mmp_cost_model mmp_cost_x86_64;
 const struct mmp_arch mmp_arch_generic = {
 	.name = "generic",
 	.description = "reference back end: neutral format, one entry at a time",
-	.mk_entry = generic_mk_entry,
-	.entry_flags = generic_entry_flags,
-	.entry_pfn = generic_entry_pfn,
+	.format = MMP_FORMAT_generic,
 	.levels = 4,
 	.task_size = 1ULL << 47,
 	.leaf_levels = 1u << MMP_PTE | 1u << MMP_PMD,

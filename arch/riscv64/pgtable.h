@@ -8,51 +8,9 @@
 #define MMP_RISCV64_PGTABLE_H
 
 #include "internal.h"
+#include "format.h"
 
-#define _PAGE_V		(1ULL << 0)
-#define _PAGE_R		(1ULL << 1)
-#define _PAGE_W		(1ULL << 2)
-#define _PAGE_X		(1ULL << 3)
-#define _PAGE_U		(1ULL << 4)
-#define _PAGE_G		(1ULL << 5)
-#define _PAGE_A		(1ULL << 6)
-#define _PAGE_D		(1ULL << 7)
-#define _PAGE_SPECIAL	(1ULL << 8)	/* RSW bit 8 */
-#define _PAGE_PROT_NONE	_PAGE_G		/* the kernel's choice: global is never set on user pages */
-#define _PAGE_NAPOT	(1ULL << 63)	/* Svnapot: N */
-#define _PAGE_PFN_SHIFT	10
-#define _PAGE_PFN_MASK	(((1ULL << 44) - 1) << _PAGE_PFN_SHIFT)
-#define _PAGE_LEAF	(_PAGE_R | _PAGE_W | _PAGE_X)
 
-/* Svnapot order 4 (NAPOT_CONT64KB_ORDER): 16 entries, ppn[3:0] = 1000b. */
-#define NAPOT_ORDER	4
-#define NAPOT_PTES	(1u << NAPOT_ORDER)
-#define NAPOT_SIZE	(NAPOT_PTES * PAGE_SIZE)
-#define NAPOT_MASK	(~(NAPOT_SIZE - 1))
-
-static inline uint64_t rv_ppn(mmp_pte_t pte)
-{
-	return (pte & _PAGE_PFN_MASK) >> _PAGE_PFN_SHIFT;
-}
-
-static inline bool pte_napot(mmp_pte_t pte)
-{
-	return (pte & (_PAGE_V | _PAGE_NAPOT)) == (_PAGE_V | _PAGE_NAPOT);
-}
-
-/* The first pfn of a NAPOT run: its ppn with the size encoding cleared. */
-static inline uint64_t napot_base_pfn(mmp_pte_t pte)
-{
-	return rv_ppn(pte) & ~(uint64_t)(NAPOT_PTES - 1);
-}
-
-/* pte_mknapot: all 16 entries hold the same value; ppn[3:0] says the size. */
-static inline mmp_pte_t pte_mknapot(mmp_pte_t pte)
-{
-	uint64_t ppn = (rv_ppn(pte) & ~(uint64_t)(NAPOT_PTES - 1)) | (NAPOT_PTES >> 1);
-
-	return (pte & ~_PAGE_PFN_MASK) | ppn << _PAGE_PFN_SHIFT | _PAGE_NAPOT;
-}
 
 /* A NAPOT entry as core mm sees it at @ptep: a plain entry for this very page. */
 static inline mmp_pte_t napot_normalize(mmp_pte_t pte, const mmp_pte_t *ptep)
@@ -86,9 +44,6 @@ void napot_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t 
 unsigned int napot_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte);
 
 /* riscv64.c: the format and the walker, shared by Sv39, Sv48 and Sv57. */
-mmp_pte_t rv_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level);
-unsigned int rv_entry_flags(mmp_pte_t e, enum mmp_level level);
-uint64_t rv_entry_pfn(mmp_pte_t e, enum mmp_level level);
 mmp_pte_t rv_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level,
 			    unsigned int access);
 
@@ -111,9 +66,7 @@ mmp_pte_t rv_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level l
 
 /* Everything a riscv64 back end shares; it adds name, geometry and cost table. */
 #define RISCV64_FAMILY							\
-	.mk_entry = rv_mk_entry,					\
-	.entry_flags = rv_entry_flags,					\
-	.entry_pfn = rv_entry_pfn,					\
+	.format = MMP_FORMAT_riscv64,					\
 	.ptep_get = napot_ptep_get,					\
 	.ptep_get_lockless = napot_ptep_get_lockless,			\
 	.set_ptes = napot_set_ptes,					\

@@ -7,26 +7,10 @@
 #define MMP_X86_64_PGTABLE_H
 
 #include "internal.h"
+#include "format.h"
 
-#define _PAGE_PRESENT	(1ULL << 0)
-#define _PAGE_RW	(1ULL << 1)
-#define _PAGE_USER	(1ULL << 2)
-#define _PAGE_ACCESSED	(1ULL << 5)
-#define _PAGE_DIRTY	(1ULL << 6)
-#define _PAGE_PSE	(1ULL << 7)
-#define _PAGE_PROTNONE	(1ULL << 8)
-#define _PAGE_SPECIAL	(1ULL << 9)
-#define _PAGE_SOFT_DIRTY (1ULL << 11)
-#define _PAGE_NX	(1ULL << 63)
-#define PTE_PFN_MASK	0x000ffffffffff000ULL
 
-/* What a table entry holds: _PAGE_TABLE (the kernel also sets A and D on it). */
-#define _PAGE_TABLE	(_PAGE_PRESENT | _PAGE_RW | _PAGE_USER | _PAGE_ACCESSED | _PAGE_DIRTY)
-
-/* x86_64.c: the format, shared by every x86-64 back end. */
-mmp_pte_t x86_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level);
-unsigned int x86_entry_flags(mmp_pte_t e, enum mmp_level level);
-uint64_t x86_entry_pfn(mmp_pte_t e, enum mmp_level level);
+/* x86_64.c: shared by every x86-64 back end. */
 mmp_pte_t x86_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep);
 
 /*
@@ -48,9 +32,7 @@ mmp_pte_t x86_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte_t *
 
 /* Everything an x86-64 back end shares; it adds name, geometry and cost table. */
 #define X86_64_FAMILY					\
-	.mk_entry = x86_mk_entry,			\
-	.entry_flags = x86_entry_flags,			\
-	.entry_pfn = x86_entry_pfn,			\
+	.format = MMP_FORMAT_x86_64,			\
 	.ptep_get_and_clear = x86_ptep_get_and_clear,	\
 	.tlbi_broadcast = false,			\
 	.tlb_flush_ceiling = 33

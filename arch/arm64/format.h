@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * arm64 page-table entries (4 KiB granule, any number of levels): the real bit
+ * layout and its static inline encode and decode, which core mm compiles in
+ * (lib/format.h) as the kernel's mm/ compiles in asm/pgtable.h.
+ */
+#ifndef MMP_ARM64_FORMAT_H
+#define MMP_ARM64_FORMAT_H
+
+#include "arch.h"
+
+#define PTE_VALID	(1ULL << 0)
+#define PTE_TYPE_BIT	(1ULL << 1)	/* page at level 3, table above; clear: block */
+#define PTE_USER	(1ULL << 6)	/* AP[1] */
+#define PTE_RDONLY	(1ULL << 7)	/* AP[2] */
+#define PTE_SHARED	(3ULL << 8)	/* inner shareable */
+#define PTE_AF		(1ULL << 10)
+#define PTE_NG		(1ULL << 11)
+#define PTE_ADDR_MASK	0x0000fffffffff000ULL
+#define PTE_DBM		(1ULL << 51)	/* hardware dirty bit modifier: PTE_WRITE */
+#define PTE_CONT	(1ULL << 52)
+#define PTE_PXN		(1ULL << 53)
+#define PTE_UXN		(1ULL << 54)
+/* Software bits. */
+#define PTE_DIRTY	(1ULL << 55)
+#define PTE_SPECIAL	(1ULL << 56)
+/*
+ * Without PTE_VALID, nG (set on every user entry) says "present to software":
+ * PROT_NONE, or a PMD made invalid for a split. The kernel's
+ * PTE_PRESENT_INVALID since 6.10; bit 58 (PTE_PROT_NONE) before.
+ */
+#define PTE_PRESENT_INVALID	PTE_NG
+#define PTE_WRITE	PTE_DBM
+
+static inline uint64_t arm64_pte_pfn(mmp_pte_t pte)
+{
+	return (pte & PTE_ADDR_MASK) >> MMP_PAGE_SHIFT;
+}
+
+static inline bool pte_valid_cont(mmp_pte_t pte)
+{
+	return (pte & (PTE_VALID | PTE_CONT)) == (PTE_VALID | PTE_CONT);
+}
+
+static inline bool arm64_pte_dirty(mmp_pte_t pte)
+{
+	return (pte & PTE_DIRTY) || ((pte & PTE_DBM) && !(pte & PTE_RDONLY));
+}
+
+static inline mmp_pte_t arm64_pte_mkdirty(mmp_pte_t pte)
+{
+	pte |= PTE_DIRTY;
+	return pte & PTE_WRITE ? pte & ~PTE_RDONLY : pte;
+}
+
+static inline mmp_pte_t arm64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
+{
+	mmp_pte_t e = (pfn << MMP_PAGE_SHIFT) & PTE_ADDR_MASK;
+
+	if (f & MMP_E_TABLE)
+		return e | PTE_VALID | PTE_TYPE_BIT;
+	e |= PTE_SHARED | PTE_NG | PTE_PXN;
+	if (level == MMP_PTE)
+		e |= PTE_TYPE_BIT;
+	if (f & MMP_E_PRESENT)
+		e |= PTE_VALID;
+	else if (f & MMP_E_PROTNONE)
+		e |= PTE_PRESENT_INVALID;
+	if (f & MMP_E_USER)
+		e |= PTE_USER;
+	if (f & MMP_E_ACCESSED)
+		e |= PTE_AF;
+	if (f & MMP_E_NOEXEC)
+		e |= PTE_UXN;
+	if (f & MMP_E_SPECIAL)
+		e |= PTE_SPECIAL;
+	if (level == MMP_PTE && (f & MMP_E_CONT))
+		e |= PTE_CONT;
+	/* pte_mkwrite / pte_mkdirty: writable and dirty is DBM with AP[2] clear. */
+	e |= PTE_RDONLY;
+	if (f & MMP_E_WRITE)
+		e |= PTE_WRITE;
+	if (f & MMP_E_DIRTY)
+		e = arm64_pte_mkdirty(e);
+	return e;
+}
+
+static inline unsigned int arm64_entry_flags(mmp_pte_t e, enum mmp_level level)
+{
+	unsigned int f = 0;
+
+	if (e & PTE_VALID) {
+		f |= MMP_E_PRESENT;
+		if (level > MMP_PTE && (e & PTE_TYPE_BIT))
+			return f | MMP_E_TABLE;
+	} else if (e & PTE_PRESENT_INVALID) {
+		f |= MMP_E_PROTNONE;
+	} else {
+		return 0;
+	}
+	if (level > MMP_PTE)
+		f |= MMP_E_LEAF;
+	if (e & PTE_USER)
+		f |= MMP_E_USER;
+	if (e & PTE_AF)
+		f |= MMP_E_ACCESSED;
+	if (e & PTE_WRITE)
+		f |= MMP_E_WRITE;
+	if (arm64_pte_dirty(e))
+		f |= MMP_E_DIRTY;
+	if (e & PTE_SPECIAL)
+		f |= MMP_E_SPECIAL;
+	if (e & PTE_UXN)
+		f |= MMP_E_NOEXEC;
+	if (level == MMP_PTE && (e & PTE_CONT))
+		f |= MMP_E_CONT;
+	return f;
+}
+
+static inline uint64_t arm64_entry_pfn(mmp_pte_t e, enum mmp_level level)
+{
+	return arm64_pte_pfn(e);
+}
+
+#endif /* MMP_ARM64_FORMAT_H */

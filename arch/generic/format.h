@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The reference back end's format, the neutral one: each MMP_E_* flag is one
+ * bit and the pfn sits at bit 12. Static inline, as every format is.
+ */
+#ifndef MMP_GENERIC_FORMAT_H
+#define MMP_GENERIC_FORMAT_H
+
+#include "arch.h"
+
+#define GENERIC_PFN_SHIFT	12
+#define GENERIC_PFN_MASK	((1ULL << 40) - 1)
+#define GENERIC_FLAGS_MASK	((1u << 12) - 1)
+
+static inline mmp_pte_t generic_mk_entry(uint64_t pfn, unsigned int eflags, enum mmp_level level)
+{
+	if (eflags & MMP_E_TABLE)
+		eflags = MMP_E_TABLE | MMP_E_PRESENT;
+	return (pfn & GENERIC_PFN_MASK) << GENERIC_PFN_SHIFT | (eflags & GENERIC_FLAGS_MASK);
+}
+
+static inline unsigned int generic_entry_flags(mmp_pte_t e, enum mmp_level level)
+{
+	return e & GENERIC_FLAGS_MASK;
+}
+
+static inline uint64_t generic_entry_pfn(mmp_pte_t e, enum mmp_level level)
+{
+	return (e >> GENERIC_PFN_SHIFT) & GENERIC_PFN_MASK;
+}
+
+#endif /* MMP_GENERIC_FORMAT_H */

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * RISC-V page-table entries, the same in Sv39, Sv48 and Sv57: the real bit
+ * layout (Svnapot included) and its static inline encode and decode, which
+ * core mm compiles in (lib/format.h) as the kernel's mm/ compiles in
+ * asm/pgtable.h.
+ */
+#ifndef MMP_RISCV64_FORMAT_H
+#define MMP_RISCV64_FORMAT_H
+
+#include "arch.h"
+
+#define _PAGE_V		(1ULL << 0)
+#define _PAGE_R		(1ULL << 1)
+#define _PAGE_W		(1ULL << 2)
+#define _PAGE_X		(1ULL << 3)
+#define _PAGE_U		(1ULL << 4)
+#define _PAGE_G		(1ULL << 5)
+#define _PAGE_A		(1ULL << 6)
+#define _PAGE_D		(1ULL << 7)
+#define _PAGE_SPECIAL	(1ULL << 8)	/* RSW bit 8 */
+#define _PAGE_PROT_NONE	_PAGE_G		/* the kernel's choice: global is never set on user pages */
+#define _PAGE_NAPOT	(1ULL << 63)	/* Svnapot: N */
+#define _PAGE_PFN_SHIFT	10
+#define _PAGE_PFN_MASK	(((1ULL << 44) - 1) << _PAGE_PFN_SHIFT)
+#define _PAGE_LEAF	(_PAGE_R | _PAGE_W | _PAGE_X)
+
+/* Svnapot order 4 (NAPOT_CONT64KB_ORDER): 16 entries, ppn[3:0] = 1000b. */
+#define NAPOT_ORDER	4
+#define NAPOT_PTES	(1u << NAPOT_ORDER)
+#define NAPOT_SIZE	(NAPOT_PTES * MMP_PAGE_SIZE)
+#define NAPOT_MASK	(~(NAPOT_SIZE - 1))
+
+static inline uint64_t rv_ppn(mmp_pte_t pte)
+{
+	return (pte & _PAGE_PFN_MASK) >> _PAGE_PFN_SHIFT;
+}
+
+static inline bool pte_napot(mmp_pte_t pte)
+{
+	return (pte & (_PAGE_V | _PAGE_NAPOT)) == (_PAGE_V | _PAGE_NAPOT);
+}
+
+/* The first pfn of a NAPOT run: its ppn with the size encoding cleared. */
+static inline uint64_t napot_base_pfn(mmp_pte_t pte)
+{
+	return rv_ppn(pte) & ~(uint64_t)(NAPOT_PTES - 1);
+}
+
+/* pte_mknapot: all 16 entries hold the same value; ppn[3:0] says the size. */
+static inline mmp_pte_t pte_mknapot(mmp_pte_t pte)
+{
+	uint64_t ppn = (rv_ppn(pte) & ~(uint64_t)(NAPOT_PTES - 1)) | (NAPOT_PTES >> 1);
+
+	return (pte & ~_PAGE_PFN_MASK) | ppn << _PAGE_PFN_SHIFT | _PAGE_NAPOT;
+}
+
+static inline mmp_pte_t riscv64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
+{
+	mmp_pte_t e = (pfn << _PAGE_PFN_SHIFT) & _PAGE_PFN_MASK;
+
+	if (f & MMP_E_TABLE)
+		return e | _PAGE_V;
+	if (f & MMP_E_PRESENT)
+		e |= _PAGE_V;
+	else if (f & MMP_E_PROTNONE)
+		e |= _PAGE_PROT_NONE;
+	/* Every user leaf is readable; write implies read (W without R is reserved). */
+	e |= _PAGE_R;
+	if (f & MMP_E_WRITE)
+		e |= _PAGE_W;
+	if (!(f & MMP_E_NOEXEC))
+		e |= _PAGE_X;
+	if (f & MMP_E_USER)
+		e |= _PAGE_U;
+	if (f & MMP_E_ACCESSED)
+		e |= _PAGE_A;
+	if (f & MMP_E_DIRTY)
+		e |= _PAGE_D;
+	if (f & MMP_E_SPECIAL)
+		e |= _PAGE_SPECIAL;
+	if (level == MMP_PTE && (f & MMP_E_CONT) && (f & MMP_E_PRESENT))
+		e = pte_mknapot(e);
+	return e;
+}
+
+static inline unsigned int riscv64_entry_flags(mmp_pte_t e, enum mmp_level level)
+{
+	unsigned int f = 0;
+
+	if (e & _PAGE_V) {
+		f |= MMP_E_PRESENT;
+		if (level > MMP_PTE && !(e & _PAGE_LEAF))
+			return f | MMP_E_TABLE;
+	} else if (e & _PAGE_PROT_NONE) {
+		f |= MMP_E_PROTNONE;
+	} else {
+		return 0;
+	}
+	if (level > MMP_PTE)
+		f |= MMP_E_LEAF;
+	if (e & _PAGE_W)
+		f |= MMP_E_WRITE;
+	if (!(e & _PAGE_X))
+		f |= MMP_E_NOEXEC;
+	if (e & _PAGE_U)
+		f |= MMP_E_USER;
+	if (e & _PAGE_A)
+		f |= MMP_E_ACCESSED;
+	if (e & _PAGE_D)
+		f |= MMP_E_DIRTY;
+	if (e & _PAGE_SPECIAL)
+		f |= MMP_E_SPECIAL;
+	if (level == MMP_PTE && (e & _PAGE_NAPOT))
+		f |= MMP_E_CONT;
+	return f;
+}
+
+/* A NAPOT entry read raw names its run's first page; ptep_get gives each page's own. */
+static inline uint64_t riscv64_entry_pfn(mmp_pte_t e, enum mmp_level level)
+{
+	return level == MMP_PTE && pte_napot(e) ? napot_base_pfn(e) : rv_ppn(e);
+}
+
+#endif /* MMP_RISCV64_FORMAT_H */

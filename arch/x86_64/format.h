@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * x86-64 page-table entries, the same at every level and with 4 or 5 levels:
+ * the real bit layout and its static inline encode and decode, which core mm
+ * compiles in (lib/format.h) as the kernel's mm/ compiles in asm/pgtable.h.
+ */
+#ifndef MMP_X86_64_FORMAT_H
+#define MMP_X86_64_FORMAT_H
+
+#include "arch.h"
+
+#define _PAGE_PRESENT	(1ULL << 0)
+#define _PAGE_RW	(1ULL << 1)
+#define _PAGE_USER	(1ULL << 2)
+#define _PAGE_ACCESSED	(1ULL << 5)
+#define _PAGE_DIRTY	(1ULL << 6)
+#define _PAGE_PSE	(1ULL << 7)
+#define _PAGE_PROTNONE	(1ULL << 8)
+#define _PAGE_SOFTW1	(1ULL << 9)	/* _PAGE_SPECIAL (riscv has its own at bit 8) */
+#define _PAGE_SOFT_DIRTY (1ULL << 11)
+#define _PAGE_NX	(1ULL << 63)
+#define PTE_PFN_MASK	0x000ffffffffff000ULL
+
+
+/* What a table entry holds: _PAGE_TABLE (the kernel also sets A and D on it). */
+#define _PAGE_TABLE	(_PAGE_PRESENT | _PAGE_RW | _PAGE_USER | _PAGE_ACCESSED | _PAGE_DIRTY)
+
+/*
+ * L1TF: an entry that is not present but still holds a pfn (PROT_NONE)
+ * stores the pfn inverted, so a speculative walk through it reaches no real
+ * memory (the kernel's protnone_mask(), since 4.19).
+ */
+static inline uint64_t protnone_mask(mmp_pte_t e)
+{
+	return e && !(e & _PAGE_PRESENT) ? PTE_PFN_MASK : 0;
+}
+
+static inline mmp_pte_t x86_64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
+{
+	mmp_pte_t e = (pfn << MMP_PAGE_SHIFT) & PTE_PFN_MASK;
+
+	if (f & MMP_E_TABLE)
+		return e | _PAGE_TABLE;
+	if (f & MMP_E_PRESENT)
+		e |= _PAGE_PRESENT;
+	else if (f & MMP_E_PROTNONE)
+		e |= _PAGE_PROTNONE;
+	if (f & MMP_E_WRITE)
+		e |= _PAGE_RW;
+	if (f & MMP_E_USER)
+		e |= _PAGE_USER;
+	if (f & MMP_E_ACCESSED)
+		e |= _PAGE_ACCESSED;
+	if (f & MMP_E_DIRTY)
+		e |= _PAGE_DIRTY;
+	if (f & MMP_E_SPECIAL)
+		e |= _PAGE_SOFTW1;
+	if (f & MMP_E_SOFT_DIRTY)
+		e |= _PAGE_SOFT_DIRTY;
+	if (f & MMP_E_NOEXEC)
+		e |= _PAGE_NX;
+	if (level > MMP_PTE && (f & MMP_E_LEAF))
+		e |= _PAGE_PSE;
+	return e ^ protnone_mask(e);
+}
+
+static inline unsigned int x86_64_entry_flags(mmp_pte_t e, enum mmp_level level)
+{
+	unsigned int f = 0;
+
+	if (!e)
+		return 0;
+	if (e & _PAGE_PRESENT) {
+		f |= MMP_E_PRESENT;
+		if (level > MMP_PTE && !(e & _PAGE_PSE))
+			return f | MMP_E_TABLE;
+	} else if (e & _PAGE_PROTNONE) {
+		f |= MMP_E_PROTNONE;
+	}
+	if (level > MMP_PTE && (e & _PAGE_PSE))
+		f |= MMP_E_LEAF;
+	if (e & _PAGE_RW)
+		f |= MMP_E_WRITE;
+	if (e & _PAGE_USER)
+		f |= MMP_E_USER;
+	if (e & _PAGE_ACCESSED)
+		f |= MMP_E_ACCESSED;
+	if (e & _PAGE_DIRTY)
+		f |= MMP_E_DIRTY;
+	if (e & _PAGE_SOFTW1)
+		f |= MMP_E_SPECIAL;
+	if (e & _PAGE_SOFT_DIRTY)
+		f |= MMP_E_SOFT_DIRTY;
+	if (e & _PAGE_NX)
+		f |= MMP_E_NOEXEC;
+	return f;
+}
+
+static inline uint64_t x86_64_entry_pfn(mmp_pte_t e, enum mmp_level level)
+{
+	return ((e ^ protnone_mask(e)) & PTE_PFN_MASK) >> MMP_PAGE_SHIFT;
+}
+
+#endif /* MMP_X86_64_FORMAT_H */

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Entry encode and decode, compiled in: every arch folder's format.h is
+ * included here and a space's format number picks one. The switch is a
+ * direct branch the host predicts perfectly for a space's lifetime; the
+ * accessors inline like the kernel's pte_pfn() and pte_young(), so core mm
+ * pays no call per entry (the cost rule of design.md).
+ */
+#ifndef MMP_FORMAT_H
+#define MMP_FORMAT_H
+
+#include "arch.h"
+#include "mmp_format_headers.h"
+
+static inline __attribute__((always_inline)) mmp_pte_t
+format_mk_entry(enum mmp_format fmt, uint64_t pfn, unsigned int eflags, enum mmp_level l)
+{
+	switch (fmt) {
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_mk_entry(pfn, eflags, l);
+	MMP_FORMATS
+#undef MMP_FORMAT
+	default:
+		__builtin_unreachable();
+	}
+}
+
+static inline __attribute__((always_inline)) unsigned int
+format_entry_flags(enum mmp_format fmt, mmp_pte_t e, enum mmp_level l)
+{
+	switch (fmt) {
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_entry_flags(e, l);
+	MMP_FORMATS
+#undef MMP_FORMAT
+	default:
+		__builtin_unreachable();
+	}
+}
+
+static inline __attribute__((always_inline)) uint64_t
+format_entry_pfn(enum mmp_format fmt, mmp_pte_t e, enum mmp_level l)
+{
+	switch (fmt) {
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_entry_pfn(e, l);
+	MMP_FORMATS
+#undef MMP_FORMAT
+	default:
+		__builtin_unreachable();
+	}
+}
+
+#endif /* MMP_FORMAT_H */
