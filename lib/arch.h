@@ -18,6 +18,11 @@
 
 struct mmp_space;
 
+/* Entry accessors inline whatever their size: the kernel's __always_inline. */
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
 /* A raw page-table entry of any level, in the architecture's own format. */
 typedef uint64_t mmp_pte_t;
 

@@ -149,7 +149,7 @@ static void *page_walk(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
 	for (enum mmp_level l = pgd_level(s);; l--) {
 		mmp_pte_t *ep = &table[level_index(va, l)];
 		mmp_pte_t e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
-		unsigned int f = entry_flags(s, e, l);
+		unsigned int f = entry_test(s, e, l, MMP_E_PRESENT | MMP_E_TABLE);
 
 		if (!(f & MMP_E_PRESENT))
 			return NULL;
@@ -162,7 +162,7 @@ static void *page_walk(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
 		e = s->arch->hw_update_leaf(s, ep, l, access);
 		if (!e)
 			return NULL;
-		f = entry_flags(s, e, l);
+		f = entry_test(s, e, l, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_CONT);
 		pfn = entry_pfn(s, e, l);
 		if (l == MMP_PTE && (f & MMP_E_CONT)) {
 			/* A contiguous entry may be cached as one translation of its block. */
@@ -267,7 +267,7 @@ static void report_fault_loop(struct mmp_cpu *cpu, uint64_t va, unsigned int acc
 	for (l = pgd_level(s);; l--) {
 		ep = &table[level_index(va, l)];
 		e = READ_ONCE(*ep);
-		if (l == MMP_PTE || !(entry_flags(s, e, l) & MMP_E_TABLE))
+		if (l == MMP_PTE || !entry_test(s, e, l, MMP_E_TABLE))
 			break;
 		table = entry_table(s, e, l);
 	}

@@ -130,10 +130,10 @@ static int copy_pmd(struct mmp_space *src, mmp_pte_t *src_pmdp, uint64_t addr, u
 	dst_pmdp = pmd_alloc(c->dst, addr);
 	if (!dst_pmdp)
 		return -ENOMEM;
-	if (entry_flags(src, pmd, MMP_PMD) & MMP_E_LEAF) {
+	if (entry_test(src, pmd, MMP_PMD, MMP_E_LEAF)) {
 		struct mmp_page *head = pfn_to_page(src->phys, entry_pfn(src, pmd, MMP_PMD));
 
-		if (!(entry_flags(src, pmd, MMP_PMD) & MMP_E_SPECIAL) &&
+		if (!entry_test(src, pmd, MMP_PMD, MMP_E_SPECIAL) &&
 		    folio_maybe_dma_pinned(head) && page_flag_test(head, PG_anon_exclusive)) {
 			/* A pinned THP cannot be shared: split, and copy its pages one by one. */
 			split_huge_pmd(src, src_pmdp, addr & PMD_MASK);

@@ -12,7 +12,7 @@
 #include "arch.h"
 #include "mmp_format_headers.h"
 
-static inline __attribute__((always_inline)) mmp_pte_t
+static __always_inline mmp_pte_t
 format_mk_entry(enum mmp_format fmt, uint64_t pfn, unsigned int eflags, enum mmp_level l)
 {
 	switch (fmt) {
@@ -24,7 +24,7 @@ format_mk_entry(enum mmp_format fmt, uint64_t pfn, unsigned int eflags, enum mmp
 	}
 }
 
-static inline __attribute__((always_inline)) unsigned int
+static __always_inline unsigned int
 format_entry_flags(enum mmp_format fmt, mmp_pte_t e, enum mmp_level l)
 {
 	switch (fmt) {
@@ -36,7 +36,24 @@ format_entry_flags(enum mmp_format fmt, mmp_pte_t e, enum mmp_level l)
 	}
 }
 
-static inline __attribute__((always_inline)) uint64_t
+/*
+ * The flags of @mask only: each format's decode is inlined with the mask
+ * applied, so the compiler computes just those bits (pte_present(),
+ * pmd_leaf(), pte_write() cost a test or two, as in the kernel).
+ */
+static __always_inline unsigned int
+format_entry_test(enum mmp_format fmt, mmp_pte_t e, enum mmp_level l, unsigned int mask)
+{
+	switch (fmt) {
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_entry_flags(e, l) & mask;
+	MMP_FORMATS
+#undef MMP_FORMAT
+	default:
+		__builtin_unreachable();
+	}
+}
+
+static __always_inline uint64_t
 format_entry_pfn(enum mmp_format fmt, mmp_pte_t e, enum mmp_level l)
 {
 	switch (fmt) {

@@ -240,7 +240,7 @@ static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool
 		bool ok = false;
 		int err;
 
-		if (pmdp && (entry_flags(s, READ_ONCE(*pmdp), MMP_PMD) & MMP_E_LEAF)) {
+		if (pmdp && entry_test(s, READ_ONCE(*pmdp), MMP_PMD, MMP_E_LEAF)) {
 			spin_lock(&s->page_table_lock);
 			pte = READ_ONCE(*pmdp);
 			f = entry_flags(s, pte, MMP_PMD);

@@ -66,7 +66,7 @@ static bool pfn_in_range(uint64_t pfn, uint64_t start, unsigned int nr)
 static bool is_huge_zero_pmd(struct mmp_space *s, mmp_pte_t pmd)
 {
 	return entry_pfn(s, pmd, MMP_PMD) == READ_ONCE(s->phys->huge_zero_pfn) &&
-	       (entry_flags(s, pmd, MMP_PMD) & MMP_E_SPECIAL);
+	       entry_test(s, pmd, MMP_PMD, MMP_E_SPECIAL);
 }
 
 static mmp_pte_t pmd_read(struct mmp_space *s, mmp_pte_t *pmdp)
@@ -331,7 +331,7 @@ void split_huge_pmd_locked(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t haddr)
 void split_huge_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t haddr)
 {
 	spin_lock(&s->page_table_lock);
-	if (entry_flags(s, pmd_read(s, pmdp), MMP_PMD) & MMP_E_LEAF)
+	if (entry_test(s, pmd_read(s, pmdp), MMP_PMD, MMP_E_LEAF))
 		split_huge_pmd_locked(s, pmdp, haddr);
 	spin_unlock(&s->page_table_lock);
 }
@@ -344,7 +344,7 @@ int zap_huge_pmd(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr)
 	uint32_t pgtable;
 
 	spin_lock(&s->page_table_lock);
-	if (!(entry_flags(s, pmd_read(s, pmdp), MMP_PMD) & MMP_E_LEAF)) {
+	if (!entry_test(s, pmd_read(s, pmdp), MMP_PMD, MMP_E_LEAF)) {
 		spin_unlock(&s->page_table_lock);
 		return 0;
 	}
@@ -418,7 +418,7 @@ static bool __discard_anon_folio_pmd_locked(struct mmp_space *s, struct mmp_vma 
 					    bool old)
 {
 	mmp_pte_t orig = pmd_read(s, pmdp);
-	bool dirty = entry_flags(s, orig, MMP_PMD) & MMP_E_DIRTY;
+	bool dirty = entry_test(s, orig, MMP_PMD, MMP_E_DIRTY);
 
 	/* A dirty PMD or folio is decided before the PMD is touched. */
 	if (old && (dirty || page_flag_test(head, PG_dirty)))
@@ -433,7 +433,7 @@ static bool __discard_anon_folio_pmd_locked(struct mmp_space *s, struct mmp_vma 
 		}
 	}
 	orig = pmdp_huge_clear_flush(s, pmdp, haddr);
-	if (lazyfree_check(s, vma, head, entry_flags(s, orig, MMP_PMD) & MMP_E_DIRTY, !old) !=
+	if (lazyfree_check(s, vma, head, entry_test(s, orig, MMP_PMD, MMP_E_DIRTY), !old) !=
 	    LAZYFREE_DISCARD) {
 		set_pmd_at(s, pmdp, orig);
 		return false;
@@ -453,7 +453,7 @@ bool unmap_huge_pmd_locked(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_t *
 
 	spin_lock(&s->page_table_lock);
 	/* Still this folio's PMD? Otherwise there is nothing to decide here. */
-	if ((entry_flags(s, READ_ONCE(*pmdp), MMP_PMD) & MMP_E_LEAF) &&
+	if (entry_test(s, READ_ONCE(*pmdp), MMP_PMD, MMP_E_LEAF) &&
 	    entry_present(entry_flags(s, READ_ONCE(*pmdp), MMP_PMD)) &&
 	    entry_pfn(s, READ_ONCE(*pmdp), MMP_PMD) == head_pfn)
 		ret = __discard_anon_folio_pmd_locked(s, vma, pmdp, haddr, head, old);
@@ -477,7 +477,7 @@ bool madvise_free_huge_pmd(struct mmp_gather *tlb, struct mmp_vma *vma, mmp_pte_
 
 	spin_lock(&s->page_table_lock);
 	pmd = pmd_read(s, pmdp);
-	if (!(entry_flags(s, pmd, MMP_PMD) & MMP_E_LEAF)) {
+	if (!entry_test(s, pmd, MMP_PMD, MMP_E_LEAF)) {
 		spin_unlock(&s->page_table_lock);
 		return false;
 	}
@@ -487,7 +487,7 @@ bool madvise_free_huge_pmd(struct mmp_gather *tlb, struct mmp_vma *vma, mmp_pte_
 	if (!page_flag_test(head, PG_anon_exclusive))
 		goto out;	/* shared with another mm: leave it, as the PTE path does */
 	page_flag_clear(head, PG_dirty);
-	if (entry_flags(s, pmd, MMP_PMD) & (MMP_E_ACCESSED | MMP_E_DIRTY)) {
+	if (entry_test(s, pmd, MMP_PMD, MMP_E_ACCESSED | MMP_E_DIRTY)) {
 		ptep_modify(s, pmdp, MMP_PMD, 0, MMP_E_ACCESSED | MMP_E_DIRTY);
 		count_inc(s, MMP_C_PMD_WRITE);
 		tlb_remove_pmd_tlb_entry(tlb, addr);
@@ -517,7 +517,7 @@ int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint64_t table_addr
 	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++) {
 		mmp_pte_t e = s->arch->ptep_get_lockless(s, &ptes[i]);
 
-		if (e && !(entry_flags(s, e, MMP_PTE) & MMP_E_SPECIAL) &&
+		if (e && !entry_test(s, e, MMP_PTE, MMP_E_SPECIAL) &&
 		    pfn_in_range(entry_pfn(s, e, MMP_PTE), head_pfn, nr))
 			here++;
 	}
@@ -556,7 +556,7 @@ int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint64_t table_addr
 		mmp_pte_t e = READ_ONCE(ptes[i]);
 		uint64_t addr = table_addr + ((uint64_t)i << PAGE_SHIFT);
 
-		if (!e || !(entry_flags(s, e, MMP_PTE) & MMP_E_CONT) ||
+		if (!e || !entry_test(s, e, MMP_PTE, MMP_E_CONT) ||
 		    !pfn_in_range(entry_pfn(s, s->arch->ptep_get_lockless(s, &ptes[i]), MMP_PTE),
 				  head_pfn, nr))
 			continue;

@@ -546,25 +546,35 @@ static inline uint64_t map_window(const struct mmp_space *s)
 
 /* ---- entry helpers over the arch format ---------------------------------------------- */
 
-static inline unsigned int entry_flags(const struct mmp_space *s, mmp_pte_t e, enum mmp_level l)
+/* MMP_E_* flags of @e (0 for pte_none: every format decodes 0 as none). */
+static __always_inline unsigned int entry_flags(const struct mmp_space *s, mmp_pte_t e,
+						enum mmp_level l)
 {
-	return e ? format_entry_flags(s->format, e, l) : 0;
+	return format_entry_flags(s->format, e, l);
 }
 
-static inline uint64_t entry_pfn(const struct mmp_space *s, mmp_pte_t e, enum mmp_level l)
+/* entry_flags(s, e, l) & @mask, computing only the bits of @mask. */
+static __always_inline unsigned int entry_test(const struct mmp_space *s, mmp_pte_t e,
+					       enum mmp_level l, unsigned int mask)
+{
+	return format_entry_test(s->format, e, l, mask);
+}
+
+static __always_inline uint64_t entry_pfn(const struct mmp_space *s, mmp_pte_t e, enum mmp_level l)
 {
 	return format_entry_pfn(s->format, e, l);
 }
 
-static inline mmp_pte_t mk_entry(const struct mmp_space *s, uint64_t pfn, unsigned int f,
-				 enum mmp_level l)
+static __always_inline mmp_pte_t mk_entry(const struct mmp_space *s, uint64_t pfn,
+					  unsigned int f, enum mmp_level l)
 {
 	return format_mk_entry(s->format, pfn, f, l);
 }
 
 /* Rewrite the flags of entry @e (pte_modify, pte_mkold, pte_wrprotect, ...). */
-static inline mmp_pte_t entry_set_flags(const struct mmp_space *s, mmp_pte_t e, enum mmp_level l,
-					unsigned int set, unsigned int clear)
+static __always_inline mmp_pte_t entry_set_flags(const struct mmp_space *s, mmp_pte_t e,
+						 enum mmp_level l, unsigned int set,
+						 unsigned int clear)
 {
 	unsigned int f = format_entry_flags(s->format, e, l);
 

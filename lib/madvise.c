@@ -91,7 +91,7 @@ static void madvise_pte_range(struct madv_walk *w, mmp_pte_t *pmdp, uint64_t add
 		if (w->kind != WALK_RECLAIM &&
 		    !folio_range_exclusive(pfn_to_page(s->phys, pfn), nr))
 			continue;
-		ad = entry_flags(s, pte, MMP_PTE) & (MMP_E_ACCESSED | MMP_E_DIRTY);
+		ad = entry_test(s, pte, MMP_PTE, MMP_E_ACCESSED | MMP_E_DIRTY);
 		if (w->kind == WALK_FREE) {
 			page_flag_clear(head, PG_dirty);
 			if (ad) {

@@ -351,7 +351,7 @@ static int handle_pte_fault(struct vm_fault *vmf)
 	if (!ptes)
 		goto out;	/* the PMD changed under us: retry the access */
 	pte = s->arch->ptep_get(s, &ptes[level_index(vmf->address, MMP_PTE)]);
-	f = entry_flags(s, pte, MMP_PTE);
+	f = entry_test(s, pte, MMP_PTE, MMP_E_PRESENT | MMP_E_WRITE);
 	if (!pte)
 		ret = do_anonymous_page(vmf, ptes);
 	else if ((f & MMP_E_PRESENT) && (((vmf->flags & FAULT_FLAG_WRITE) && !(f & MMP_E_WRITE)) ||
@@ -536,7 +536,7 @@ static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr
 		nr = 1;
 		if (!pte)
 			continue;
-		if (entry_flags(s, pte, MMP_PTE) & MMP_E_SPECIAL) {
+		if (entry_test(s, pte, MMP_PTE, MMP_E_SPECIAL)) {
 			s->arch->clear_full_ptes(s, addr, ptep, 1, tlb->fullmm);
 			tlb_remove_tlb_entries(tlb, addr, PAGE_SIZE);
 			continue;
@@ -568,7 +568,7 @@ static int zap_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t
 {
 	struct mmp_gather *tlb = arg;
 	mmp_pte_t pmd = READ_ONCE(*pmdp);
-	unsigned int f = entry_flags(s, pmd, MMP_PMD);
+	unsigned int f = entry_test(s, pmd, MMP_PMD, MMP_E_LEAF);
 	bool whole = addr == (addr & PMD_MASK) && end - addr == PMD_SIZE;
 
 	if (!pmd)

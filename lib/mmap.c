@@ -44,7 +44,7 @@ int populate_range(struct mmp_space *s, uint64_t start, uint64_t end, bool write
 		/* Skip what the fault mapped: a huge PMD covers the rest of its range. */
 		mmap_read_lock(s);
 		pmdp = pmd_offset(s, addr);
-		if (pmdp && (entry_flags(s, READ_ONCE(*pmdp), MMP_PMD) & MMP_E_LEAF))
+		if (pmdp && entry_test(s, READ_ONCE(*pmdp), MMP_PMD, MMP_E_LEAF))
 			addr = (addr & PMD_MASK) + PMD_SIZE;
 		else
 			addr += PAGE_SIZE;

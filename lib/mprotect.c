@@ -96,7 +96,7 @@ static int change_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint6
 
 	if (!pmd)
 		return 0;
-	if (entry_flags(s, pmd, MMP_PMD) & MMP_E_LEAF) {
+	if (entry_test(s, pmd, MMP_PMD, MMP_E_LEAF)) {
 		if (addr == (addr & PMD_MASK) && end - addr == PMD_SIZE) {
 			unsigned int f = entry_flags(s, pmd, MMP_PMD), nf;
 			bool exclusive = !(f & MMP_E_SPECIAL) &&

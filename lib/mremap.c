@@ -25,7 +25,7 @@ static unsigned int mremap_folio_pte_batch(struct mmp_space *s, mmp_pte_t *ptep,
 
 	if (max_nr == 1 || !pte_batching(s) || s->arch->pte_batch_hint(ptep, pte) == 1)
 		return 1;
-	if (entry_flags(s, pte, MMP_PTE) & MMP_E_SPECIAL)
+	if (entry_test(s, pte, MMP_PTE, MMP_E_SPECIAL))
 		return 1;
 	pfn = entry_pfn(s, pte, MMP_PTE);
 	if (!pfn_to_page(s->phys, folio_pfn(s->phys, pfn))->order)
@@ -99,7 +99,7 @@ static bool move_pmd(struct mmp_space *s, mmp_pte_t *old_pmdp, uint64_t old_addr
 	inc_tlb_flush_pending(s);
 	pmd = __atomic_exchange_n(old_pmdp, 0, __ATOMIC_ACQ_REL);
 	count_inc(s, MMP_C_PMD_READ);
-	leaf = entry_flags(s, pmd, MMP_PMD) & MMP_E_LEAF;
+	leaf = entry_test(s, pmd, MMP_PMD, MMP_E_LEAF);
 	if (leaf)
 		pgtable_trans_huge_deposit(s, new_pmdp, pgtable_trans_huge_withdraw(s, old_pmdp));
 	__atomic_store_n(new_pmdp, pmd, __ATOMIC_RELEASE);
@@ -131,7 +131,7 @@ static int move_page_tables(struct mmp_space *s, uint64_t old_addr, uint64_t new
 			break;
 		if (extent == PMD_SIZE && move_pmd(s, old_pmdp, old_addr, new_pmdp))
 			goto next;
-		if (entry_flags(s, pmd, MMP_PMD) & MMP_E_LEAF)
+		if (entry_test(s, pmd, MMP_PMD, MMP_E_LEAF))
 			split_huge_pmd(s, old_pmdp, old_addr & PMD_MASK);
 		if (pte_alloc(s, new_pmdp))
 			break;

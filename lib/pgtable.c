@@ -123,7 +123,7 @@ mmp_pte_t *pmd_offset(struct mmp_space *s, uint64_t addr)
 	for (enum mmp_level l = pgd_level(s); l > MMP_PMD; l--) {
 		mmp_pte_t e = __atomic_load_n(&table[level_index(addr, l)], __ATOMIC_ACQUIRE);
 
-		if (!(entry_flags(s, e, l) & MMP_E_TABLE))
+		if (!entry_test(s, e, l, MMP_E_TABLE))
 			return NULL;
 		table = entry_table(s, e, l);
 	}
@@ -141,7 +141,7 @@ int pte_alloc(struct mmp_space *s, mmp_pte_t *pmdp)
 /* The PTE table a PMD entry points to, or NULL when the entry is none or a leaf. */
 mmp_pte_t *pte_table(struct mmp_space *s, mmp_pte_t pmd)
 {
-	if (!(entry_flags(s, pmd, MMP_PMD) & MMP_E_TABLE))
+	if (!entry_test(s, pmd, MMP_PMD, MMP_E_TABLE))
 		return NULL;
 	return entry_table(s, pmd, MMP_PMD);
 }
@@ -222,7 +222,7 @@ static void free_table_range(struct mmp_gather *tlb, mmp_pte_t *table, enum mmp_
 		mmp_pte_t *ep = &table[level_index(addr, level)];
 		mmp_pte_t e = READ_ONCE(*ep);
 
-		if (entry_flags(s, e, level) & MMP_E_TABLE) {
+		if (entry_test(s, e, level, MMP_E_TABLE)) {
 			if (level - 1 > MMP_PTE)
 				free_table_range(tlb, entry_table(s, e, level), level - 1, addr, next,
 						 floor, ceiling);

@@ -11,15 +11,15 @@
 #include "internal.h"
 #include "rcu.h"
 
-static __thread int rcu_nesting __attribute__((tls_model("initial-exec")));
+__thread int mmp_rcu_nesting __attribute__((tls_model("initial-exec")));
 static pthread_key_t rcu_exit_key;
 static pthread_once_t rcu_once = PTHREAD_ONCE_INIT;
 
 static void rcu_thread_exit(void *arg)
 {
-	if (rcu_nesting) {
+	if (mmp_rcu_nesting) {
 		urcu_memb_unregister_thread();
-		rcu_nesting = 0;
+		mmp_rcu_nesting = 0;
 	}
 }
 
@@ -34,7 +34,7 @@ static void rcu_setup(void)
 void mmp_rcu_register(void)
 {
 	pthread_once(&rcu_once, rcu_setup);
-	if (rcu_nesting++ == 0) {
+	if (mmp_rcu_nesting++ == 0) {
 		urcu_memb_register_thread();
 		pthread_setspecific(rcu_exit_key, (void *)1);
 	}
@@ -42,31 +42,23 @@ void mmp_rcu_register(void)
 
 void mmp_rcu_unregister(void)
 {
-	MMP_BUG_ON(rcu_nesting <= 0);
-	if (--rcu_nesting == 0) {
+	MMP_BUG_ON(mmp_rcu_nesting <= 0);
+	if (--mmp_rcu_nesting == 0) {
 		urcu_memb_unregister_thread();
 		pthread_setspecific(rcu_exit_key, NULL);
 	}
 }
 
-void rcu_read_lock(void)
+/* A thread without a CPU (populate from mmap, say) reads: register it for good. */
+void mmp_rcu_register_lazy(void)
 {
-	if (unlikely(!rcu_nesting)) {
-		/* A thread without a CPU (populate from mmap, say): register for good. */
-		mmp_rcu_register();
-		rcu_nesting++;	/* never dropped: the thread-exit hook unregisters */
-	}
-	urcu_memb_read_lock();
-}
-
-void rcu_read_unlock(void)
-{
-	urcu_memb_read_unlock();
+	mmp_rcu_register();
+	mmp_rcu_nesting++;	/* never dropped: the thread-exit hook unregisters */
 }
 
 void synchronize_rcu(void)
 {
-	MMP_BUG_ON(rcu_nesting && urcu_memb_read_ongoing());
+	MMP_BUG_ON(mmp_rcu_nesting && urcu_memb_read_ongoing());
 	urcu_memb_synchronize_rcu();
 }
 
@@ -81,7 +73,7 @@ uint64_t rcu_barrier_calls;
 /* Wait for every callback queued so far; never from inside a read-side section. */
 void rcu_barrier(void)
 {
-	MMP_BUG_ON(rcu_nesting && urcu_memb_read_ongoing());
+	MMP_BUG_ON(mmp_rcu_nesting && urcu_memb_read_ongoing());
 	__atomic_fetch_add(&rcu_barrier_calls, 1, __ATOMIC_RELAXED);
 	urcu_memb_barrier();
 }

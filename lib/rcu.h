@@ -11,8 +11,28 @@
 void mmp_rcu_register(void);
 void mmp_rcu_unregister(void);
 
-void rcu_read_lock(void);
-void rcu_read_unlock(void);
+/* Registers a thread without a CPU on its first read-side section (lib/rcu.c). */
+void mmp_rcu_register_lazy(void);
+/* This thread's registrations: 0 until it attaches a CPU or first reads. */
+extern __thread int mmp_rcu_nesting __attribute__((tls_model("initial-exec")));
+
+/*
+ * Read-side sections cost a few instructions, as the kernel's do: liburcu's
+ * fast path is inlined where lib/ is built with _LGPL_SOURCE (lib/meson.build)
+ * and is a call into liburcu elsewhere.
+ */
+static inline void rcu_read_lock(void)
+{
+	if (__builtin_expect(!mmp_rcu_nesting, 0))
+		mmp_rcu_register_lazy();
+	urcu_memb_read_lock();
+}
+
+static inline void rcu_read_unlock(void)
+{
+	urcu_memb_read_unlock();
+}
+
 void synchronize_rcu(void);
 void call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head));
 void rcu_barrier(void);

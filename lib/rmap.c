@@ -224,7 +224,7 @@ static bool try_to_unmap_ptes(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_
 		inc_tlb_flush_pending(s);
 		flush_tlb_range(s, addr, addr + (uint64_t)nr * PAGE_SIZE, PAGE_SHIFT);
 		dec_tlb_flush_pending(s);
-		if (lazyfree_check(s, vma, head, entry_flags(s, pte, MMP_PTE) & MMP_E_DIRTY, true) !=
+		if (lazyfree_check(s, vma, head, entry_test(s, pte, MMP_PTE, MMP_E_DIRTY), true) !=
 		    LAZYFREE_DISCARD) {
 			s->arch->set_ptes(s, addr, ptep, pte, nr);	/* restore, walk_abort */
 			ret = false;

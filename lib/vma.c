@@ -143,7 +143,7 @@ int vma_split(struct mmp_space *s, uint64_t addr)
 	if (addr & ~PMD_MASK) {
 		mmp_pte_t *pmdp = pmd_offset(s, addr);
 
-		if (pmdp && (entry_flags(s, READ_ONCE(*pmdp), MMP_PMD) & MMP_E_LEAF))
+		if (pmdp && entry_test(s, READ_ONCE(*pmdp), MMP_PMD, MMP_E_LEAF))
 			split_huge_pmd(s, pmdp, addr & PMD_MASK);
 	}
 	*new = (struct mmp_vma){ .start = addr, .end = vma->end, .flags = vma->flags,

@@ -53,7 +53,7 @@ static inline mmp_pte_t arm64_pte_mkdirty(mmp_pte_t pte)
 	return pte & PTE_WRITE ? pte & ~PTE_RDONLY : pte;
 }
 
-static inline mmp_pte_t arm64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
+static __always_inline mmp_pte_t arm64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
 {
 	mmp_pte_t e = (pfn << MMP_PAGE_SHIFT) & PTE_ADDR_MASK;
 
@@ -85,7 +85,7 @@ static inline mmp_pte_t arm64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_le
 	return e;
 }
 
-static inline unsigned int arm64_entry_flags(mmp_pte_t e, enum mmp_level level)
+static __always_inline unsigned int arm64_entry_flags(mmp_pte_t e, enum mmp_level level)
 {
 	unsigned int f = 0;
 
@@ -117,7 +117,7 @@ static inline unsigned int arm64_entry_flags(mmp_pte_t e, enum mmp_level level)
 	return f;
 }
 
-static inline uint64_t arm64_entry_pfn(mmp_pte_t e, enum mmp_level level)
+static __always_inline uint64_t arm64_entry_pfn(mmp_pte_t e, enum mmp_level level)
 {
 	return arm64_pte_pfn(e);
 }

@@ -12,19 +12,19 @@
 #define GENERIC_PFN_MASK	((1ULL << 40) - 1)
 #define GENERIC_FLAGS_MASK	((1u << 12) - 1)
 
-static inline mmp_pte_t generic_mk_entry(uint64_t pfn, unsigned int eflags, enum mmp_level level)
+static __always_inline mmp_pte_t generic_mk_entry(uint64_t pfn, unsigned int eflags, enum mmp_level level)
 {
 	if (eflags & MMP_E_TABLE)
 		eflags = MMP_E_TABLE | MMP_E_PRESENT;
 	return (pfn & GENERIC_PFN_MASK) << GENERIC_PFN_SHIFT | (eflags & GENERIC_FLAGS_MASK);
 }
 
-static inline unsigned int generic_entry_flags(mmp_pte_t e, enum mmp_level level)
+static __always_inline unsigned int generic_entry_flags(mmp_pte_t e, enum mmp_level level)
 {
 	return e & GENERIC_FLAGS_MASK;
 }
 
-static inline uint64_t generic_entry_pfn(mmp_pte_t e, enum mmp_level level)
+static __always_inline uint64_t generic_entry_pfn(mmp_pte_t e, enum mmp_level level)
 {
 	return (e >> GENERIC_PFN_SHIFT) & GENERIC_PFN_MASK;
 }

@@ -53,7 +53,7 @@ static mmp_pte_t generic_get_and_clear_full_ptes(struct mmp_space *s, uint64_t a
 	for (unsigned int i = 1; i < nr; i++) {
 		mmp_pte_t e = s->arch->ptep_get_and_clear(s, addr + i * PAGE_SIZE, ptep + i);
 
-		ad |= entry_flags(s, e, MMP_PTE) & (MMP_E_ACCESSED | MMP_E_DIRTY);
+		ad |= entry_test(s, e, MMP_PTE, MMP_E_ACCESSED | MMP_E_DIRTY);
 	}
 	if (ad && first)
 		first = entry_set_flags(s, first, MMP_PTE, ad, 0);
@@ -87,7 +87,7 @@ static int generic_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr,
 {
 	mmp_pte_t old = pte_update(s, ptep, 0, MMP_E_ACCESSED);
 
-	return old && (entry_flags(s, old, MMP_PTE) & MMP_E_ACCESSED);
+	return old && entry_test(s, old, MMP_PTE, MMP_E_ACCESSED);
 }
 
 static void generic_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,

@@ -55,7 +55,7 @@ static inline mmp_pte_t pte_mknapot(mmp_pte_t pte)
 	return (pte & ~_PAGE_PFN_MASK) | ppn << _PAGE_PFN_SHIFT | _PAGE_NAPOT;
 }
 
-static inline mmp_pte_t riscv64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
+static __always_inline mmp_pte_t riscv64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
 {
 	mmp_pte_t e = (pfn << _PAGE_PFN_SHIFT) & _PAGE_PFN_MASK;
 
@@ -84,7 +84,7 @@ static inline mmp_pte_t riscv64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_
 	return e;
 }
 
-static inline unsigned int riscv64_entry_flags(mmp_pte_t e, enum mmp_level level)
+static __always_inline unsigned int riscv64_entry_flags(mmp_pte_t e, enum mmp_level level)
 {
 	unsigned int f = 0;
 
@@ -117,7 +117,7 @@ static inline unsigned int riscv64_entry_flags(mmp_pte_t e, enum mmp_level level
 }
 
 /* A NAPOT entry read raw names its run's first page; ptep_get gives each page's own. */
-static inline uint64_t riscv64_entry_pfn(mmp_pte_t e, enum mmp_level level)
+static __always_inline uint64_t riscv64_entry_pfn(mmp_pte_t e, enum mmp_level level)
 {
 	return level == MMP_PTE && pte_napot(e) ? napot_base_pfn(e) : rv_ppn(e);
 }

@@ -35,7 +35,7 @@ static inline uint64_t protnone_mask(mmp_pte_t e)
 	return e && !(e & _PAGE_PRESENT) ? PTE_PFN_MASK : 0;
 }
 
-static inline mmp_pte_t x86_64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
+static __always_inline mmp_pte_t x86_64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
 {
 	mmp_pte_t e = (pfn << MMP_PAGE_SHIFT) & PTE_PFN_MASK;
 
@@ -64,7 +64,7 @@ static inline mmp_pte_t x86_64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_l
 	return e ^ protnone_mask(e);
 }
 
-static inline unsigned int x86_64_entry_flags(mmp_pte_t e, enum mmp_level level)
+static __always_inline unsigned int x86_64_entry_flags(mmp_pte_t e, enum mmp_level level)
 {
 	unsigned int f = 0;
 
@@ -96,7 +96,7 @@ static inline unsigned int x86_64_entry_flags(mmp_pte_t e, enum mmp_level level)
 	return f;
 }
 
-static inline uint64_t x86_64_entry_pfn(mmp_pte_t e, enum mmp_level level)
+static __always_inline uint64_t x86_64_entry_pfn(mmp_pte_t e, enum mmp_level level)
 {
 	return ((e ^ protnone_mask(e)) & PTE_PFN_MASK) >> MMP_PAGE_SHIFT;
 }
