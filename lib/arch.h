@@ -137,50 +137,15 @@ struct mmp_arch {
 	 */
 	enum mmp_format format;
 
-	/* ---- PTE access (PTL held unless said otherwise) ---- */
-	mmp_pte_t (*ptep_get)(struct mmp_space *s, mmp_pte_t *ptep);
 	/*
-	 * Without the PTL (GUP-fast, verify, the TLB sanitizer): retry on a
-	 * racing change the arch can see. Like ptep_get, it returns the entry as
-	 * core mm understands it: the pfn of this very page, A/D of its block.
+	 * ---- entry operations ----
+	 * ptep_get, set_ptes, get_and_clear_full_ptes and the rest are static
+	 * inline, per arch folder: arch/<folder>/entry_ops.h defines those the
+	 * folder does its own way, arch/generic/entry_ops.h the others
+	 * (lib/entry_ops.h says how they are chosen).
 	 */
-	mmp_pte_t (*ptep_get_lockless)(struct mmp_space *s, mmp_pte_t *ptep);
-	/* Map @nr consecutive pages of one folio, pfn advancing; @nr > 1 needs none targets. */
-	void (*set_ptes)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte,
-			 unsigned int nr);
-	/* Clear one entry and return it, atomically against the hardware walker. */
-	mmp_pte_t (*ptep_get_and_clear)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep);
-	/* Clear @nr entries of one folio; return the first with A/D ORed from all. */
-	mmp_pte_t (*get_and_clear_full_ptes)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
-					     unsigned int nr, int full);
-	void (*clear_full_ptes)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
-				unsigned int nr, int full);
-	void (*wrprotect_ptes)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
-			       unsigned int nr);
-	int (*ptep_test_and_clear_young)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep);
-	/* MADV_FREE / aging: clear @eflags (young, dirty) on @nr entries of one folio. */
-	void (*clear_young_dirty_ptes)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
-				       unsigned int nr, unsigned int eflags);
-	/*
-	 * A fault made a present entry more permissive: set @eflags (write,
-	 * dirty, young) where the walker will look for them. Within a block
-	 * (contpte, NAPOT) that is every entry of the block unless the write
-	 * bit changes (then unfold first). Returns nonzero if an entry changed,
-	 * 0 for a spurious fault (the kernel's ptep_set_access_flags).
-	 */
-	int (*ptep_set_access_flags)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
-				     unsigned int eflags);
-	/* How many entries from @ptep share a mapping granule (arm64 contpte: to block end). */
-	unsigned int (*pte_batch_hint)(mmp_pte_t *ptep, mmp_pte_t pte);
 
-	/* ---- hardware model ---- */
-	/*
-	 * The walker reached leaf @ep at @level for @access: set accessed/dirty the
-	 * way this MMU does (atomically against software). Returns the leaf as the
-	 * TLB will cache it, or 0 when the access faults.
-	 */
-	mmp_pte_t (*hw_update_leaf)(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level,
-				    unsigned int access);
+	/* ---- hardware model (the walker itself: hw_update_leaf in entry_ops.h) ---- */
 	/* Broadcast TLB invalidation (arm64 TLBI ... IS) instead of IPIs (x86). */
 	bool tlbi_broadcast;
 	/* A range flush longer than this many pages flushes the whole mm. */

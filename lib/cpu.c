@@ -159,7 +159,7 @@ static void *page_walk(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
 		}
 		if (l > MMP_PMD)
 			return NULL;	/* no PUD leaves are made */
-		e = s->arch->hw_update_leaf(s, ep, l, access);
+		e = hw_update_leaf(s, ep, l, access);
 		if (!e)
 			return NULL;
 		f = entry_test(s, e, l, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_CONT);
@@ -195,7 +195,7 @@ static void tlb_sanitize(struct mmp_cpu *cpu, uint64_t va, struct mmp_tlb_entry 
 		return;
 	for (l = pgd_level(s);; l--) {
 		/* A leaf PTE is read as the arch presents it (riscv NAPOT: this page's pfn). */
-		e = l == MMP_PTE ? s->arch->ptep_get_lockless(s, &table[level_index(va, l)])
+		e = l == MMP_PTE ? ptep_get_lockless(s, &table[level_index(va, l)])
 				 : __atomic_load_n(&table[level_index(va, l)], __ATOMIC_ACQUIRE);
 		f = entry_flags(s, e, l);
 		if (!(f & MMP_E_PRESENT) || !(f & MMP_E_TABLE) || l == MMP_PTE)
@@ -272,7 +272,7 @@ static void report_fault_loop(struct mmp_cpu *cpu, uint64_t va, unsigned int acc
 		table = entry_table(s, e, l);
 	}
 	f = entry_flags(s, e, l);
-	core = l == MMP_PTE ? entry_flags(s, s->arch->ptep_get_lockless(s, ep), l) : f;
+	core = l == MMP_PTE ? entry_flags(s, ptep_get_lockless(s, ep), l) : f;
 	fprintf(stderr, "libmmprim: %s: cpu %d: %s of %#llx faults forever: level %d entry %#llx "
 		"(flags %#x, as core reads it %#x), MMP_OPT_HW_AD %ld, last change by %s\n",
 		s->arch->name, cpu->index, access == MMP_ACCESS_WRITE ? "write" : "read",

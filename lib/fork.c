@@ -39,7 +39,7 @@ static unsigned int copy_present_page(struct mmp_space *dst, struct mmp_vma *dst
 	folio_set_anon(pfn_to_page(dst->phys, new_pfn), dst_vma, addr);
 	rss_add(dst, 1);
 	f |= MMP_E_DIRTY | (dst_vma->flags & VM_WRITE ? MMP_E_WRITE : 0);
-	dst->arch->set_ptes(dst, addr, dst_ptep, mk_entry(dst, new_pfn, f, MMP_PTE), 1);
+	set_ptes(dst, addr, dst_ptep, mk_entry(dst, new_pfn, f, MMP_PTE), 1);
 	return 1;
 }
 
@@ -75,12 +75,12 @@ static unsigned int copy_present_ptes(struct copy_ctx *c, struct mmp_space *src,
 			page_flag_clear(page + i, PG_anon_exclusive);
 		rss_add(dst, nr);
 		if (f & MMP_E_WRITE) {
-			src->arch->wrprotect_ptes(src, addr, src_ptep, nr);
+			wrprotect_ptes(src, addr, src_ptep, nr);
 			f &= ~MMP_E_WRITE;
 		}
 	}
 	/* The child's entries are old, and read-only where the parent's now are. */
-	dst->arch->set_ptes(dst, addr, dst_ptep,
+	set_ptes(dst, addr, dst_ptep,
 			    mk_entry(dst, pfn, f & ~(MMP_E_ACCESSED | MMP_E_CONT), MMP_PTE), nr);
 	return nr;
 }
@@ -103,7 +103,7 @@ static int copy_pte_range(struct copy_ctx *c, struct mmp_space *src, mmp_pte_t *
 	spin_lock(src_ptl);
 	spin_lock(dst_ptl);
 	for (; addr < end; addr += nr * PAGE_SIZE, src_ptep += nr, dst_ptep += nr) {
-		mmp_pte_t pte = src->arch->ptep_get(src, src_ptep);
+		mmp_pte_t pte = ptep_get(src, src_ptep);
 
 		nr = 1;
 		if (pte)

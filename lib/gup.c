@@ -66,7 +66,7 @@ static bool table_poisoned(struct mmp_space *s, mmp_pte_t e, const mmp_pte_t *ta
 
 static mmp_pte_t gup_read_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level)
 {
-	return level == MMP_PTE ? s->arch->ptep_get_lockless(s, ep)
+	return level == MMP_PTE ? ptep_get_lockless(s, ep)
 				: __atomic_load_n(ep, __ATOMIC_ACQUIRE);
 }
 
@@ -258,7 +258,7 @@ static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool
 			rcu_read_lock();
 			ptes = pte_offset_map_lock(s, pmdp, &ptl);
 			if (ptes) {
-				pte = s->arch->ptep_get(s, &ptes[level_index(addr, MMP_PTE)]);
+				pte = ptep_get(s, &ptes[level_index(addr, MMP_PTE)]);
 				f = entry_flags(s, pte, MMP_PTE);
 				if ((f & MMP_E_PRESENT) && !(f & MMP_E_SPECIAL) &&
 				    (!write || (f & MMP_E_WRITE)) &&

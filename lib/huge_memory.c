@@ -319,7 +319,7 @@ void split_huge_pmd_locked(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t haddr)
 		struct mmp_page *head = pfn_to_page(s->phys, pfn);
 
 		/* One set_ptes over the empty deposited table: arm64 maps it as contpte blocks. */
-		s->arch->set_ptes(s, haddr, ptes, mk_entry(s, pfn, f, MMP_PTE), HPAGE_PMD_NR);
+		set_ptes(s, haddr, ptes, mk_entry(s, pfn, f, MMP_PTE), HPAGE_PMD_NR);
 		folio_add_rmap_ptes(head, head, HPAGE_PMD_NR);
 		folio_remove_rmap_pmd(head);
 		folio_ref_add(head, HPAGE_PMD_NR - 1);
@@ -515,7 +515,7 @@ int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint64_t table_addr
 	if (!head->order || head->folio.entire_mapcount)
 		return -EINVAL;
 	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++) {
-		mmp_pte_t e = s->arch->ptep_get_lockless(s, &ptes[i]);
+		mmp_pte_t e = ptep_get_lockless(s, &ptes[i]);
 
 		if (e && !entry_test(s, e, MMP_PTE, MMP_E_SPECIAL) &&
 		    pfn_in_range(entry_pfn(s, e, MMP_PTE), head_pfn, nr))
@@ -557,11 +557,11 @@ int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint64_t table_addr
 		uint64_t addr = table_addr + ((uint64_t)i << PAGE_SHIFT);
 
 		if (!e || !entry_test(s, e, MMP_PTE, MMP_E_CONT) ||
-		    !pfn_in_range(entry_pfn(s, s->arch->ptep_get_lockless(s, &ptes[i]), MMP_PTE),
+		    !pfn_in_range(entry_pfn(s, ptep_get_lockless(s, &ptes[i]), MMP_PTE),
 				  head_pfn, nr))
 			continue;
-		e = s->arch->ptep_get_and_clear(s, addr, &ptes[i]);
-		s->arch->set_ptes(s, addr, &ptes[i], e, 1);
+		e = ptep_get_and_clear(s, addr, &ptes[i]);
+		set_ptes(s, addr, &ptes[i], e, 1);
 	}
 	return 0;
 }

@@ -64,7 +64,7 @@ static void madvise_pte_range(struct madv_walk *w, mmp_pte_t *pmdp, uint64_t add
 		goto out;
 	ptep = &ptes[level_index(addr, MMP_PTE)];
 	for (; addr < end; addr += nr * PAGE_SIZE, ptep += nr) {
-		mmp_pte_t pte = s->arch->ptep_get(s, ptep);
+		mmp_pte_t pte = ptep_get(s, ptep);
 		unsigned int f = entry_flags(s, pte, MMP_PTE), ad = 0;
 		uint64_t pfn = entry_pfn(s, pte, MMP_PTE);
 		uint32_t head_pfn;
@@ -95,7 +95,7 @@ static void madvise_pte_range(struct madv_walk *w, mmp_pte_t *pmdp, uint64_t add
 		if (w->kind == WALK_FREE) {
 			page_flag_clear(head, PG_dirty);
 			if (ad) {
-				s->arch->clear_young_dirty_ptes(s, addr, ptep, nr, ad);
+				clear_young_dirty_ptes(s, addr, ptep, nr, ad);
 				tlb_remove_tlb_entries(w->tlb, addr, (uint64_t)nr * PAGE_SIZE);
 			}
 			folio_mark_lazyfree(s, head);

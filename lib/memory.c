@@ -82,7 +82,7 @@ bool vma_thp_allowed(struct mmp_space *s, struct mmp_vma *vma, unsigned int orde
 static bool pte_range_none(struct mmp_space *s, mmp_pte_t *ptep, unsigned int nr)
 {
 	for (unsigned int i = 0; i < nr; i++)
-		if (s->arch->ptep_get(s, ptep + i))
+		if (ptep_get(s, ptep + i))
 			return false;
 	return true;
 }
@@ -150,8 +150,8 @@ static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		ptl = pte_lock_recheck(vmf, ptes);
 		if (!ptl)
 			return 0;
-		if (!s->arch->ptep_get(s, ptep)) {
-			s->arch->set_ptes(s, vmf->address, ptep,
+		if (!ptep_get(s, ptep)) {
+			set_ptes(s, vmf->address, ptep,
 					  mk_entry(s, s->phys->zero_pfn, f | MMP_E_SPECIAL, MMP_PTE), 1);
 			count_inc(s, MMP_C_FAULT_ZERO);
 		} else {
@@ -188,7 +188,7 @@ static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	rss_add(s, nr);
 	if (vmf->vma->flags & VM_WRITE)
 		f |= MMP_E_WRITE | MMP_E_DIRTY;
-	s->arch->set_ptes(s, addr, ptep, mk_entry(s, pfn, f, MMP_PTE), nr);
+	set_ptes(s, addr, ptep, mk_entry(s, pfn, f, MMP_PTE), nr);
 	spin_unlock(ptl);
 	count_inc(s, MMP_C_FAULT_ANON);
 	return 0;
@@ -217,7 +217,7 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	ptl = pte_lock_recheck(vmf, ptes);
 	if (!ptl)
 		return 0;
-	orig = s->arch->ptep_get(s, ptep);
+	orig = ptep_get(s, ptep);
 	f = entry_flags(s, orig, MMP_PTE);
 	if (!(f & MMP_E_PRESENT) || (!unshare && (f & MMP_E_WRITE))) {
 		spin_unlock(ptl);
@@ -235,7 +235,7 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		if (page_flag_test(page, PG_anon_exclusive)) {
 			/* An unshare is done once the page is exclusive: write stays as it was. */
 			if (!unshare)
-				s->arch->ptep_set_access_flags(s, addr, ptep, MMP_E_WRITE |
+				ptep_set_access_flags(s, addr, ptep, MMP_E_WRITE |
 							       MMP_E_DIRTY | MMP_E_ACCESSED);
 			spin_unlock(ptl);
 			count_inc(s, MMP_C_FAULT_WP_REUSE);
@@ -261,7 +261,7 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	}
 
 	ptl = pte_lock_recheck(vmf, ptes);
-	if (!ptl || s->arch->ptep_get(s, ptep) != orig) {
+	if (!ptl || ptep_get(s, ptep) != orig) {
 		if (ptl)
 			spin_unlock(ptl);
 		folio_free(s->phys, new_pfn);
@@ -272,7 +272,7 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	}
 	/* ptep_clear_flush, then the new entry: no CPU may keep the old page. */
 	inc_tlb_flush_pending(s);
-	s->arch->ptep_get_and_clear(s, addr, ptep);
+	ptep_get_and_clear(s, addr, ptep);
 	flush_tlb_page(s, addr);
 	dec_tlb_flush_pending(s);
 	folio_add_new_anon_rmap(pfn_to_page(s->phys, new_pfn), 1, false);
@@ -283,7 +283,7 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	else
 		f = (f & ~(MMP_E_SPECIAL | MMP_E_SOFT_DIRTY | MMP_E_CONT)) | MMP_E_WRITE |
 		    MMP_E_DIRTY | MMP_E_ACCESSED;
-	s->arch->set_ptes(s, addr, ptep, mk_entry(s, new_pfn, f, MMP_PTE), 1);
+	set_ptes(s, addr, ptep, mk_entry(s, new_pfn, f, MMP_PTE), 1);
 	if (head) {
 		folio_remove_rmap_ptes(head, page, 1);
 	} else {
@@ -325,9 +325,9 @@ static void do_access_fault(struct vm_fault *vmf, mmp_pte_t *ptes)
 
 	if (!ptl)
 		return;
-	f = entry_flags(s, s->arch->ptep_get(s, ptep), MMP_PTE);
+	f = entry_flags(s, ptep_get(s, ptep), MMP_PTE);
 	if ((f & MMP_E_PRESENT) && (!write || (f & MMP_E_WRITE)) &&
-	    s->arch->ptep_set_access_flags(s, vmf->address & PAGE_MASK, ptep, set))
+	    ptep_set_access_flags(s, vmf->address & PAGE_MASK, ptep, set))
 		count_inc(s, MMP_C_FAULT_AD);
 	else
 		count_inc(s, MMP_C_FAULT_SPURIOUS);
@@ -350,7 +350,7 @@ static int handle_pte_fault(struct vm_fault *vmf)
 	ptes = pte_table(s, READ_ONCE(*vmf->pmdp));
 	if (!ptes)
 		goto out;	/* the PMD changed under us: retry the access */
-	pte = s->arch->ptep_get(s, &ptes[level_index(vmf->address, MMP_PTE)]);
+	pte = ptep_get(s, &ptes[level_index(vmf->address, MMP_PTE)]);
 	f = entry_test(s, pte, MMP_PTE, MMP_E_PRESENT | MMP_E_WRITE);
 	if (!pte)
 		ret = do_anonymous_page(vmf, ptes);
@@ -528,7 +528,7 @@ static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr
 	}
 	ptep = &ptes[level_index(addr, MMP_PTE)];
 	for (; addr < end; addr += nr * PAGE_SIZE, ptep += nr) {
-		mmp_pte_t pte = s->arch->ptep_get(s, ptep);
+		mmp_pte_t pte = ptep_get(s, ptep);
 		uint64_t pfn;
 		uint32_t head_pfn;
 		struct mmp_page *head;
@@ -537,7 +537,7 @@ static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr
 		if (!pte)
 			continue;
 		if (entry_test(s, pte, MMP_PTE, MMP_E_SPECIAL)) {
-			s->arch->clear_full_ptes(s, addr, ptep, 1, tlb->fullmm);
+			clear_full_ptes(s, addr, ptep, 1, tlb->fullmm);
 			tlb_remove_tlb_entries(tlb, addr, PAGE_SIZE);
 			continue;
 		}
@@ -546,7 +546,7 @@ static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr
 		head = pfn_to_page(s->phys, head_pfn);
 		if (batch && head->order)
 			nr = folio_pte_batch(s, ptep, pte, (end - addr) >> PAGE_SHIFT);
-		s->arch->clear_full_ptes(s, addr, ptep, nr, tlb->fullmm);
+		clear_full_ptes(s, addr, ptep, nr, tlb->fullmm);
 		tlb_remove_tlb_entries(tlb, addr, (uint64_t)nr * PAGE_SIZE);
 		folio_remove_rmap_ptes(head, pfn_to_page(s->phys, pfn), nr);
 		rss -= nr;

@@ -380,4 +380,7 @@ static inline unsigned int vma_entry_flags(const struct mmp_vma *vma)
 	return f;
 }
 
+/* ptep_get, set_ptes, ...: inline per arch folder. */
+#include "entry_ops.h"
+
 #endif /* MMP_MM_H */

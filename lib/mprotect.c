@@ -62,7 +62,7 @@ static void change_pte_range(struct mmp_space *s, mmp_pte_t *ptes, uint64_t addr
 
 	spin_lock(ptl);
 	for (; addr < end; addr += nr * PAGE_SIZE, ptep += nr) {
-		mmp_pte_t old = s->arch->ptep_get(s, ptep), new;
+		mmp_pte_t old = ptep_get(s, ptep), new;
 		unsigned int f, nf;
 		bool exclusive;
 
@@ -79,11 +79,11 @@ static void change_pte_range(struct mmp_space *s, mmp_pte_t *ptes, uint64_t addr
 		nf = modify_flags(f, cp->vm_flags, exclusive);
 		if (nf == f)
 			continue;
-		old = s->arch->get_and_clear_full_ptes(s, addr, ptep, nr, 0);
+		old = get_and_clear_full_ptes(s, addr, ptep, nr, 0);
 		f = entry_flags(s, old, MMP_PTE);
 		new = mk_entry(s, entry_pfn(s, old, MMP_PTE),
 			       modify_flags(f & ~MMP_E_CONT, cp->vm_flags, exclusive), MMP_PTE);
-		s->arch->set_ptes(s, addr, ptep, new, nr);
+		set_ptes(s, addr, ptep, new, nr);
 		cp->pages += nr;
 	}
 	spin_unlock(ptl);

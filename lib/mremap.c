@@ -23,7 +23,7 @@ static unsigned int mremap_folio_pte_batch(struct mmp_space *s, mmp_pte_t *ptep,
 {
 	uint64_t pfn;
 
-	if (max_nr == 1 || !pte_batching(s) || s->arch->pte_batch_hint(ptep, pte) == 1)
+	if (max_nr == 1 || !pte_batching(s) || pte_batch_hint(s, ptep, pte) == 1)
 		return 1;
 	if (entry_test(s, pte, MMP_PTE, MMP_E_SPECIAL))
 		return 1;
@@ -57,18 +57,18 @@ static void move_ptes(struct mmp_space *s, mmp_pte_t *old_ptes, uint64_t old_add
 	inc_tlb_flush_pending(s);
 	for (; old_addr < old_end; old_addr += nr * PAGE_SIZE, new_addr += nr * PAGE_SIZE,
 				   old_ptep += nr, new_ptep += nr) {
-		mmp_pte_t pte = s->arch->ptep_get(s, old_ptep);
+		mmp_pte_t pte = ptep_get(s, old_ptep);
 
 		nr = 1;
 		if (!pte)
 			continue;
 		nr = mremap_folio_pte_batch(s, old_ptep, pte, (old_end - old_addr) >> PAGE_SHIFT);
 		force_flush = true;
-		pte = s->arch->get_and_clear_full_ptes(s, old_addr, old_ptep, nr, 0);
+		pte = get_and_clear_full_ptes(s, old_addr, old_ptep, nr, 0);
 		/* move_soft_dirty_pte: the new location counts as written. */
 		if (!(s->arch->eflags_unsupported & MMP_E_SOFT_DIRTY))
 			pte = entry_set_flags(s, pte, MMP_PTE, MMP_E_SOFT_DIRTY, MMP_E_CONT);
-		s->arch->set_ptes(s, new_addr, new_ptep, pte, nr);
+		set_ptes(s, new_addr, new_ptep, pte, nr);
 		count_add(s, MMP_C_MOVE_PTES, nr);
 	}
 	count_add(s, MMP_C_MOVE_PTES_PTEP_GET, count_this_thread(s, MMP_C_PTEP_GET) - gets);

@@ -27,15 +27,15 @@ unsigned int folio_pte_batch_flags(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte
 	merged = f0;
 
 	/* One comparison per granule the architecture reports (a whole contpte block). */
-	nr = s->arch->pte_batch_hint(ptep, pte);
+	nr = pte_batch_hint(s, ptep, pte);
 	while (nr < max_nr) {
-		mmp_pte_t e = s->arch->ptep_get(s, ptep + nr);
+		mmp_pte_t e = ptep_get(s, ptep + nr);
 		unsigned int f = entry_flags(s, e, MMP_PTE);
 
 		if (!e || (f & ~ignore) != (f0 & ~ignore) || entry_pfn(s, e, MMP_PTE) != pfn + nr)
 			break;
 		merged |= f & (MMP_E_WRITE | MMP_E_ACCESSED | MMP_E_DIRTY);
-		nr += s->arch->pte_batch_hint(ptep + nr, e);
+		nr += pte_batch_hint(s, ptep + nr, e);
 	}
 	nr = MIN(nr, max_nr);
 

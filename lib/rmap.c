@@ -212,7 +212,7 @@ static bool try_to_unmap_ptes(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_
 	}
 	ptep = &ptes[level_index(addr, MMP_PTE)];
 	for (; addr < end && ret; addr += nr * PAGE_SIZE, ptep += nr) {
-		mmp_pte_t pte = s->arch->ptep_get(s, ptep);
+		mmp_pte_t pte = ptep_get(s, ptep);
 		unsigned int f = entry_flags(s, pte, MMP_PTE);
 		uint64_t pfn = entry_pfn(s, pte, MMP_PTE);
 
@@ -220,13 +220,13 @@ static bool try_to_unmap_ptes(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_
 		if (!entry_present(f) || (f & MMP_E_SPECIAL) || !pfn_in_folio(pfn, head_pfn, nr_pages))
 			continue;
 		nr = folio_unmap_pte_batch(s, head, ptep, pte, (end - addr) >> PAGE_SHIFT);
-		pte = s->arch->get_and_clear_full_ptes(s, addr, ptep, nr, 0);
+		pte = get_and_clear_full_ptes(s, addr, ptep, nr, 0);
 		inc_tlb_flush_pending(s);
 		flush_tlb_range(s, addr, addr + (uint64_t)nr * PAGE_SIZE, PAGE_SHIFT);
 		dec_tlb_flush_pending(s);
 		if (lazyfree_check(s, vma, head, entry_test(s, pte, MMP_PTE, MMP_E_DIRTY), true) !=
 		    LAZYFREE_DISCARD) {
-			s->arch->set_ptes(s, addr, ptep, pte, nr);	/* restore, walk_abort */
+			set_ptes(s, addr, ptep, pte, nr);	/* restore, walk_abort */
 			ret = false;
 		} else {
 			folio_remove_rmap_ptes(head, pfn_to_page(s->phys, pfn), nr);

@@ -239,7 +239,7 @@ static mmp_pte_t pte_read(struct pte_reader *r, unsigned int i, unsigned int *f,
 			  entry_pfn(s, raw, MMP_PTE) != r->blk_raw_pfn);
 		return raw;
 	}
-	e = s->arch->ptep_get_lockless(s, &r->table[i]);
+	e = ptep_get_lockless(s, &r->table[i]);
 	*f = e == raw ? rf : entry_flags(s, e, MMP_PTE);
 	*pfn = e ? entry_pfn(s, e, MMP_PTE) : 0;
 	if (rf & MMP_E_CONT) {

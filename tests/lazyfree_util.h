@@ -96,7 +96,7 @@ static inline mmp_pte_t leaf_of(struct mmp_space *s, uint64_t addr, enum mmp_lev
 		return pmd;
 	}
 	ptes = pte_table(s, pmd);
-	return ptes ? s->arch->ptep_get(s, &ptes[level_index(addr, MMP_PTE)]) : 0;
+	return ptes ? ptep_get(s, &ptes[level_index(addr, MMP_PTE)]) : 0;
 }
 
 /* The folio head mapped at @addr, NULL for none or the zero page. */

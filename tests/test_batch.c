@@ -73,7 +73,7 @@ static void tt_set_each(struct tt *tt, int n, uint64_t pfn, const unsigned int *
 {
 	for (int i = n - 1; i >= 0; i--)
 		if (flags[i])
-			tt->s->arch->set_ptes(tt->s, tt->addr + i * P, &tt->t[i],
+			set_ptes(tt->s, tt->addr + i * P, &tt->t[i],
 					      mk_entry(tt->s, pfn + i, flags[i], MMP_PTE), 1);
 }
 
@@ -81,7 +81,7 @@ static void tt_set_each(struct tt *tt, int n, uint64_t pfn, const unsigned int *
 static unsigned int tt_batch(struct tt *tt, int i, unsigned int max_nr, unsigned int flags,
 			     mmp_pte_t *ptep_out)
 {
-	mmp_pte_t pte = tt->s->arch->ptep_get(tt->s, &tt->t[i]);
+	mmp_pte_t pte = ptep_get(tt->s, &tt->t[i]);
 	unsigned int nr = folio_pte_batch_flags(tt->s, &tt->t[i], &pte, max_nr, flags);
 
 	if (ptep_out)
@@ -112,8 +112,8 @@ static void check_folio_pte_batch(const char *arch)
 	pfn = new_folio(&tt, 5);
 	make_folio(tt.s, pfn, 4);
 	make_folio(tt.s, pfn + 16, 4);
-	tt.s->arch->set_ptes(tt.s, tt.addr, tt.t, mk_entry(tt.s, pfn, F_RW, MMP_PTE), 16);
-	tt.s->arch->set_ptes(tt.s, tt.addr + 16 * P, tt.t + 16,
+	set_ptes(tt.s, tt.addr, tt.t, mk_entry(tt.s, pfn, F_RW, MMP_PTE), 16);
+	set_ptes(tt.s, tt.addr + 16 * P, tt.t + 16,
 			     mk_entry(tt.s, pfn + 16, F_RW, MMP_PTE), 16);
 	mmp_space_counters(tt.s, &c0);
 	tap_eq(tt_batch(&tt, 0, 32, 0, NULL), 16,
@@ -128,8 +128,8 @@ static void check_folio_pte_batch(const char *arch)
 
 	/* The caller's max_nr caps the batch (VMA end, table end). */
 	pfn = new_folio(&tt, 5);
-	tt.s->arch->set_ptes(tt.s, tt.addr, tt.t, mk_entry(tt.s, pfn, F_RW, MMP_PTE), 32);
-	hint_runs = tt.s->arch->pte_batch_hint(tt.t, tt.s->arch->ptep_get(tt.s, tt.t)) > 1;
+	set_ptes(tt.s, tt.addr, tt.t, mk_entry(tt.s, pfn, F_RW, MMP_PTE), 32);
+	hint_runs = pte_batch_hint(tt.s, tt.t, ptep_get(tt.s, tt.t)) > 1;
 	tap_ok(!strncmp(arch, "arm64", 5) ? hint_runs : !strncmp(arch, "x86_64", 6) ? !hint_runs : 1,
 	       "%s: pte_batch_hint of a 64 KiB run is %s", arch, hint_runs ? "16" : "1");
 	mmp_space_counters(tt.s, &c0);
@@ -149,7 +149,7 @@ static void check_folio_pte_batch(const char *arch)
 	       arch);
 	tap_eq(tt_batch(&tt, 0, 32, FPB_RESPECT_DIRTY, NULL), 16,
 	       "%s: ... FPB_RESPECT_DIRTY stops at 16", arch);
-	tt.s->arch->wrprotect_ptes(tt.s, tt.addr + 16 * P, tt.t + 16, 16);
+	wrprotect_ptes(tt.s, tt.addr + 16 * P, tt.t + 16, 16);
 	tap_eq(tt_batch(&tt, 0, 32, 0, NULL), 32, "%s: write differs at 16: ignored by default",
 	       arch);
 	tap_eq(tt_batch(&tt, 0, 32, FPB_RESPECT_WRITE, NULL), 16,
@@ -214,7 +214,7 @@ static void check_folio_pte_batch(const char *arch)
 	fill_flags(flags, 16, F_RW & ~MMP_E_WRITE);
 	flags[9] = F_RW;
 	tt_set_each(&tt, 16, pfn, flags);
-	orig = tt.s->arch->ptep_get(tt.s, tt.t);
+	orig = ptep_get(tt.s, tt.t);
 	tap_ok(tt_batch(&tt, 0, 16, 0, &pte) == 16 && pte == orig,
 	       "%s: without merge flags the first entry comes back unchanged", arch);
 	tap_ok(tt_batch(&tt, 0, 16, FPB_MERGE_WRITE, &pte) == 16 &&
@@ -230,7 +230,7 @@ static void check_folio_pte_batch(const char *arch)
 	fill_flags(flags, 16, F_RW & ~AD);
 	flags[12] = F_RW;
 	tt_set_each(&tt, 16, pfn, flags);
-	orig = tt.s->arch->ptep_get(tt.s, tt.t);
+	orig = ptep_get(tt.s, tt.t);
 	tap_ok(!(entry_flags(tt.s, orig, MMP_PTE) & AD), "%s: entry 0 is old and clean", arch);
 	tap_ok(tt_batch(&tt, 0, 16, 0, &pte) == 16 && pte == orig,
 	       "%s: without merge flags A/D are not merged", arch);
@@ -249,10 +249,10 @@ static void check_folio_pte_batch(const char *arch)
 	tap_eq(mmp_mprotect(tt.s, a + 8 * P, 8 * P, MMP_PROT_NONE), 0,
 	       "%s: mprotect the upper half of a 64 KiB folio PROT_NONE", arch);
 	ptep = ptep_at(tt.s, a);
-	pte = tt.s->arch->ptep_get(tt.s, ptep);
+	pte = ptep_get(tt.s, ptep);
 	tap_eq(folio_pte_batch(tt.s, ptep, pte, 16), 8, "%s: a batch ends at the PROT_NONE part",
 	       arch);
-	pte = tt.s->arch->ptep_get(tt.s, ptep + 8);
+	pte = ptep_get(tt.s, ptep + 8);
 	tap_eq(folio_pte_batch(tt.s, ptep + 8, pte, 8), 8,
 	       "%s: the PROT_NONE entries batch among themselves", arch);
 	tap_eq(mmp_space_verify(tt.s), 0, "%s: folio_pte_batch checks: verify", arch);
@@ -427,7 +427,7 @@ static void page_state(struct mmp_space *s, uint64_t va, struct pstate *ps)
 		ps->pfn = entry_pfn(s, *pmdp, MMP_PMD) + level_index(va, MMP_PTE);
 	} else {
 		ptes = pte_table(s, *pmdp);
-		e = ptes ? s->arch->ptep_get(s, &ptes[level_index(va, MMP_PTE)]) : 0;
+		e = ptes ? ptep_get(s, &ptes[level_index(va, MMP_PTE)]) : 0;
 		if (!e)
 			return;
 		ps->level = 1;
@@ -617,10 +617,10 @@ static void check_write_bit_kept(const char *arch)
 
 		populate(s, src, 128 * KiB);
 		ptep = ptep_at(s, src);
-		s->arch->wrprotect_ptes(s, src + cases[k].start * P, ptep + cases[k].start,
+		wrprotect_ptes(s, src + cases[k].start * P, ptep + cases[k].start,
 					cases[k].nr);
 		for (int i = 0; i < 32; i++)
-			want[i] = entry_flags(s, s->arch->ptep_get(s, ptep + i), MMP_PTE) &
+			want[i] = entry_flags(s, ptep_get(s, ptep + i), MMP_PTE) &
 				  MMP_E_WRITE;
 		mmp_space_counters(s, &c0);
 		tap_eq(mmp_mremap(s, src, 128 * KiB, 128 * KiB,
@@ -629,7 +629,7 @@ static void check_write_bit_kept(const char *arch)
 		counters_since(s, &c0, &d);
 		ptep = ptep_at(s, dst);
 		for (int i = 0; i < 32; i++)
-			ok &= !!(entry_flags(s, s->arch->ptep_get(s, ptep + i), MMP_PTE) &
+			ok &= !!(entry_flags(s, ptep_get(s, ptep + i), MMP_PTE) &
 				 MMP_E_WRITE) == want[i];
 		tap_ok(ok, "%s: ... every entry keeps its own write bit (%llu batches)", arch,
 		       (unsigned long long)d.v[MMP_C_PTE_BATCH]);

@@ -246,16 +246,15 @@ static void check_fooled(const char *orig, const char *what, unsigned int levels
 static void check_entry_hooks(const char *name)
 {
 	struct mmp_space *s = new_space(phys, name);
-	const struct mmp_arch *a = s->arch;
 	uint32_t tpfn = pgtable_alloc(s);
 	mmp_pte_t *t = space_table(s, tpfn), first, e;
 	unsigned int base = MMP_E_PRESENT | MMP_E_USER | MMP_E_WRITE;
 	uint64_t addr = 0x40000000, pfn = 0x1000;
 	bool ok = true;
 
-	a->set_ptes(s, addr, t, mk_entry(s, pfn, base, MMP_PTE), 16);
+	set_ptes(s, addr, t, mk_entry(s, pfn, base, MMP_PTE), 16);
 	for (int i = 0; i < 16; i++) {
-		e = a->ptep_get(s, &t[i]);
+		e = ptep_get(s, &t[i]);
 		ok &= entry_pfn(s, e, MMP_PTE) == pfn + i &&
 		      (entry_flags(s, e, MMP_PTE) & ~(MMP_E_ACCESSED | MMP_E_DIRTY | MMP_E_CONT)) ==
 			      base;
@@ -265,36 +264,36 @@ static void check_entry_hooks(const char *name)
 	/* A/D left on any entry of the range comes back on the first. */
 	ptep_modify(s, &t[5], MMP_PTE, MMP_E_DIRTY, 0);
 	ptep_modify(s, &t[11], MMP_PTE, MMP_E_ACCESSED, 0);
-	first = a->get_and_clear_full_ptes(s, addr, t, 16, 0);
+	first = get_and_clear_full_ptes(s, addr, t, 16, 0);
 	tap_ok(entry_pfn(s, first, MMP_PTE) == pfn &&
 	       (entry_flags(s, first, MMP_PTE) & (MMP_E_ACCESSED | MMP_E_DIRTY)) ==
 		       (MMP_E_ACCESSED | MMP_E_DIRTY),
 	       "%s: get_and_clear_full_ptes returns the first entry with A/D of all", name);
 	ok = true;
 	for (int i = 0; i < 16; i++)
-		ok &= a->ptep_get(s, &t[i]) == 0;
+		ok &= ptep_get(s, &t[i]) == 0;
 	tap_ok(ok, "%s: ... and clears every entry", name);
 
-	a->set_ptes(s, addr, t, mk_entry(s, pfn, base | MMP_E_DIRTY, MMP_PTE), 16);
-	a->wrprotect_ptes(s, addr, t, 16);
+	set_ptes(s, addr, t, mk_entry(s, pfn, base | MMP_E_DIRTY, MMP_PTE), 16);
+	wrprotect_ptes(s, addr, t, 16);
 	ok = true;
 	for (int i = 0; i < 16; i++) {
-		unsigned int f = entry_flags(s, a->ptep_get(s, &t[i]), MMP_PTE);
+		unsigned int f = entry_flags(s, ptep_get(s, &t[i]), MMP_PTE);
 
 		ok &= !(f & MMP_E_WRITE) && (f & MMP_E_DIRTY) && (f & MMP_E_PRESENT);
 	}
 	tap_ok(ok, "%s: wrprotect_ptes removes write and keeps dirty", name);
 
 	ptep_modify(s, &t[3], MMP_PTE, MMP_E_ACCESSED, 0);
-	tap_ok(a->ptep_test_and_clear_young(s, addr + 3 * PAGE_SIZE, &t[3]) == 1 &&
-	       a->ptep_test_and_clear_young(s, addr + 3 * PAGE_SIZE, &t[3]) == 0,
+	tap_ok(ptep_test_and_clear_young(s, addr + 3 * PAGE_SIZE, &t[3]) == 1 &&
+	       ptep_test_and_clear_young(s, addr + 3 * PAGE_SIZE, &t[3]) == 0,
 	       "%s: ptep_test_and_clear_young reports and clears accessed", name);
-	a->clear_full_ptes(s, addr, t, 16, 1);
+	clear_full_ptes(s, addr, t, 16, 1);
 	ok = true;
 	for (int i = 0; i < 16; i++)
 		ok &= t[i] == 0;
 	tap_ok(ok, "%s: clear_full_ptes clears", name);
-	tap_ok(a->pte_batch_hint(t, mk_entry(s, pfn, base, MMP_PTE)) >= 1,
+	tap_ok(pte_batch_hint(s, t, mk_entry(s, pfn, base, MMP_PTE)) >= 1,
 	       "%s: pte_batch_hint is at least 1", name);
 	pgtable_free(s, tpfn);
 	mmp_space_destroy(s);
@@ -315,7 +314,7 @@ static mmp_pte_t leaf_of(struct mmp_space *s, uint64_t addr, enum mmp_level *lev
 		return pmd;
 	*level = MMP_PTE;
 	return pte_table(s, pmd) ?
-		s->arch->ptep_get_lockless(s, &pte_table(s, pmd)[level_index(addr, MMP_PTE)]) : 0;
+		ptep_get_lockless(s, &pte_table(s, pmd)[level_index(addr, MMP_PTE)]) : 0;
 }
 
 static void check_hardware(const char *name)
@@ -492,7 +491,7 @@ static void check_mthp(const char *name)
 	ptes = pte_table(s, *pmd_offset(s, a));
 	for (int i = 0; i < 256; i++) {
 		/* Read as core mm does: a riscv NAPOT run stores one value for 16 pages. */
-		uint64_t pfn = entry_pfn(s, s->arch->ptep_get_lockless(s,
+		uint64_t pfn = entry_pfn(s, ptep_get_lockless(s,
 						&ptes[level_index(a, MMP_PTE) + i]), MMP_PTE);
 		uint64_t head = folio_pfn(s->phys, pfn);
 

@@ -23,7 +23,7 @@ static void rmap_one(struct mmp_space *s, uint64_t pfn)
 /* Map entry @i of the block at @blk with one set_ptes(nr = 1), as core mm does page by page. */
 static void map_one(struct mmp_space *s, uint64_t blk, int i, uint64_t pfn, unsigned int f)
 {
-	s->arch->set_ptes(s, blk + i * P, ptep_at(s, blk) + i, mk_entry(s, pfn, f, MMP_PTE), 1);
+	set_ptes(s, blk + i * P, ptep_at(s, blk) + i, mk_entry(s, pfn, f, MMP_PTE), 1);
 	rmap_one(s, pfn);
 }
 
@@ -207,7 +207,7 @@ static void check_fold(void)
 				f = (f & ~MMP_E_PRESENT) | MMP_E_PROTNONE;
 			uint64_t p = pfn + (kind == 2 && (i == 7 || i == 8) ? 15 - i : i);
 
-			s->arch->set_ptes(s, a + i * P, &t[i], mk_entry(s, p, f, MMP_PTE), 1);
+			set_ptes(s, a + i * P, &t[i], mk_entry(s, p, f, MMP_PTE), 1);
 		}
 		counters_since(s, &c0, &d);
 		tap_ok(d.v[MMP_C_CONTPTE_FOLD] == 0 && nr_cont(t, A64_CONT_PTES) == 0, "fold: %s",
@@ -285,7 +285,7 @@ static void check_unfold_op(enum unfold_op op, long bbml2, struct mmp_counters *
 	must(nr_cont(ptep, A64_CONT_PTES) == A64_CONT_PTES, "the faulted block is folded");
 	if (op == OP_WRITE_FAULT) {
 		/* A folded, exclusive, read-only block: the next write reuses the page. */
-		s->arch->wrprotect_ptes(s, blk, ptep, A64_CONT_PTES);
+		wrprotect_ptes(s, blk, ptep, A64_CONT_PTES);
 		must(nr_cont(ptep, A64_CONT_PTES) == A64_CONT_PTES,
 		     "whole-block wrprotect keeps it folded");
 		must(mmp_cpu_attach(s, &cpu) == 0, "cpu");
@@ -295,15 +295,15 @@ static void check_unfold_op(enum unfold_op op, long bbml2, struct mmp_counters *
 	mmp_space_counters(s, &c0);
 	switch (op) {
 	case OP_GET_AND_CLEAR:
-		old = s->arch->ptep_get_and_clear(s, e_addr, ptep + idx);
+		old = ptep_get_and_clear(s, e_addr, ptep + idx);
 		entry_ok = !ptep[idx] && a64_pfn(old) == a64_pfn(before[idx]);
 		break;
 	case OP_SET_ONE:
-		s->arch->set_ptes(s, e_addr, ptep + idx, before[idx] & ~A64_CONT, 1);
+		set_ptes(s, e_addr, ptep + idx, before[idx] & ~A64_CONT, 1);
 		entry_ok = ptep[idx] == (before[idx] & ~A64_CONT);
 		break;
 	case OP_WRPROTECT_ONE:
-		s->arch->wrprotect_ptes(s, e_addr, ptep + idx, 1);
+		wrprotect_ptes(s, e_addr, ptep + idx, 1);
 		f = entry_flags(s, ptep[idx], MMP_PTE);
 		entry_ok = !(f & MMP_E_WRITE) && (f & MMP_E_DIRTY) && !(ptep[idx] & A64_CONT);
 		break;
@@ -348,7 +348,7 @@ static void check_unfold_op(enum unfold_op op, long bbml2, struct mmp_counters *
 		       bbml2 ? "no page invalidated" : "of 16 pages");
 	}
 	if (op == OP_GET_AND_CLEAR)
-		s->arch->set_ptes(s, e_addr, ptep + idx, old, 1);	/* put the mapping back */
+		set_ptes(s, e_addr, ptep + idx, old, 1);	/* put the mapping back */
 	tap_eq(mmp_space_verify(s), 0, "unfold (bbml2 %ld): %s: verify", bbml2, op_name[op]);
 	if (cpu)
 		mmp_cpu_detach(cpu);
@@ -383,7 +383,7 @@ static void check_refold_last(void)
 	populate(s, a, BLOCK);
 	ptep = ptep_at(s, a);
 	mmp_space_counters(s, &c0);
-	s->arch->set_ptes(s, a + 15 * P, ptep + 15, ptep[15] & ~A64_CONT, 1);
+	set_ptes(s, a + 15 * P, ptep + 15, ptep[15] & ~A64_CONT, 1);
 	counters_since(s, &c0, &d);
 	tap_ok(d.v[MMP_C_CONTPTE_UNFOLD] == 1 && d.v[MMP_C_CONTPTE_FOLD] == 1 &&
 	       nr_cont(ptep, A64_CONT_PTES) == A64_CONT_PTES,
@@ -391,7 +391,7 @@ static void check_refold_last(void)
 
 	/* A fault that only sets accessed/dirty keeps the block: the write bit did not change. */
 	mmp_space_counters(s, &c0);
-	s->arch->ptep_set_access_flags(s, a + 3 * P, ptep + 3, MMP_E_ACCESSED | MMP_E_DIRTY);
+	ptep_set_access_flags(s, a + 3 * P, ptep + 3, MMP_E_ACCESSED | MMP_E_DIRTY);
 	counters_since(s, &c0, &d);
 	tap_ok(d.v[MMP_C_CONTPTE_UNFOLD] == 0 && nr_cont(ptep, A64_CONT_PTES) == A64_CONT_PTES,
 	       "ptep_set_access_flags without a write-bit change does not unfold");

@@ -27,7 +27,7 @@ static void check_access_dirty(void)
 	populate(s, blk, BLOCK);
 	ptep = ptep_at(s, blk);
 	mmp_space_counters(s, &c0);
-	pte = s->arch->ptep_get(s, ptep);
+	pte = ptep_get(s, ptep);
 	counters_since(s, &c0, &d);
 	tap_ok(d.v[MMP_C_PTEP_GET] == 1 && d.v[MMP_C_PTE_READ] >= 2 && d.v[MMP_C_PTE_READ] <= 17,
 	       "ptep_get of a young, dirty CONT entry: 1 call, %llu entry reads (2..17)",
@@ -40,32 +40,32 @@ static void check_access_dirty(void)
 	ok = true;
 	mmp_space_counters(s, &c0);
 	for (int i = 0; i < A64_CONT_PTES; i++)
-		ok &= young_dirty(s, s->arch->ptep_get(s, ptep + i));
+		ok &= young_dirty(s, ptep_get(s, ptep + i));
 	counters_since(s, &c0, &d);
 	tap_ok(ok, "A/D: ptep_get of every entry of the block reports young and dirty");
 	tap_ok(d.v[MMP_C_PTEP_GET] == A64_CONT_PTES && d.v[MMP_C_PTE_READ] >= 2 * A64_CONT_PTES &&
 	       d.v[MMP_C_PTE_READ] <= 17 * A64_CONT_PTES,
 	       "A/D: each ptep_get counts once and reads at most 17 entries (%llu for 16)",
 	       (unsigned long long)d.v[MMP_C_PTE_READ]);
-	pte = s->arch->ptep_get(s, ptep);
-	tap_ok(s->arch->ptep_get_lockless(s, ptep) == pte && young_dirty(s, pte),
+	pte = ptep_get(s, ptep);
+	tap_ok(ptep_get_lockless(s, ptep) == pte && young_dirty(s, pte),
 	       "A/D: ptep_get_lockless of a stable block returns the gathered value");
 
 	/* Whole-block clear: the returned entry carries the block's A/D. */
 	mmp_space_counters(s, &c0);
-	ret = s->arch->get_and_clear_full_ptes(s, blk, ptep, A64_CONT_PTES, 0);
+	ret = get_and_clear_full_ptes(s, blk, ptep, A64_CONT_PTES, 0);
 	counters_since(s, &c0, &d);
 	tap_ok(young_dirty(s, ret) && a64_pfn(ret) == a64_pfn(pte),
 	       "A/D: get_and_clear_full_ptes over the block: the first pfn, young and dirty");
 	tap_eq(d.v[MMP_C_CONTPTE_UNFOLD], 0, "A/D: ... without unfolding");
-	s->arch->set_ptes(s, blk, ptep, ret & ~A64_CONT, A64_CONT_PTES);
+	set_ptes(s, blk, ptep, ret & ~A64_CONT, A64_CONT_PTES);
 	must(nr_cont(ptep, A64_CONT_PTES) == A64_CONT_PTES, "set_ptes(16) maps the block folded again");
 
 	/* An unfold hands the gathered A/D to every entry. */
 	clean_block(ptep);
 	ptep[9] |= A64_AF;
 	ptep[14] &= ~A64_AP2_RDONLY;
-	s->arch->wrprotect_ptes(s, blk, ptep, 1);
+	wrprotect_ptes(s, blk, ptep, 1);
 	ok = nr_cont(ptep, A64_CONT_PTES) == 0;
 	for (int i = 0; i < A64_CONT_PTES; i++)
 		ok &= young_dirty(s, ptep[i]);
@@ -99,9 +99,9 @@ static void check_dirty_fork_mremap(long batch)
 	       "A/D (batch %ld): the MMU set hardware dirty on the written entry only", batch);
 
 	must(mmp_fork(s, &c) == 0, "fork");
-	tap_ok(entry_flags(s, s->arch->ptep_get(s, ptep), MMP_PTE) & MMP_E_DIRTY,
+	tap_ok(entry_flags(s, ptep_get(s, ptep), MMP_PTE) & MMP_E_DIRTY,
 	       "A/D (batch %ld): after fork the parent's block is still dirty", batch);
-	tap_ok(entry_flags(c, c->arch->ptep_get(c, ptep_at(c, blk)), MMP_PTE) & MMP_E_DIRTY,
+	tap_ok(entry_flags(c, ptep_get(c, ptep_at(c, blk)), MMP_PTE) & MMP_E_DIRTY,
 	       "A/D (batch %ld): the child's copy of the block is dirty", batch);
 	must(mmp_cpu_attach(c, &ccpu) == 0, "child cpu");
 	memset(out, 0, sizeof(out));
@@ -114,7 +114,7 @@ static void check_dirty_fork_mremap(long batch)
 	tap_eq(mmp_mremap(s, blk, BLOCK, BLOCK, MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED, a + MiB,
 			  &dst), 0, "A/D (batch %ld): mremap the block", batch);
 	tap_ok(dst == a + MiB &&
-	       (entry_flags(s, s->arch->ptep_get(s, ptep_at(s, dst)), MMP_PTE) & MMP_E_DIRTY),
+	       (entry_flags(s, ptep_get(s, ptep_at(s, dst)), MMP_PTE) & MMP_E_DIRTY),
 	       "A/D (batch %ld): after mremap the moved block is dirty", batch);
 	memset(out, 0, sizeof(out));
 	tap_ok(mmp_read(cpu, dst + off, out, sizeof(out)) == 0 && !memcmp(out, msg, sizeof(msg)),
@@ -162,11 +162,11 @@ static void check_range_ops(void)
 			mmp_space_counters(s, &c0);
 			ptep += start;
 			if (op == R_CLEAR)
-				s->arch->clear_full_ptes(s, addr, ptep, nr, 0);
+				clear_full_ptes(s, addr, ptep, nr, 0);
 			else if (op == R_GET_AND_CLEAR)
-				ret = s->arch->get_and_clear_full_ptes(s, addr, ptep, nr, 0);
+				ret = get_and_clear_full_ptes(s, addr, ptep, nr, 0);
 			else
-				s->arch->wrprotect_ptes(s, addr, ptep, nr);
+				wrprotect_ptes(s, addr, ptep, nr);
 			ptep -= start;
 			counters_since(s, &c0, &d);
 			tap_eq(d.v[MMP_C_CONTPTE_UNFOLD], ranges[r].unfolds,
@@ -204,7 +204,7 @@ static void check_range_ops(void)
 				       "%s over %s: returns the first entry, young and dirty",
 				       name[op], ranges[r].what);
 			if (op != R_WRPROTECT)	/* map them again, so the rmap still agrees */
-				s->arch->set_ptes(s, addr, ptep + start,
+				set_ptes(s, addr, ptep + start,
 						  before[start] & ~A64_CONT, nr);
 		}
 	}
@@ -224,15 +224,15 @@ static void check_batch_hint(void)
 	populate(s, a + 4 * BLOCK, 2 * BLOCK);
 	ptep = ptep_at(s, a + 4 * BLOCK);
 	for (int i = 0; i < 2 * A64_CONT_PTES; i++)
-		ok &= s->arch->pte_batch_hint(ptep + i, ptep[i]) ==
+		ok &= pte_batch_hint(s, ptep + i, ptep[i]) ==
 		      (unsigned int)(A64_CONT_PTES - i % A64_CONT_PTES);
 	tap_ok(ok, "pte_batch_hint of a CONT entry is 16 minus its index in the block");
-	s->arch->wrprotect_ptes(s, a + 4 * BLOCK, ptep, 1);	/* unfolds the first block */
+	wrprotect_ptes(s, a + 4 * BLOCK, ptep, 1);	/* unfolds the first block */
 	ok = true;
 	for (int i = 0; i < A64_CONT_PTES; i++)
-		ok &= s->arch->pte_batch_hint(ptep + i, ptep[i]) == 1;
+		ok &= pte_batch_hint(s, ptep + i, ptep[i]) == 1;
 	tap_ok(ok, "pte_batch_hint of a non-CONT entry is 1");
-	tap_eq(s->arch->pte_batch_hint(ptep + A64_CONT_PTES + 3, ptep[A64_CONT_PTES + 3]), 13,
+	tap_eq(pte_batch_hint(s, ptep + A64_CONT_PTES + 3, ptep[A64_CONT_PTES + 3]), 13,
 	       "pte_batch_hint: the next block is still folded");
 	tap_eq(mmp_space_verify(s), 0, "pte_batch_hint: verify");
 	mmp_space_destroy(s);

@@ -242,10 +242,10 @@ static void check_pte_mapped_thp(const char *arch, const struct variant *v)
 	pte_mapped_thp(f.s[0], f.cpu, f.what);
 	must(mmp_madvise(f.s[0], BASE, MMP_PMD_SIZE, MMP_MADV_FREE) == 0, "%s: MADV_FREE",
 	     f.what);
-	tap_ok(!(entry_flags(f.s[0], f.s[0]->arch->ptep_get(f.s[0], ptep_at(f.s[0], new)),
+	tap_ok(!(entry_flags(f.s[0], ptep_get(f.s[0], ptep_at(f.s[0], new)),
 			     MMP_PTE) & MMP_E_DIRTY), "%s: MADV_FREE cleaned the entry", f.what);
 	must(mmp_memset(f.cpu, new, NEW, P) == 0, "%s: write one page again", f.what);
-	tap_ok(entry_flags(f.s[0], f.s[0]->arch->ptep_get(f.s[0], ptep_at(f.s[0], new)),
+	tap_ok(entry_flags(f.s[0], ptep_get(f.s[0], ptep_at(f.s[0], new)),
 			   MMP_PTE) & MMP_E_DIRTY,
 	       "%s: the write reached the entry: it is dirty again", f.what);
 	fork_family(&f, v->forks);

@@ -207,7 +207,7 @@ static void check_leaks(const char *arch)
 	tap_eq(mmp_space_verify(s), 0, "%s: passes once the count is right", arch);
 
 	/* A mapping verify must still check: a reference the folio does not hold. */
-	pfn = folio_pfn(phys, entry_pfn(s, s->arch->ptep_get_lockless(s,
+	pfn = folio_pfn(phys, entry_pfn(s, ptep_get_lockless(s,
 			&pte_table(s, READ_ONCE(*pmd_offset(s, a)))[level_index(a, MMP_PTE)]), MMP_PTE));
 	folio_ref_add(pfn_to_page(phys, pfn), 1);
 	tap_eq(mmp_space_verify(s), -EUCLEAN, "%s: a folio reference nobody holds", arch);

@@ -15,35 +15,6 @@
 #include "pgtable.h"
 
 /*
- * FEAT_HAFDBS: set AF on any access; on a write, a DBM entry gets AP[2]
- * cleared (hardware dirty) and a non-DBM read-only entry faults. One entry at
- * a time, with an atomic update, as the hardware does.
- */
-mmp_pte_t arm64_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level,
-			       unsigned int access)
-{
-	mmp_pte_t old = __atomic_load_n(ep, __ATOMIC_ACQUIRE), new;
-
-	for (;;) {
-		if (!(old & PTE_VALID) || (level > MMP_PTE && (old & PTE_TYPE_BIT)))
-			return 0;
-		new = old | PTE_AF;
-		if (access == MMP_ACCESS_WRITE && (old & PTE_RDONLY)) {
-			if (!(old & PTE_DBM))
-				return 0;
-			new &= ~PTE_RDONLY;
-		}
-		if (new == old)
-			return old;
-		if (__atomic_compare_exchange_n(ep, &old, new, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE)) {
-			count_inc(s, MMP_C_HW_AD_UPDATE);
-			return new;
-		}
-	}
-}
-
-/*
  * Cycle costs for an Apple M-class or Neoverse core at 3 GHz. A broadcast
  * TLBI VALE1IS issues in tens of cycles but must complete on every core; the
  * DSB ISH that waits for it costs hundreds of cycles (the mremap batching

@@ -12,6 +12,7 @@
  */
 #include "../generic/cont_block.h"
 #include "pgtable.h"
+#include "mm.h"
 
 static inline mmp_pte_t *contpte_align_down(mmp_pte_t *ptep)
 {
@@ -144,11 +145,6 @@ mmp_pte_t contpte_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
 			return pte;
 		cpu_relax();
 	}
-}
-
-unsigned int contpte_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte)
-{
-	return pte_valid_cont(pte) ? cont_entries_left(ptep, CONT_PTES) : 1;
 }
 
 /* ---- setting ------------------------------------------------------------------------- */

@@ -37,13 +37,10 @@ void contpte_wrprotect_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 int contpte_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep);
 int contpte_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 				  unsigned int eflags);
-unsigned int contpte_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte);
 void contpte_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 				    unsigned int nr, unsigned int eflags);
 
 /* arm64.c: the format and the MMU, shared by every 4 KiB-granule back end. */
-mmp_pte_t arm64_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level,
-			       unsigned int access);
 
 /*
  * The cycle costs every arm64 back end shares (arm64.c says where they
@@ -68,18 +65,6 @@ mmp_pte_t arm64_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_leve
  */
 #define ARM64_FAMILY							\
 	.format = MMP_FORMAT_arm64,					\
-	.ptep_get = contpte_ptep_get,					\
-	.ptep_get_lockless = contpte_ptep_get_lockless,			\
-	.set_ptes = contpte_set_ptes,					\
-	.ptep_get_and_clear = contpte_ptep_get_and_clear,		\
-	.get_and_clear_full_ptes = contpte_get_and_clear_full_ptes,	\
-	.clear_full_ptes = contpte_clear_full_ptes,			\
-	.wrprotect_ptes = contpte_wrprotect_ptes,			\
-	.ptep_test_and_clear_young = contpte_ptep_test_and_clear_young,	\
-	.ptep_set_access_flags = contpte_ptep_set_access_flags,		\
-	.clear_young_dirty_ptes = contpte_clear_young_dirty_ptes,	\
-	.pte_batch_hint = contpte_pte_batch_hint,			\
-	.hw_update_leaf = arm64_hw_update_leaf,				\
 	.tlbi_broadcast = true,						\
 	.tlb_flush_ceiling = 511,	/* 512 pages (MAX_DVM_OPS) flush the whole ASID */ \
 	.cont_shift = PAGE_SHIFT + 4,					\

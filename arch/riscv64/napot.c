@@ -12,6 +12,7 @@
  */
 #include "../generic/cont_block.h"
 #include "pgtable.h"
+#include "mm.h"
 
 static inline mmp_pte_t *napot_align_down(mmp_pte_t *ptep)
 {
@@ -115,13 +116,6 @@ mmp_pte_t napot_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
 			return napot_normalize(raw, ptep);
 		cpu_relax();
 	}
-}
-
-unsigned int napot_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte)
-{
-	mmp_pte_t raw = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
-
-	return pte_napot(raw) ? cont_entries_left(ptep, NAPOT_PTES) : 1;
 }
 
 /* One entry unfolds its run and may fold one; a range writes whole aligned runs as NAPOT. */

@@ -41,11 +41,8 @@ int napot_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *p
 				unsigned int eflags);
 void napot_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 				  unsigned int nr, unsigned int eflags);
-unsigned int napot_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte);
 
 /* riscv64.c: the format and the walker, shared by Sv39, Sv48 and Sv57. */
-mmp_pte_t rv_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level,
-			    unsigned int access);
 
 /*
  * The cycle costs every riscv64 back end shares (riscv64.c says where they
@@ -67,18 +64,6 @@ mmp_pte_t rv_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level l
 /* Everything a riscv64 back end shares; it adds name, geometry and cost table. */
 #define RISCV64_FAMILY							\
 	.format = MMP_FORMAT_riscv64,					\
-	.ptep_get = napot_ptep_get,					\
-	.ptep_get_lockless = napot_ptep_get_lockless,			\
-	.set_ptes = napot_set_ptes,					\
-	.ptep_get_and_clear = napot_ptep_get_and_clear,			\
-	.get_and_clear_full_ptes = napot_get_and_clear_full_ptes,	\
-	.clear_full_ptes = napot_clear_full_ptes,			\
-	.wrprotect_ptes = napot_wrprotect_ptes,				\
-	.ptep_test_and_clear_young = napot_ptep_test_and_clear_young,	\
-	.ptep_set_access_flags = napot_ptep_set_access_flags,		\
-	.clear_young_dirty_ptes = napot_clear_young_dirty_ptes,		\
-	.pte_batch_hint = napot_pte_batch_hint,				\
-	.hw_update_leaf = rv_hw_update_leaf,				\
 	.tlbi_broadcast = false,					\
 	.tlb_flush_ceiling = 64,	/* tlb_flush_all_threshold */	\
 	.eflags_unsupported = MMP_E_SOFT_DIRTY

@@ -13,37 +13,6 @@
 #include "pgtable.h"
 
 /*
- * The walker. Svadu sets A, and D on a store, atomically on the entry it used
- * (inside a NAPOT run, that one entry). Svade faults instead. The leaf is
- * returned as core mm reads it: for a NAPOT run, a plain entry of this page.
- */
-mmp_pte_t rv_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level,
-			    unsigned int access)
-{
-	mmp_pte_t old = __atomic_load_n(ep, __ATOMIC_ACQUIRE), new;
-	mmp_pte_t need = _PAGE_A | (access == MMP_ACCESS_WRITE ? _PAGE_D : 0);
-
-	for (;;) {
-		if (!(old & _PAGE_V) || !(old & _PAGE_LEAF))
-			return 0;
-		if (access == MMP_ACCESS_WRITE && !(old & _PAGE_W))
-			return 0;
-		new = old | need;
-		if (new == old)
-			break;
-		if (!READ_ONCE(s->opts[MMP_OPT_HW_AD]))
-			return 0;	/* Svade: the kernel sets A/D in the fault */
-		if (__atomic_compare_exchange_n(ep, &old, new, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE)) {
-			count_inc(s, MMP_C_HW_AD_UPDATE);
-			break;
-		}
-	}
-	/* (The TLB then caches this page alone: caching the whole run is optional.) */
-	return level == MMP_PTE && pte_napot(new) ? napot_normalize(new, ep) : new;
-}
-
-/*
  * Cycle costs for a RISC-V application core at 2 GHz. An sfence.vma is cheap
  * locally, but remote shootdowns go through SBI (an ecall into M-mode firmware
  * that IPIs the other harts): several microseconds, the costliest of the three

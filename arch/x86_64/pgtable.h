@@ -10,8 +10,6 @@
 #include "format.h"
 
 
-/* x86_64.c: shared by every x86-64 back end. */
-mmp_pte_t x86_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep);
 
 /*
  * The cycle costs every x86_64 back end shares (x86_64.c says where they
@@ -33,7 +31,6 @@ mmp_pte_t x86_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte_t *
 /* Everything an x86-64 back end shares; it adds name, geometry and cost table. */
 #define X86_64_FAMILY					\
 	.format = MMP_FORMAT_x86_64,			\
-	.ptep_get_and_clear = x86_ptep_get_and_clear,	\
 	.tlbi_broadcast = false,			\
 	.tlb_flush_ceiling = 33
 

@@ -12,14 +12,6 @@
  */
 #include "pgtable.h"
 
-/* xchg: the walker's locked A/D update can never be lost between read and clear. */
-mmp_pte_t x86_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep)
-{
-	count_inc(s, MMP_C_PTE_READ);
-	count_inc(s, MMP_C_PTE_WRITE);
-	return __atomic_exchange_n(ptep, 0, __ATOMIC_ACQ_REL);
-}
-
 /*
  * Cycle costs for a recent x86-64 server core at 3 GHz. Entry accesses are L1
  * hits (4-5 cycles; an atomic xchg costs about 20). invlpg of a user page

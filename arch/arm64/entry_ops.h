@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * arm64's entry operations, inline as arch/arm64/include/asm/pgtable.h has
+ * them: an entry outside any contpte block is read, written and cleared right
+ * here, and only a block (or a write that may complete one) calls out of line
+ * into contpte.c, directly. The inline paths count exactly what contpte.c
+ * would have counted for the same entry, read of the unfold check included.
+ */
+#ifndef MMP_ARM64_ENTRY_OPS_H
+#define MMP_ARM64_ENTRY_OPS_H
+
+#include "../generic/cont_block.h"
+#include "pgtable.h"
+
+#define __HAVE_ARCH_PTEP_GET
+static __always_inline mmp_pte_t arm64_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
+{
+	mmp_pte_t pte = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
+
+	if (unlikely(pte_valid_cont(pte)))
+		return contpte_ptep_get(s, ptep);
+	count_inc(s, MMP_C_PTE_READ);
+	count_inc(s, MMP_C_PTEP_GET);
+	return pte;
+}
+
+#define __HAVE_ARCH_PTEP_GET_LOCKLESS
+static __always_inline mmp_pte_t arm64_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
+{
+	mmp_pte_t pte = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
+
+	return unlikely(pte_valid_cont(pte)) ? contpte_ptep_get_lockless(s, ptep) : pte;
+}
+
+#define __HAVE_ARCH_PTE_BATCH_HINT
+static __always_inline unsigned int arm64_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte)
+{
+	return pte_valid_cont(pte) ? cont_entries_left(ptep, CONT_PTES) : 1;
+}
+
+/* One entry outside a block that cannot complete one: no unfold, no fold. */
+#define __HAVE_ARCH_SET_PTES
+static __always_inline void arm64_set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+					   mmp_pte_t pte, unsigned int nr)
+{
+	pte &= ~PTE_CONT;
+	if (likely(nr == 1) && !pte_valid_cont(__atomic_load_n(ptep, __ATOMIC_ACQUIRE)) &&
+	    !cont_completes_block(addr, arm64_pte_pfn(pte), CONT_PTES)) {
+		count_inc(s, MMP_C_PTE_READ);
+		raw_set(s, ptep, pte);
+		return;
+	}
+	contpte_set_ptes(s, addr, ptep, pte, nr);
+}
+
+#define __HAVE_ARCH_PTEP_GET_AND_CLEAR
+static __always_inline mmp_pte_t arm64_ptep_get_and_clear(struct mmp_space *s, uint64_t addr,
+							  mmp_pte_t *ptep)
+{
+	if (unlikely(pte_valid_cont(__atomic_load_n(ptep, __ATOMIC_ACQUIRE))))
+		return contpte_ptep_get_and_clear(s, addr, ptep);
+	count_inc(s, MMP_C_PTE_READ);
+	return raw_get_and_clear(s, ptep);
+}
+
+#define __HAVE_ARCH_GET_AND_CLEAR_FULL_PTES
+static __always_inline mmp_pte_t arm64_get_and_clear_full_ptes(struct mmp_space *s,
+							       uint64_t addr, mmp_pte_t *ptep,
+							       unsigned int nr, int full)
+{
+	if (likely(nr == 1))
+		return arm64_ptep_get_and_clear(s, addr, ptep);
+	return contpte_get_and_clear_full_ptes(s, addr, ptep, nr, full);
+}
+
+#define __HAVE_ARCH_CLEAR_FULL_PTES
+static __always_inline void arm64_clear_full_ptes(struct mmp_space *s, uint64_t addr,
+						  mmp_pte_t *ptep, unsigned int nr, int full)
+{
+	if (likely(nr == 1))
+		arm64_ptep_get_and_clear(s, addr, ptep);
+	else
+		contpte_clear_full_ptes(s, addr, ptep, nr, full);
+}
+
+#define __HAVE_ARCH_WRPROTECT_PTES
+static __always_inline void arm64_wrprotect_ptes(struct mmp_space *s, uint64_t addr,
+						 mmp_pte_t *ptep, unsigned int nr)
+{
+	contpte_wrprotect_ptes(s, addr, ptep, nr);
+}
+
+#define __HAVE_ARCH_PTEP_TEST_AND_CLEAR_YOUNG
+static __always_inline int arm64_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr,
+							   mmp_pte_t *ptep)
+{
+	return contpte_ptep_test_and_clear_young(s, addr, ptep);
+}
+
+#define __HAVE_ARCH_CLEAR_YOUNG_DIRTY_PTES
+static __always_inline void arm64_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr,
+							 mmp_pte_t *ptep, unsigned int nr,
+							 unsigned int eflags)
+{
+	contpte_clear_young_dirty_ptes(s, addr, ptep, nr, eflags);
+}
+
+#define __HAVE_ARCH_PTEP_SET_ACCESS_FLAGS
+static __always_inline int arm64_ptep_set_access_flags(struct mmp_space *s, uint64_t addr,
+						       mmp_pte_t *ptep, unsigned int eflags)
+{
+	return contpte_ptep_set_access_flags(s, addr, ptep, eflags);
+}
+
+#define __HAVE_ARCH_HW_UPDATE_LEAF
+/*
+ * FEAT_HAFDBS: set AF on any access; on a write, a DBM entry gets AP[2]
+ * cleared (hardware dirty) and a non-DBM read-only entry faults. One entry at
+ * a time, with an atomic update, as the hardware does.
+ */
+static __always_inline mmp_pte_t arm64_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep,
+						       enum mmp_level level, unsigned int access)
+{
+	mmp_pte_t old = __atomic_load_n(ep, __ATOMIC_ACQUIRE), new;
+
+	for (;;) {
+		if (!(old & PTE_VALID) || (level > MMP_PTE && (old & PTE_TYPE_BIT)))
+			return 0;
+		new = old | PTE_AF;
+		if (access == MMP_ACCESS_WRITE && (old & PTE_RDONLY)) {
+			if (!(old & PTE_DBM))
+				return 0;
+			new &= ~PTE_RDONLY;
+		}
+		if (new == old)
+			return old;
+		if (__atomic_compare_exchange_n(ep, &old, new, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			count_inc(s, MMP_C_HW_AD_UPDATE);
+			return new;
+		}
+	}
+}
+
+#endif /* MMP_ARM64_ENTRY_OPS_H */

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * riscv64's entry operations: reads of an entry outside any Svnapot run stay
+ * inline; the rest calls napot.c directly, which folds and unfolds runs.
+ * The inline paths count exactly what napot.c would have counted.
+ */
+#ifndef MMP_RISCV64_ENTRY_OPS_H
+#define MMP_RISCV64_ENTRY_OPS_H
+
+#include "../generic/cont_block.h"
+#include "pgtable.h"
+
+#define __HAVE_ARCH_PTEP_GET
+static __always_inline mmp_pte_t riscv64_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
+{
+	mmp_pte_t raw = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
+
+	if (unlikely(pte_napot(raw)))
+		return napot_ptep_get(s, ptep);
+	count_inc(s, MMP_C_PTE_READ);
+	count_inc(s, MMP_C_PTEP_GET);
+	return raw;
+}
+
+#define __HAVE_ARCH_PTEP_GET_LOCKLESS
+static __always_inline mmp_pte_t riscv64_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
+{
+	mmp_pte_t raw = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
+
+	return unlikely(pte_napot(raw)) ? napot_ptep_get_lockless(s, ptep) : raw;
+}
+
+/* Core's entries are normalized: whether a run starts here is in the table itself. */
+#define __HAVE_ARCH_PTE_BATCH_HINT
+static __always_inline unsigned int riscv64_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte)
+{
+	return pte_napot(__atomic_load_n(ptep, __ATOMIC_ACQUIRE)) ?
+	       cont_entries_left(ptep, NAPOT_PTES) : 1;
+}
+
+#define __HAVE_ARCH_SET_PTES
+static __always_inline void riscv64_set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+					     mmp_pte_t pte, unsigned int nr)
+{
+	napot_set_ptes(s, addr, ptep, pte, nr);
+}
+
+#define __HAVE_ARCH_PTEP_GET_AND_CLEAR
+static __always_inline mmp_pte_t riscv64_ptep_get_and_clear(struct mmp_space *s, uint64_t addr,
+							    mmp_pte_t *ptep)
+{
+	return napot_ptep_get_and_clear(s, addr, ptep);
+}
+
+#define __HAVE_ARCH_GET_AND_CLEAR_FULL_PTES
+static __always_inline mmp_pte_t riscv64_get_and_clear_full_ptes(struct mmp_space *s,
+								 uint64_t addr, mmp_pte_t *ptep,
+								 unsigned int nr, int full)
+{
+	return napot_get_and_clear_full_ptes(s, addr, ptep, nr, full);
+}
+
+#define __HAVE_ARCH_CLEAR_FULL_PTES
+static __always_inline void riscv64_clear_full_ptes(struct mmp_space *s, uint64_t addr,
+						    mmp_pte_t *ptep, unsigned int nr, int full)
+{
+	napot_clear_full_ptes(s, addr, ptep, nr, full);
+}
+
+#define __HAVE_ARCH_WRPROTECT_PTES
+static __always_inline void riscv64_wrprotect_ptes(struct mmp_space *s, uint64_t addr,
+						   mmp_pte_t *ptep, unsigned int nr)
+{
+	napot_wrprotect_ptes(s, addr, ptep, nr);
+}
+
+#define __HAVE_ARCH_PTEP_TEST_AND_CLEAR_YOUNG
+static __always_inline int riscv64_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr,
+							     mmp_pte_t *ptep)
+{
+	return napot_ptep_test_and_clear_young(s, addr, ptep);
+}
+
+#define __HAVE_ARCH_CLEAR_YOUNG_DIRTY_PTES
+static __always_inline void riscv64_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr,
+							   mmp_pte_t *ptep, unsigned int nr,
+							   unsigned int eflags)
+{
+	napot_clear_young_dirty_ptes(s, addr, ptep, nr, eflags);
+}
+
+#define __HAVE_ARCH_PTEP_SET_ACCESS_FLAGS
+static __always_inline int riscv64_ptep_set_access_flags(struct mmp_space *s, uint64_t addr,
+							 mmp_pte_t *ptep, unsigned int eflags)
+{
+	return napot_ptep_set_access_flags(s, addr, ptep, eflags);
+}
+
+#define __HAVE_ARCH_HW_UPDATE_LEAF
+/*
+ * The walker. Svadu sets A, and D on a store, atomically on the entry it used
+ * (inside a NAPOT run, that one entry). Svade faults instead. The leaf is
+ * returned as core mm reads it: for a NAPOT run, a plain entry of this page.
+ */
+static __always_inline mmp_pte_t riscv64_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep,
+							 enum mmp_level level, unsigned int access)
+{
+	mmp_pte_t old = __atomic_load_n(ep, __ATOMIC_ACQUIRE), new;
+	mmp_pte_t need = _PAGE_A | (access == MMP_ACCESS_WRITE ? _PAGE_D : 0);
+
+	for (;;) {
+		if (!(old & _PAGE_V) || !(old & _PAGE_LEAF))
+			return 0;
+		if (access == MMP_ACCESS_WRITE && !(old & _PAGE_W))
+			return 0;
+		new = old | need;
+		if (new == old)
+			break;
+		if (!READ_ONCE(s->opts[MMP_OPT_HW_AD]))
+			return 0;	/* Svade: the kernel sets A/D in the fault */
+		if (__atomic_compare_exchange_n(ep, &old, new, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			count_inc(s, MMP_C_HW_AD_UPDATE);
+			break;
+		}
+	}
+	/* (The TLB then caches this page alone: caching the whole run is optional.) */
+	return level == MMP_PTE && pte_napot(new) ? napot_normalize(new, ep) : new;
+}
+
+#endif /* MMP_RISCV64_ENTRY_OPS_H */

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Page-table entry operations under the kernel's names (ptep_get, set_ptes,
+ * get_and_clear_full_ptes, ...): the role of include/linux/pgtable.h. Each
+ * arch folder defines the ones it does differently, static inline, in its
+ * entry_ops.h (arm64: contpte; riscv64: Svnapot), calling its out-of-line
+ * code directly only where a contiguous block needs it; arch/generic/
+ * entry_ops.h supplies the rest for each folder. A call below picks the
+ * space's folder by its format number, a direct branch the host predicts for
+ * the space's lifetime, so the fast paths carry no call at all.
+ */
+#ifndef MMP_ENTRY_OPS_H
+#define MMP_ENTRY_OPS_H
+
+#include "internal.h"
+
+mmp_pte_t ptep_modify(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level, unsigned int set,
+		      unsigned int clear);
+
+/* One read and one write of an entry, rewritten by compare-and-swap (pte_update). */
+static inline mmp_pte_t ptep_modify_counted(struct mmp_space *s, mmp_pte_t *ptep,
+					    unsigned int set, unsigned int clear)
+{
+	count_inc(s, MMP_C_PTE_READ);
+	count_inc(s, MMP_C_PTE_WRITE);
+	return ptep_modify(s, ptep, MMP_PTE, set, clear);
+}
+
+#define __MMP_PASTE(a, b)	a##_##b
+#define MMP_PASTE(a, b)		__MMP_PASTE(a, b)
+/* The name of operation @op of the folder being instantiated (MMP_ARCH). */
+#define MMP_OP(op)		MMP_PASTE(MMP_ARCH, op)
+
+/* Every folder's own operations, then the generic ones it lacks (generated). */
+#include "mmp_entry_ops.h"
+
+#define MMP_DISPATCH(s)							\
+	switch ((s)->format) {						\
+	MMP_FORMATS							\
+	default:							\
+		__builtin_unreachable();				\
+	}
+
+/* ---- reading ---- */
+
+/* The entry as core mm understands it (contpte: A/D gathered over its block). PTL held. */
+static __always_inline mmp_pte_t ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
+{
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_ptep_get(s, ptep);
+	MMP_DISPATCH(s)
+#undef MMP_FORMAT
+}
+
+/* The same without the PTL (GUP-fast, verify, the TLB sanitizer): retries a racing fold. */
+static __always_inline mmp_pte_t ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
+{
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_ptep_get_lockless(s, ptep);
+	MMP_DISPATCH(s)
+#undef MMP_FORMAT
+}
+
+/* How many entries from @ptep share a mapping granule (arm64 contpte: to the block's end). */
+static __always_inline unsigned int pte_batch_hint(struct mmp_space *s, mmp_pte_t *ptep,
+						   mmp_pte_t pte)
+{
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_pte_batch_hint(ptep, pte);
+	MMP_DISPATCH(s)
+#undef MMP_FORMAT
+}
+
+/* ---- writing (PTL held; @nr entries map consecutive pages of one folio in one table) ---- */
+
+/* Map @nr pages, pfn advancing; @nr > 1 needs none targets. */
+static __always_inline void set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+				     mmp_pte_t pte, unsigned int nr)
+{
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: f##_set_ptes(s, addr, ptep, pte, nr); return;
+	MMP_DISPATCH(s)
+#undef MMP_FORMAT
+}
+
+/* Clear one entry and return it, atomically against the hardware walker. */
+static __always_inline mmp_pte_t ptep_get_and_clear(struct mmp_space *s, uint64_t addr,
+						    mmp_pte_t *ptep)
+{
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_ptep_get_and_clear(s, addr, ptep);
+	MMP_DISPATCH(s)
+#undef MMP_FORMAT
+}
+
+/* Clear @nr entries; return the first with A/D ORed from all. */
+static __always_inline mmp_pte_t get_and_clear_full_ptes(struct mmp_space *s, uint64_t addr,
+							 mmp_pte_t *ptep, unsigned int nr,
+							 int full)
+{
+#define MMP_FORMAT(f)							\
+	case MMP_FORMAT_##f: return f##_get_and_clear_full_ptes(s, addr, ptep, nr, full);
+	MMP_DISPATCH(s)
+#undef MMP_FORMAT
+}
+
+static __always_inline void clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+					    unsigned int nr, int full)
+{
+#define MMP_FORMAT(f)							\
+	case MMP_FORMAT_##f: f##_clear_full_ptes(s, addr, ptep, nr, full); return;
+	MMP_DISPATCH(s)
+#undef MMP_FORMAT
+}
+
+static __always_inline void wrprotect_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+					   unsigned int nr)
+{
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: f##_wrprotect_ptes(s, addr, ptep, nr); return;
+	MMP_DISPATCH(s)
+#undef MMP_FORMAT
+}
+
+/* ---- age and permission ---- */
+
+static __always_inline int ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr,
+						     mmp_pte_t *ptep)
+{
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_ptep_test_and_clear_young(s, addr, ptep);
+	MMP_DISPATCH(s)
+#undef MMP_FORMAT
+}
+
+/* MADV_FREE / aging: clear @eflags (young, dirty) on @nr entries of one folio. */
+static __always_inline void clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr,
+						   mmp_pte_t *ptep, unsigned int nr,
+						   unsigned int eflags)
+{
+#define MMP_FORMAT(f)							\
+	case MMP_FORMAT_##f: f##_clear_young_dirty_ptes(s, addr, ptep, nr, eflags); return;
+	MMP_DISPATCH(s)
+#undef MMP_FORMAT
+}
+
+/*
+ * A fault made a present entry more permissive: set @eflags (write, dirty,
+ * young) where the walker will look for them. Nonzero if an entry changed, 0
+ * for a spurious fault.
+ */
+static __always_inline int ptep_set_access_flags(struct mmp_space *s, uint64_t addr,
+						 mmp_pte_t *ptep, unsigned int eflags)
+{
+#define MMP_FORMAT(f)							\
+	case MMP_FORMAT_##f: return f##_ptep_set_access_flags(s, addr, ptep, eflags);
+	MMP_DISPATCH(s)
+#undef MMP_FORMAT
+}
+
+/* ---- the hardware walker ---- */
+
+/*
+ * The walker reached leaf @ep at @level for @access: set accessed/dirty the
+ * way this MMU does. The leaf as the TLB will cache it, or 0 when the access
+ * faults.
+ */
+static __always_inline mmp_pte_t hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep,
+						enum mmp_level level, unsigned int access)
+{
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_hw_update_leaf(s, ep, level, access);
+	MMP_DISPATCH(s)
+#undef MMP_FORMAT
+}
+
+#undef MMP_DISPATCH
+
+#endif /* MMP_ENTRY_OPS_H */
