@@ -25,7 +25,10 @@ MMP_EXPORT int mmp_cpu_attach(struct mmp_space *s, struct mmp_cpu **out)
 	cpu->tlb_ways = s->tlb_ways;
 	cpu->tlb_sets = s->tlb_entries / s->tlb_ways;
 	cpu->tlb = calloc((size_t)s->tlb_entries, sizeof(*cpu->tlb));
-	if (!cpu->tlb) {
+	cpu->sets = calloc(cpu->tlb_sets, sizeof(*cpu->sets));
+	if (!cpu->tlb || !cpu->sets) {
+		free(cpu->tlb);
+		free(cpu->sets);
 		free(cpu);
 		return -ENOMEM;
 	}
@@ -52,6 +55,7 @@ MMP_EXPORT int mmp_cpu_attach(struct mmp_space *s, struct mmp_cpu **out)
 	spin_unlock(&s->cpus_lock);
 	if (slot < 0) {
 		free(cpu->tlb);
+		free(cpu->sets);
 		free(cpu);
 		return -EBUSY;
 	}
@@ -74,6 +78,7 @@ MMP_EXPORT int mmp_cpu_detach(struct mmp_cpu *cpu)
 	spin_unlock(&s->cpus_lock);
 	mmp_rcu_unregister();
 	free(cpu->tlb);
+	free(cpu->sets);
 	free(cpu);
 	return 0;
 }
@@ -88,9 +93,14 @@ MMP_EXPORT int mmp_cpu_flush_tlb(struct mmp_cpu *cpu)
 	return 0;
 }
 
+static inline uint32_t tlb_set_index(struct mmp_cpu *cpu, uint64_t va, unsigned int shift)
+{
+	return (va >> shift) & (cpu->tlb_sets - 1);
+}
+
 static inline struct mmp_tlb_entry *tlb_set(struct mmp_cpu *cpu, uint64_t va, unsigned int shift)
 {
-	return &cpu->tlb[((va >> shift) & (cpu->tlb_sets - 1)) * cpu->tlb_ways];
+	return &cpu->tlb[tlb_set_index(cpu, va, shift) * cpu->tlb_ways];
 }
 
 static struct mmp_tlb_entry *tlb_lookup(struct mmp_cpu *cpu, uint64_t va)
@@ -108,15 +118,22 @@ static struct mmp_tlb_entry *tlb_lookup(struct mmp_cpu *cpu, uint64_t va)
 	return NULL;
 }
 
+/* The first free way of the set, else a victim in round-robin order. */
 static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int shift, uint64_t pfn,
 		       unsigned int eflags)
 {
-	struct mmp_tlb_entry *set = tlb_set(cpu, va, shift), *e = NULL;
+	uint32_t index = tlb_set_index(cpu, va, shift);
+	struct mmp_tlb_entry *set = &cpu->tlb[index * cpu->tlb_ways], *e = NULL;
+	struct mmp_tlb_set *st = &cpu->sets[index];
 	unsigned int k = 0;
 
 	while (cpu->shifts[k] != shift)
 		k++;
-	for (unsigned int w = 0; w < cpu->tlb_ways; w++) {
+	if (st->gen != cpu->gen) {	/* a full flush emptied it since */
+		st->gen = cpu->gen;
+		st->live = 0;
+	}
+	for (unsigned int w = 0; st->live < cpu->tlb_ways && w < cpu->tlb_ways; w++) {
 		if (!tlb_entry_live(cpu, &set[w])) {
 			e = &set[w];
 			break;
@@ -127,7 +144,9 @@ static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int shift, uin
 	tlb_entry_drop(cpu, e);	/* the victim, if any */
 	e->key = tlb_key(cpu, va, shift);
 	e->cls = k;
+	e->set = index;
 	cpu->nr_live[k]++;
+	st->live++;
 	e->pfn = pfn;
 	e->shift = shift;
 	e->write = !!(eflags & MMP_E_WRITE);
@@ -224,11 +243,12 @@ static void tlb_sanitize(struct mmp_cpu *cpu, uint64_t va, struct mmp_tlb_entry 
  * Translate @va for @access. Returns the host address, or NULL with the CPU
  * lock still held when the access must fault.
  */
-static void *translate(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
+static void *translate(struct mmp_cpu *cpu, uint64_t va, unsigned int access, bool known_miss)
 {
 	struct mmp_space *s = cpu->space;
-	struct mmp_tlb_entry *te = tlb_lookup(cpu, va);
+	struct mmp_tlb_entry *te = known_miss ? NULL : tlb_lookup(cpu, va);
 
+	cpu->last_lookup_missed = !te;
 	if (likely(te)) {
 		if (access == MMP_ACCESS_READ || (te->write && te->dirty)) {
 			count_inc(s, MMP_C_TLB_HIT);
@@ -302,12 +322,19 @@ static int user_access(struct mmp_cpu *cpu, uint64_t addr, size_t len, unsigned 
 		size_t n = MIN(len - done, PAGE_SIZE - (va & (PAGE_SIZE - 1)));
 		void *host;
 		int err, tries = 0;
+		bool known_miss = false;
 
 		for (;;) {
 			spin_lock(&cpu->lock);
-			host = translate(cpu, va, access);
+			host = translate(cpu, va, access, known_miss);
 			if (likely(host))
 				break;
+			/*
+			 * Only this CPU fills its TLB: if nothing matched @va before
+			 * the fault, nothing will after it, so the retry goes
+			 * straight to the walk (counted as the miss it is).
+			 */
+			known_miss = cpu->last_lookup_missed;
 			spin_unlock(&cpu->lock);
 			err = handle_mm_fault(s, va, access == MMP_ACCESS_WRITE ? FAULT_FLAG_WRITE : 0);
 			if (err)

@@ -409,6 +409,13 @@ struct mmp_tlb_entry {
 	uint8_t dirty;		/* the entry was dirty when cached: a write needs no walk */
 	uint8_t shift;
 	uint8_t cls;		/* index of shift in cpu->shifts */
+	uint32_t set;		/* its set, whose occupancy it counts in */
+};
+
+/* How many ways of a set hold live translations, valid while @gen is the CPU's. */
+struct mmp_tlb_set {
+	uint32_t live;
+	uint32_t gen;
 };
 
 struct mmp_cpu {
@@ -422,12 +429,15 @@ struct mmp_cpu {
 	mmp_spinlock_t lock;
 	unsigned int tlb_sets, tlb_ways;
 	unsigned int victim;
+	bool last_lookup_missed;	/* the last translate found no entry of any size */
 	unsigned int gen;	/* a full flush moves to the next generation (6 bits) */
 	unsigned int nr_shifts;
 	unsigned int shifts[3];	/* translation sizes this MMU caches: 4K, contpte, PMD */
 	/* Live entries per size: a lookup skips sizes the TLB holds none of. */
 	unsigned int nr_live[3];
 	struct mmp_tlb_entry *tlb;
+	/* Per set: a full set takes its victim without looking for a free way. */
+	struct mmp_tlb_set *sets;
 };
 
 static inline uint64_t tlb_key(struct mmp_cpu *cpu, uint64_t va, unsigned int shift)
@@ -435,17 +445,19 @@ static inline uint64_t tlb_key(struct mmp_cpu *cpu, uint64_t va, unsigned int sh
 	return (va & ~((1ULL << shift) - 1)) | cpu->gen << 6 | shift << 1 | 1;
 }
 
-/* Is @te a translation of the current generation? */
+/* Is @te a translation of the current generation? (A dropped key, 0, is of none.) */
 static inline bool tlb_entry_live(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
 {
-	return te->key && ((te->key >> 6) & 63) == cpu->gen;
+	return ((te->key >> 6) & 63) == cpu->gen;
 }
 
 /* Drop one translation (invlpg of the entry). */
 static inline void tlb_entry_drop(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
 {
-	if (tlb_entry_live(cpu, te))
+	if (tlb_entry_live(cpu, te)) {
 		cpu->nr_live[te->cls]--;
+		cpu->sets[te->set].live--;
+	}
 	te->key = 0;
 }
 
@@ -490,15 +502,20 @@ struct mmp_space {
 
 	long opts[MMP_NR_OPTS];
 	long debug[MMP_NR_DEBUG_OPTS];	/* fault injection for tests (debug.h) */
-	uint8_t thp_mode[HPAGE_PMD_ORDER + 1];
+	/* Bit o: order o is enabled always / in MADV_HUGEPAGE VMAs (the sysfs enabled files). */
+	uint32_t thp_orders_always;
+	uint32_t thp_orders_madvise;
 
 	struct mmp_counter_shard *counters;
 };
 
 static inline void count_add(struct mmp_space *s, enum mmp_counter c, uint64_t n)
 {
-	int shard = counter_shard();
+	/* An unassigned shard (-1) fails the unsigned test too: the slow path assigns it. */
+	unsigned int shard = (unsigned int)mmp_thread_shard;
 
+	if (unlikely(shard >= MMP_COUNTER_SHARDS - 1))
+		shard = (unsigned int)counter_shard();
 	/* Only this thread writes its shard: a relaxed load and store is an add, race-free. */
 	if (likely(shard < MMP_COUNTER_SHARDS - 1))
 		__atomic_store_n(&s->counters[shard].v[c],

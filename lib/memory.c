@@ -67,16 +67,18 @@ void folio_put_refs(struct mmp_space *s, uint32_t head_pfn, unsigned int nr)
 
 /* ---- anonymous faults ------------------------------------------------------------ */
 
+/* The folio orders THP allows in @vma, bit o for order o (thp_vma_allowable_orders). */
+uint32_t thp_vma_allowable_orders(struct mmp_space *s, struct mmp_vma *vma)
+{
+	if (vma->flags & VM_NOHUGEPAGE)
+		return 0;
+	return READ_ONCE(s->thp_orders_always) |
+	       (vma->flags & VM_HUGEPAGE ? READ_ONCE(s->thp_orders_madvise) : 0);
+}
+
 bool vma_thp_allowed(struct mmp_space *s, struct mmp_vma *vma, unsigned int order)
 {
-	switch (s->thp_mode[order]) {
-	case MMP_THP_ALWAYS:
-		return !(vma->flags & VM_NOHUGEPAGE);
-	case MMP_THP_MADVISE:
-		return vma->flags & VM_HUGEPAGE;
-	default:
-		return false;
-	}
+	return thp_vma_allowable_orders(s, vma) & (1u << order);
 }
 
 static bool pte_range_none(struct mmp_space *s, mmp_pte_t *ptep, unsigned int nr)
@@ -95,14 +97,17 @@ static uint32_t alloc_anon_folio(struct vm_fault *vmf, mmp_pte_t *pte_table_base
 				 unsigned int *order_out)
 {
 	struct mmp_space *s = vmf->s;
+	/* mTHP orders: PTE-mapped, 2 up to below the PMD order. */
+	uint32_t orders = thp_vma_allowable_orders(s, vmf->vma) &
+			  ((1u << HPAGE_PMD_ORDER) - 1) & ~3u;
 
-	for (unsigned int order = HPAGE_PMD_ORDER - 1; order >= 2; order--) {
-		uint64_t size = PAGE_SIZE << order;
-		uint64_t start = vmf->address & ~(size - 1);
+	for (unsigned int order; orders; orders &= ~(1u << order)) {
+		uint64_t size, start;
 		uint32_t pfn;
 
-		if (!vma_thp_allowed(s, vmf->vma, order))
-			continue;
+		order = 31 - __builtin_clz(orders);	/* highest first */
+		size = PAGE_SIZE << order;
+		start = vmf->address & ~(size - 1);
 		if (start < vmf->vma->start || start + size > vmf->vma->end)
 			continue;
 		if (!pte_range_none(s, pte_table_base + level_index(start, MMP_PTE), 1u << order))

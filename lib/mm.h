@@ -127,6 +127,7 @@ struct vm_fault {
 int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags);
 int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, unsigned int flags);
 
+uint32_t thp_vma_allowable_orders(struct mmp_space *s, struct mmp_vma *vma);
 bool vma_thp_allowed(struct mmp_space *s, struct mmp_vma *vma, unsigned int order);
 int do_huge_pmd_anonymous_page(struct vm_fault *vmf);
 int do_huge_pmd_wp_page(struct vm_fault *vmf);

@@ -59,7 +59,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->vmas.floor = MMP_MMAP_MIN_ADDR;
 	s->tlb_entries = 1536;
 	s->tlb_ways = 12;
-	s->thp_mode[HPAGE_PMD_ORDER] = MMP_THP_MADVISE;
+	s->thp_orders_madvise = 1u << HPAGE_PMD_ORDER;
 	s->opts[MMP_OPT_PTE_BATCH] = 1;
 	s->opts[MMP_OPT_RCU_TABLE_FREE] = 1;
 	s->opts[MMP_OPT_PT_RECLAIM] = 1;
@@ -286,7 +286,10 @@ MMP_EXPORT int mmp_space_set_thp(struct mmp_space *s, unsigned int order, enum m
 {
 	if (!s || order < 2 || order > HPAGE_PMD_ORDER || (unsigned int)mode > MMP_THP_ALWAYS)
 		return -EINVAL;
-	WRITE_ONCE(s->thp_mode[order], mode);
+	WRITE_ONCE(s->thp_orders_always, (s->thp_orders_always & ~(1u << order)) |
+					 (mode == MMP_THP_ALWAYS ? 1u << order : 0));
+	WRITE_ONCE(s->thp_orders_madvise, (s->thp_orders_madvise & ~(1u << order)) |
+					  (mode == MMP_THP_MADVISE ? 1u << order : 0));
 	return 0;
 }
 

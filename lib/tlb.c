@@ -17,6 +17,7 @@ void tlb_invalidate_all(struct mmp_cpu *cpu)
 	cpu->gen = (cpu->gen + 1) & 63;
 	if (!cpu->gen) {
 		memset(cpu->tlb, 0, sizeof(*cpu->tlb) * cpu->tlb_sets * cpu->tlb_ways);
+		memset(cpu->sets, 0, sizeof(*cpu->sets) * cpu->tlb_sets);
 		cpu->gen = 1;
 	}
 }
