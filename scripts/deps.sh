@@ -9,9 +9,10 @@ set -euo pipefail
 
 # clang and its runtime build the libFuzzer target of the differential test
 # (and the clang -Werror build); abigail-tools checks the ABI; python3-matplotlib
-# draws the seeds' figures (scripts/plot.py, run by /usr/bin/python3).
+# draws the seeds' figures (scripts/plot.py, run by /usr/bin/python3); valgrind
+# counts instructions per primitive (scripts/icount.sh, the icount-baseline test).
 packages=(meson ninja-build pkg-config gcc g++ liburcu-dev libbenchmark-dev libhwloc-dev hwloc clang
-	  libclang-rt-14-dev abigail-tools python3-matplotlib)
+	  libclang-rt-14-dev abigail-tools python3-matplotlib valgrind)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	# Not Debian: check for the tools and libraries themselves instead.
