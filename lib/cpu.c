@@ -106,11 +106,13 @@ static inline struct mmp_tlb_entry *tlb_set(struct mmp_cpu *cpu, uint64_t va, un
 static struct mmp_tlb_entry *tlb_lookup(struct mmp_cpu *cpu, uint64_t va)
 {
 	for (unsigned int k = 0; k < cpu->nr_shifts; k++) {
-		struct mmp_tlb_entry *set = tlb_set(cpu, va, cpu->shifts[k]);
-		uint64_t key = tlb_key(cpu, va, cpu->shifts[k]);
+		struct mmp_tlb_entry *set;
+		uint64_t key;
 
 		if (!cpu->nr_live[k])
 			continue;
+		set = tlb_set(cpu, va, cpu->shifts[k]);
+		key = tlb_key(cpu, va, cpu->shifts[k]);
 		for (unsigned int w = 0; w < cpu->tlb_ways; w++)
 			if (set[w].key == key)
 				return &set[w];

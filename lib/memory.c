@@ -81,7 +81,7 @@ bool vma_thp_allowed(struct mmp_space *s, struct mmp_vma *vma, unsigned int orde
 	return thp_vma_allowable_orders(s, vma) & (1u << order);
 }
 
-static bool pte_range_none(struct mmp_space *s, mmp_pte_t *ptep, unsigned int nr)
+static inline bool pte_range_none(struct mmp_space *s, mmp_pte_t *ptep, unsigned int nr)
 {
 	for (unsigned int i = 0; i < nr; i++)
 		if (ptep_get(s, ptep + i))
@@ -132,7 +132,7 @@ static mmp_spinlock_t *pte_lock_recheck(struct vm_fault *vmf, mmp_pte_t *ptes)
 	mmp_spinlock_t *ptl = pte_lockptr(vmf->s, ptes);
 
 	spin_lock(ptl);
-	if (pte_table(vmf->s, READ_ONCE(*vmf->pmdp)) == ptes)
+	if (READ_ONCE(*vmf->pmdp) == vmf->pmdval)	/* pmd_same */
 		return ptl;
 	spin_unlock(ptl);
 	count_inc(vmf->s, MMP_C_FAULT_SPURIOUS);
@@ -352,7 +352,8 @@ static int handle_pte_fault(struct vm_fault *vmf)
 	int ret = 0;
 
 	rcu_read_lock();
-	ptes = pte_table(s, READ_ONCE(*vmf->pmdp));
+	vmf->pmdval = READ_ONCE(*vmf->pmdp);
+	ptes = pte_table(s, vmf->pmdval);
 	if (!ptes)
 		goto out;	/* the PMD changed under us: retry the access */
 	pte = ptep_get(s, &ptes[level_index(vmf->address, MMP_PTE)]);

@@ -118,6 +118,7 @@ struct vm_fault {
 	unsigned int flags;
 	mmp_pte_t *pmdp;
 	mmp_pte_t orig_pmd;
+	mmp_pte_t pmdval;	/* the PMD its PTE table was found through (pte_offset_map) */
 };
 
 /* Returns 0 (handled, or nothing to do), -EFAULT (SIGSEGV), -ENOMEM (OOM), or VM_FAULT_FALLBACK. */
