@@ -35,6 +35,7 @@ MMP_EXPORT int mmp_cpu_attach(struct mmp_space *s, struct mmp_cpu **out)
 	cpu->space = s;
 	cpu->thread = pthread_self();
 	cpu->gen = 1;
+	cpu->pwc_gen = 1;
 	cpu->shifts[cpu->nr_shifts++] = PAGE_SHIFT;
 	if (s->arch->cont_shift)
 		cpu->shifts[cpu->nr_shifts++] = s->arch->cont_shift;
@@ -163,11 +164,17 @@ static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int shift, uin
 static void *page_walk(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
 {
 	struct mmp_space *s = cpu->space;
+	struct mmp_pwc_entry *pwc = &cpu->pwc[(va >> PMD_SHIFT) % MMP_PWC_ENTRIES];
+	enum mmp_level l = pgd_level(s);
 	mmp_pte_t *table = space_table(s, s->pgd_pfn);
 	uint64_t pfn;
 
 	count_inc(s, MMP_C_PAGE_WALK);
-	for (enum mmp_level l = pgd_level(s);; l--) {
+	if (pwc->gen == cpu->pwc_gen && pwc->region == va >> PMD_SHIFT) {
+		table = pwc->ptes;
+		l = MMP_PTE;
+	}
+	for (;; l--) {
 		mmp_pte_t *ep = &table[level_index(va, l)];
 		mmp_pte_t e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
 		unsigned int f = entry_test(s, e, l, MMP_E_PRESENT | MMP_E_TABLE);
@@ -176,6 +183,8 @@ static void *page_walk(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
 			return NULL;
 		if (l > MMP_PTE && (f & MMP_E_TABLE)) {
 			table = entry_table(s, e, l);
+			if (l == MMP_PMD)
+				*pwc = (struct mmp_pwc_entry){ va >> PMD_SHIFT, cpu->pwc_gen, table };
 			continue;
 		}
 		if (l > MMP_PMD)

@@ -418,6 +418,8 @@ struct mmp_tlb_set {
 	uint32_t gen;
 };
 
+#define MMP_PWC_ENTRIES	16
+
 struct mmp_cpu {
 	struct mmp_space *space;
 	int index;		/* in space->cpus */
@@ -438,6 +440,18 @@ struct mmp_cpu {
 	struct mmp_tlb_entry *tlb;
 	/* Per set: a full set takes its victim without looking for a free way. */
 	struct mmp_tlb_set *sets;
+	/*
+	 * Paging-structure cache (x86's PDE cache, arm64's walk cache): the
+	 * PTE tables of recently walked 2 MiB regions, so a walk reads only the
+	 * leaf. Every invalidation on this CPU empties it (a new pwc_gen): the
+	 * kernel frees no table before such an invalidation.
+	 */
+	struct mmp_pwc_entry {
+		uint64_t region;	/* va >> PMD_SHIFT */
+		uint64_t gen;
+		mmp_pte_t *ptes;
+	} pwc[MMP_PWC_ENTRIES];
+	uint64_t pwc_gen;
 };
 
 static inline uint64_t tlb_key(struct mmp_cpu *cpu, uint64_t va, unsigned int shift)

@@ -13,6 +13,7 @@
 /* A full flush starts a new generation; only a wrap clears the array. */
 void tlb_invalidate_all(struct mmp_cpu *cpu)
 {
+	cpu->pwc_gen++;
 	memset(cpu->nr_live, 0, sizeof(cpu->nr_live));
 	cpu->gen = (cpu->gen + 1) & 63;
 	if (!cpu->gen) {
@@ -25,6 +26,8 @@ void tlb_invalidate_all(struct mmp_cpu *cpu)
 /* Drop this CPU's translations of [start, end), probing every page size. */
 void tlb_invalidate_local(struct mmp_cpu *cpu, uint64_t start, uint64_t end, unsigned int shift)
 {
+	/* invlpg drops the paging-structure caches too (all of them, here). */
+	cpu->pwc_gen++;
 	for (uint64_t va = start; va < end; va += 1ULL << shift) {
 		for (unsigned int k = 0; k < cpu->nr_shifts; k++) {
 			unsigned int sh = cpu->shifts[k];
