@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "cpu.h"
 #include "mm.h"
 #include "rcu.h"
 

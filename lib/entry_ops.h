@@ -12,10 +12,7 @@
 #ifndef MMP_ENTRY_OPS_H
 #define MMP_ENTRY_OPS_H
 
-#include "internal.h"
-
-mmp_pte_t ptep_modify(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level, unsigned int set,
-		      unsigned int clear);
+#include "arch_api.h"
 
 /* One read and one write of an entry, rewritten by compare-and-swap (pte_update). */
 static inline mmp_pte_t ptep_modify_counted(struct mmp_space *s, mmp_pte_t *ptep,

@@ -398,84 +398,11 @@ static inline uint64_t linear_page_index(const struct mmp_vma *vma, uint64_t add
 	return vma->pgoff + ((addr - vma->start) >> MMP_PAGE_SHIFT);
 }
 
-/* ---- CPUs and TLBs (lib/cpu.c, lib/tlb.c) --------------------------------------- */
+/* ---- address space ------------------------------------------------------------- */
 
 #define MMP_MAX_CPUS 64
 
-struct mmp_tlb_entry {
-	uint64_t key;		/* aligned va | generation << 6 | shift << 1 | 1 */
-	uint64_t pfn;		/* first frame of the translation */
-	uint8_t write;		/* writes allowed */
-	uint8_t dirty;		/* the entry was dirty when cached: a write needs no walk */
-	uint8_t shift;
-	uint8_t cls;		/* index of shift in cpu->shifts */
-	uint32_t set;		/* its set, whose occupancy it counts in */
-};
-
-/* How many ways of a set hold live translations, valid while @gen is the CPU's. */
-struct mmp_tlb_set {
-	uint32_t live;
-	uint32_t gen;
-};
-
-#define MMP_PWC_ENTRIES	16
-
-struct mmp_cpu {
-	struct mmp_space *space;
-	int index;		/* in space->cpus */
-	pthread_t thread;
-	/*
-	 * Held for one access (translate + copy). A shootdown takes it, so the
-	 * flusher waits for an access in flight as an IPI waits for its ack.
-	 */
-	mmp_spinlock_t lock;
-	unsigned int tlb_sets, tlb_ways;
-	unsigned int victim;
-	bool last_lookup_missed;	/* the last translate found no entry of any size */
-	unsigned int gen;	/* a full flush moves to the next generation (6 bits) */
-	unsigned int nr_shifts;
-	unsigned int shifts[3];	/* translation sizes this MMU caches: 4K, contpte, PMD */
-	/* Live entries per size: a lookup skips sizes the TLB holds none of. */
-	unsigned int nr_live[3];
-	struct mmp_tlb_entry *tlb;
-	/* Per set: a full set takes its victim without looking for a free way. */
-	struct mmp_tlb_set *sets;
-	/*
-	 * Paging-structure cache (x86's PDE cache, arm64's walk cache): the
-	 * PTE tables of recently walked 2 MiB regions, so a walk reads only the
-	 * leaf. Every invalidation on this CPU empties it (a new pwc_gen): the
-	 * kernel frees no table before such an invalidation.
-	 */
-	struct mmp_pwc_entry {
-		uint64_t region;	/* va >> PMD_SHIFT */
-		uint64_t gen;
-		mmp_pte_t *ptes;
-	} pwc[MMP_PWC_ENTRIES];
-	uint64_t pwc_gen;
-};
-
-static inline uint64_t tlb_key(struct mmp_cpu *cpu, uint64_t va, unsigned int shift)
-{
-	return (va & ~((1ULL << shift) - 1)) | cpu->gen << 6 | shift << 1 | 1;
-}
-
-/* Is @te a translation of the current generation? (A dropped key, 0, is of none.) */
-static inline bool tlb_entry_live(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
-{
-	return ((te->key >> 6) & 63) == cpu->gen;
-}
-
-/* Drop one translation (invlpg of the entry). */
-static inline void tlb_entry_drop(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
-{
-	if (tlb_entry_live(cpu, te)) {
-		cpu->nr_live[te->cls]--;
-		cpu->sets[te->set].live--;
-	}
-	te->key = 0;
-}
-
-/* ---- address space ------------------------------------------------------------- */
+struct mmp_cpu;		/* a simulated CPU (lib/cpu.h) */
 
 struct mmp_space {
 	struct mmp_phys *phys;
@@ -640,28 +567,5 @@ static inline unsigned int folio_nr_pages(struct mmp_page *head)
 	return 1u << head->order;
 }
 
-/* ---- declarations across lib/ -------------------------------------------------------- */
-
-/* vma.c */
-struct mmp_vma *find_vma(struct mmp_space *s, uint64_t addr);
-struct mmp_vma *find_vma_intersection(struct mmp_space *s, uint64_t start, uint64_t end);
-struct mmp_vma *vma_find_next(struct mmp_space *s, uint64_t addr);
-int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long flags,
-	       uint64_t pgoff, struct anon_vma *anon_vma);
-struct anon_vma *anon_vma_alloc(struct anon_vma *parent);
-void anon_vma_get(struct anon_vma *av);
-void anon_vma_put(struct anon_vma *av);
-bool anon_vma_covers(const struct anon_vma *av, uint32_t id);
-int vma_split(struct mmp_space *s, uint64_t addr);
-unsigned int vma_splits_needed(struct mmp_space *s, uint64_t start, uint64_t end);
-int vma_split_range(struct mmp_space *s, uint64_t start, uint64_t end);
-void vma_remove_range(struct mmp_space *s, uint64_t start, uint64_t end);
-void vma_merge_range(struct mmp_space *s, uint64_t start, uint64_t end);
-typedef unsigned long (*vma_flags_fn)(const struct mmp_vma *vma, void *arg);
-typedef void (*vma_change_fn)(struct mmp_space *s, struct mmp_vma *vma, unsigned long flags,
-			      void *arg);
-int vma_modify_flags(struct mmp_space *s, uint64_t start, uint64_t end, vma_flags_fn new_flags,
-		     vma_change_fn change, void *arg);
-uint64_t get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64_t len, uint64_t align);
 
 #endif /* MMP_INTERNAL_H */

@@ -4,10 +4,33 @@
 #define MMP_MM_H
 
 #include "internal.h"
+#include "tlbflush.h"
 
 /* End of the PGD entries user space can use: the ceiling of free_pgtables. */
 #define USER_TOP(s)	(((s)->arch->task_size + level_size(pgd_level(s)) - 1) & \
 			 ~(level_size(pgd_level(s)) - 1))
+
+/* ---- VMAs (lib/vma.c) ---- */
+struct mmp_vma *find_vma(struct mmp_space *s, uint64_t addr);
+struct mmp_vma *find_vma_intersection(struct mmp_space *s, uint64_t start, uint64_t end);
+struct mmp_vma *vma_find_next(struct mmp_space *s, uint64_t addr);
+int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long flags,
+	       uint64_t pgoff, struct anon_vma *anon_vma);
+struct anon_vma *anon_vma_alloc(struct anon_vma *parent);
+void anon_vma_get(struct anon_vma *av);
+void anon_vma_put(struct anon_vma *av);
+bool anon_vma_covers(const struct anon_vma *av, uint32_t id);
+int vma_split(struct mmp_space *s, uint64_t addr);
+unsigned int vma_splits_needed(struct mmp_space *s, uint64_t start, uint64_t end);
+int vma_split_range(struct mmp_space *s, uint64_t start, uint64_t end);
+void vma_remove_range(struct mmp_space *s, uint64_t start, uint64_t end);
+void vma_merge_range(struct mmp_space *s, uint64_t start, uint64_t end);
+typedef unsigned long (*vma_flags_fn)(const struct mmp_vma *vma, void *arg);
+typedef void (*vma_change_fn)(struct mmp_space *s, struct mmp_vma *vma, unsigned long flags,
+			      void *arg);
+int vma_modify_flags(struct mmp_space *s, uint64_t start, uint64_t end, vma_flags_fn new_flags,
+		     vma_change_fn change, void *arg);
+uint64_t get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64_t len, uint64_t align);
 
 /* ---- mmu_gather (lib/mmu_gather.c) ---- */
 
@@ -49,29 +72,6 @@ void tlb_remove_folio_pages(struct mmp_gather *tlb, uint32_t head_pfn, unsigned 
 /* Free a detached table once the TLB is flushed; [start, end) is the span it mapped. */
 void tlb_remove_table(struct mmp_gather *tlb, uint32_t pfn, uint64_t start, uint64_t end);
 
-/* ---- TLB (lib/tlb.c) ---- */
-
-void flush_tlb_range(struct mmp_space *s, uint64_t start, uint64_t end, unsigned int stride_shift);
-void flush_tlb_mm(struct mmp_space *s);
-static inline void flush_tlb_page(struct mmp_space *s, uint64_t addr)
-{
-	flush_tlb_range(s, addr, addr + PAGE_SIZE, PAGE_SHIFT);
-}
-
-static inline void inc_tlb_flush_pending(struct mmp_space *s)
-{
-	__atomic_fetch_add(&s->tlb_pending_gen, 1, __ATOMIC_SEQ_CST);
-	__atomic_fetch_add(&s->tlb_flush_pending, 1, __ATOMIC_SEQ_CST);
-}
-
-static inline void dec_tlb_flush_pending(struct mmp_space *s)
-{
-	__atomic_fetch_sub(&s->tlb_flush_pending, 1, __ATOMIC_SEQ_CST);
-}
-
-void tlb_invalidate_local(struct mmp_cpu *cpu, uint64_t start, uint64_t end, unsigned int shift);
-void tlb_invalidate_all(struct mmp_cpu *cpu);
-
 /* ---- page tables (lib/pgtable.c) ---- */
 
 uint32_t pgtable_alloc(struct mmp_space *s);
@@ -88,8 +88,6 @@ mmp_pte_t *pte_offset_map_lock(struct mmp_space *s, mmp_pte_t *pmdp, mmp_spinloc
 /* PT_RECLAIM (lib/pt_reclaim.c): the pfn of the freed table, or NO_PFN. */
 uint32_t try_to_free_pte_fast(struct mmp_space *s, mmp_pte_t *pmdp, mmp_pte_t *ptes);
 uint32_t try_to_free_pte_slow(struct mmp_space *s, mmp_pte_t *pmdp, mmp_pte_t *ptes);
-mmp_pte_t ptep_modify(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level, unsigned int set,
-		      unsigned int clear);
 typedef int (*pmd_fn)(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t end,
 		      void *arg);
 int walk_pmd_range(struct mmp_space *s, uint64_t addr, uint64_t end, pmd_fn fn, void *arg);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "cpu.h"
 #include "mm.h"
 
 /* A full flush starts a new generation; only a wrap clears the array. */

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 
 #include "internal.h"
+#include "cpu.h"
 #include "mm.h"
 #include "mmap_lock.h"
 #include "vma_tree.h"

@@ -6,6 +6,7 @@
  * fault forever on the old, emptied table.
  */
 #include "internal.h"
+#include "cpu.h"
 #include "mm.h"
 #include "tap.h"
 

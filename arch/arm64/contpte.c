@@ -12,7 +12,6 @@
  */
 #include "../generic/cont_block.h"
 #include "pgtable.h"
-#include "mm.h"
 
 static inline mmp_pte_t *contpte_align_down(mmp_pte_t *ptep)
 {

@@ -13,7 +13,7 @@
  */
 #include <arm_neon.h>
 
-#include "internal.h"
+#include "arch_api.h"
 
 #define PAGE_BYTES(nr)	((size_t)(nr) << PAGE_SHIFT)
 

@@ -13,7 +13,7 @@
 #ifndef MMP_ARCH_CONT_BLOCK_H
 #define MMP_ARCH_CONT_BLOCK_H
 
-#include "internal.h"
+#include "arch_api.h"
 
 /* ---- raw entries, as the hardware walker sees them, counted ---- */
 

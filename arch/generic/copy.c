@@ -2,7 +2,7 @@
 /* Host data movement every machine has: the C library's memcpy and memset. */
 #include <string.h>
 
-#include "internal.h"
+#include "arch_api.h"
 
 static void generic_copy_page(void *dst, const void *src)
 {

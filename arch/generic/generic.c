@@ -5,8 +5,7 @@
  * Other back ends get these hooks for whatever they leave out, so each one is
  * written only in terms of the owning back end's format hooks.
  */
-#include "internal.h"
-#include "mm.h"
+#include "arch_api.h"
 
 extern const struct mmp_cost_model mmp_cost_x86_64;
 

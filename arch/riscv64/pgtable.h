@@ -7,7 +7,7 @@
 #ifndef MMP_RISCV64_PGTABLE_H
 #define MMP_RISCV64_PGTABLE_H
 
-#include "internal.h"
+#include "arch_api.h"
 #include "format.h"
 
 

@@ -18,7 +18,7 @@
 #include <cpuid.h>
 #include <immintrin.h>
 
-#include "internal.h"
+#include "arch_api.h"
 
 #define PAGE_BYTES(nr)	((size_t)(nr) << PAGE_SHIFT)
 

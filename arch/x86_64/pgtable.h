@@ -6,7 +6,7 @@
 #ifndef MMP_X86_64_PGTABLE_H
 #define MMP_X86_64_PGTABLE_H
 
-#include "internal.h"
+#include "arch_api.h"
 #include "format.h"
 
 

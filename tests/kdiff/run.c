@@ -26,6 +26,7 @@ enum { DATA, LAZYFREE, DROPPABLE };
 #include <mmprim/mmprim.h>
 
 #include "internal.h"
+#include "mm.h"
 #include "kdiff.h"
 
 #define MAX_PINS	8
