@@ -65,4 +65,30 @@ format_entry_pfn(enum mmp_format fmt, mmp_pte_t e, enum mmp_level l)
 	}
 }
 
+/* A present leaf PTE with the attributes of @eflags cleared, raw (pte_mkold, pte_mkclean, ...). */
+static __always_inline mmp_pte_t
+format_pte_clear_flags(enum mmp_format fmt, mmp_pte_t e, unsigned int eflags)
+{
+	switch (fmt) {
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_pte_clear_flags(e, eflags);
+	MMP_FORMATS
+#undef MMP_FORMAT
+	default:
+		__builtin_unreachable();
+	}
+}
+
+/* The same present PTE @nr pages further (pte_advance_pfn). */
+static __always_inline mmp_pte_t
+format_pte_advance_pfn(enum mmp_format fmt, mmp_pte_t e, uint64_t nr)
+{
+	switch (fmt) {
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_pte_advance_pfn(e, nr);
+	MMP_FORMATS
+#undef MMP_FORMAT
+	default:
+		__builtin_unreachable();
+	}
+}
+
 #endif /* MMP_FORMAT_H */

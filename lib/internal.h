@@ -529,6 +529,19 @@ static __always_inline mmp_pte_t mk_entry(const struct mmp_space *s, uint64_t pf
 	return format_mk_entry(s->format, pfn, f, l);
 }
 
+/* Present leaf PTEs in raw form: attributes cleared, the pfn advanced (folio_pte_batch). */
+static __always_inline mmp_pte_t pte_clear_flags(const struct mmp_space *s, mmp_pte_t e,
+						 unsigned int eflags)
+{
+	return format_pte_clear_flags(s->format, e, eflags);
+}
+
+static __always_inline mmp_pte_t pte_advance_pfn(const struct mmp_space *s, mmp_pte_t e,
+						 uint64_t nr)
+{
+	return format_pte_advance_pfn(s->format, e, nr);
+}
+
 /* Rewrite the flags of entry @e (pte_modify, pte_mkold, pte_wrprotect, ...). */
 static __always_inline mmp_pte_t entry_set_flags(const struct mmp_space *s, mmp_pte_t e,
 						 enum mmp_level l, unsigned int set,

@@ -11,11 +11,11 @@
 unsigned int folio_pte_batch_flags(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t *ptentp,
 				   unsigned int max_nr, unsigned int flags)
 {
-	mmp_pte_t pte = *ptentp;
-	unsigned int f0 = entry_flags(s, pte, MMP_PTE), ignore = MMP_E_ACCESSED, merged = 0;
+	mmp_pte_t pte = *ptentp, expected;
+	unsigned int ignore = MMP_E_ACCESSED, merged = 0, nr;
+	bool merge = flags & (FPB_MERGE_WRITE | FPB_MERGE_YOUNG_DIRTY);
 	uint64_t pfn = entry_pfn(s, pte, MMP_PTE), head = folio_pfn(s->phys, pfn);
 	uint64_t left = head + folio_nr_pages(pfn_to_page(s->phys, head)) - pfn;
-	unsigned int nr;
 
 	if (!(flags & FPB_RESPECT_DIRTY))
 		ignore |= MMP_E_DIRTY;
@@ -24,23 +24,28 @@ unsigned int folio_pte_batch_flags(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte
 	if (!(flags & FPB_RESPECT_WRITE))
 		ignore |= MMP_E_WRITE;
 	max_nr = MIN((uint64_t)max_nr, left);
-	merged = f0;
 
-	/* One comparison per granule the architecture reports (a whole contpte block). */
+	/*
+	 * As the kernel compares: each entry with the ignored bits cleared must
+	 * be the first one's, advanced to its page; one comparison per granule
+	 * the architecture reports (a whole contpte block).
+	 */
+	expected = pte_clear_flags(s, pte, ignore);
 	nr = pte_batch_hint(s, ptep, pte);
 	while (nr < max_nr) {
 		mmp_pte_t e = ptep_get(s, ptep + nr);
-		unsigned int f = entry_flags(s, e, MMP_PTE);
 
-		if (!e || (f & ~ignore) != (f0 & ~ignore) || entry_pfn(s, e, MMP_PTE) != pfn + nr)
+		if (pte_clear_flags(s, e, ignore) != pte_advance_pfn(s, expected, nr))
 			break;
-		merged |= f & (MMP_E_WRITE | MMP_E_ACCESSED | MMP_E_DIRTY);
+		if (merge)
+			merged |= entry_test(s, e, MMP_PTE,
+					     MMP_E_WRITE | MMP_E_ACCESSED | MMP_E_DIRTY);
 		nr += pte_batch_hint(s, ptep + nr, e);
 	}
 	nr = MIN(nr, max_nr);
 
-	if (flags & (FPB_MERGE_WRITE | FPB_MERGE_YOUNG_DIRTY)) {
-		unsigned int set = 0;
+	if (merge) {
+		unsigned int set = 0, f0 = entry_flags(s, pte, MMP_PTE);
 
 		if (flags & FPB_MERGE_WRITE)
 			set |= merged & MMP_E_WRITE;

@@ -18,11 +18,6 @@ static inline mmp_pte_t *contpte_align_down(mmp_pte_t *ptep)
 	return cont_align_down(ptep, CONT_PTES);
 }
 
-static inline mmp_pte_t pte_advance_pfn(mmp_pte_t pte, uint64_t nr)
-{
-	return pte + (nr << PAGE_SHIFT);
-}
-
 /*
  * Rewrite the block holding @ptep with @pte's attributes, CONT or not
  * (contpte_convert): clear all 16 gathering A/D into the new value, invalidate
@@ -47,7 +42,7 @@ static void contpte_convert(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 	if (!s->opts[MMP_OPT_BBML2_NOABORT])
 		flush_tlb_range(s, start, start + CONT_PTE_SIZE, PAGE_SHIFT);
 	for (int i = 0; i < CONT_PTES; i++)
-		raw_set(s, first + i, pte_advance_pfn(pte, i));
+		raw_set(s, first + i, arm64_pte_advance_pfn(pte, i));
 	dec_tlb_flush_pending(s);
 }
 
@@ -175,8 +170,8 @@ void contpte_set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_p
 		    !(pte & PTE_SPECIAL))
 			e |= PTE_CONT;
 		for (unsigned int i = 0; i < n; i++)
-			raw_set(s, ptep + i, pte_advance_pfn(e, i));
-		pte = pte_advance_pfn(pte, n);
+			raw_set(s, ptep + i, arm64_pte_advance_pfn(e, i));
+		pte = arm64_pte_advance_pfn(pte, n);
 		ptep += n;
 		addr = next;
 	}

@@ -122,4 +122,28 @@ static __always_inline uint64_t arm64_entry_pfn(mmp_pte_t e, enum mmp_level leve
 	return arm64_pte_pfn(e);
 }
 
+/*
+ * The raw bit operations folio_pte_batch compares with. pte_wrprotect keeps a
+ * hardware-dirty entry dirty in the software bit; pte_mkclean clears both
+ * kinds of dirty. No soft-dirty bit on arm64.
+ */
+static __always_inline mmp_pte_t arm64_pte_clear_flags(mmp_pte_t e, unsigned int f)
+{
+	if (f & MMP_E_WRITE) {
+		if ((e & PTE_DBM) && !(e & PTE_RDONLY))
+			e |= PTE_DIRTY;
+		e = (e & ~PTE_WRITE) | PTE_RDONLY;
+	}
+	if (f & MMP_E_DIRTY)
+		e = (e & ~PTE_DIRTY) | PTE_RDONLY;
+	if (f & MMP_E_ACCESSED)
+		e &= ~PTE_AF;
+	return e;
+}
+
+static __always_inline mmp_pte_t arm64_pte_advance_pfn(mmp_pte_t e, uint64_t nr)
+{
+	return e + (nr << MMP_PAGE_SHIFT);
+}
+
 #endif /* MMP_ARM64_FORMAT_H */

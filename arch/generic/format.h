@@ -29,4 +29,15 @@ static __always_inline uint64_t generic_entry_pfn(mmp_pte_t e, enum mmp_level le
 	return (e >> GENERIC_PFN_SHIFT) & GENERIC_PFN_MASK;
 }
 
+/* The raw bit operations folio_pte_batch compares with: here, the flags themselves. */
+static __always_inline mmp_pte_t generic_pte_clear_flags(mmp_pte_t e, unsigned int f)
+{
+	return e & ~(mmp_pte_t)f;
+}
+
+static __always_inline mmp_pte_t generic_pte_advance_pfn(mmp_pte_t e, uint64_t nr)
+{
+	return e + (nr << GENERIC_PFN_SHIFT);
+}
+
 #endif /* MMP_GENERIC_FORMAT_H */

@@ -122,4 +122,22 @@ static __always_inline uint64_t riscv64_entry_pfn(mmp_pte_t e, enum mmp_level le
 	return level == MMP_PTE && pte_napot(e) ? napot_base_pfn(e) : rv_ppn(e);
 }
 
+/* The raw bit operations folio_pte_batch compares with (no soft-dirty bit). */
+static __always_inline mmp_pte_t riscv64_pte_clear_flags(mmp_pte_t e, unsigned int f)
+{
+	if (f & MMP_E_ACCESSED)
+		e &= ~_PAGE_A;
+	if (f & MMP_E_DIRTY)
+		e &= ~_PAGE_D;
+	if (f & MMP_E_WRITE)
+		e &= ~_PAGE_W;
+	return e;
+}
+
+/* Core's entries are per page, never NAPOT-encoded: the ppn simply advances. */
+static __always_inline mmp_pte_t riscv64_pte_advance_pfn(mmp_pte_t e, uint64_t nr)
+{
+	return e + (nr << _PAGE_PFN_SHIFT);
+}
+
 #endif /* MMP_RISCV64_FORMAT_H */

@@ -24,11 +24,6 @@ static inline mmp_pte_t pte_for_core(mmp_pte_t raw, const mmp_pte_t *ptep)
 	return pte_napot(raw) ? napot_normalize(raw, ptep) : raw;
 }
 
-static inline mmp_pte_t pte_advance_pfn(mmp_pte_t pte, uint64_t nr)
-{
-	return pte + (nr << _PAGE_PFN_SHIFT);
-}
-
 /*
  * Rewrite the run holding @ptep from @pte (this page's plain entry), as one
  * NAPOT value or as 16 plain entries: clear all 16 gathering A/D, flush the
@@ -46,7 +41,7 @@ static void napot_convert(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, m
 		pte |= raw_get_and_clear(s, first + i) & (_PAGE_A | _PAGE_D);
 	flush_tlb_range(s, start, start + NAPOT_SIZE, PAGE_SHIFT);
 	for (unsigned int i = 0; i < NAPOT_PTES; i++)
-		raw_set(s, first + i, napot ? pte_mknapot(pte) : pte_advance_pfn(pte, i));
+		raw_set(s, first + i, napot ? pte_mknapot(pte) : riscv64_pte_advance_pfn(pte, i));
 	dec_tlb_flush_pending(s);
 }
 
@@ -137,8 +132,8 @@ void napot_set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte
 			   (pte & _PAGE_V) && !(pte & _PAGE_SPECIAL);
 
 		for (unsigned int i = 0; i < n; i++)
-			raw_set(s, ptep + i, run ? pte_mknapot(pte) : pte_advance_pfn(pte, i));
-		pte = pte_advance_pfn(pte, n);
+			raw_set(s, ptep + i, run ? pte_mknapot(pte) : riscv64_pte_advance_pfn(pte, i));
+		pte = riscv64_pte_advance_pfn(pte, n);
 		ptep += n;
 		addr = next;
 	}

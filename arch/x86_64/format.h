@@ -101,4 +101,27 @@ static __always_inline uint64_t x86_64_entry_pfn(mmp_pte_t e, enum mmp_level lev
 	return ((e ^ protnone_mask(e)) & PTE_PFN_MASK) >> MMP_PAGE_SHIFT;
 }
 
+/*
+ * The raw bit operations folio_pte_batch compares with (pte_mkold,
+ * pte_mkclean, pte_clear_soft_dirty, pte_wrprotect; pte_advance_pfn).
+ */
+static __always_inline mmp_pte_t x86_64_pte_clear_flags(mmp_pte_t e, unsigned int f)
+{
+	if (f & MMP_E_ACCESSED)
+		e &= ~_PAGE_ACCESSED;
+	if (f & MMP_E_DIRTY)
+		e &= ~_PAGE_DIRTY;
+	if (f & MMP_E_SOFT_DIRTY)
+		e &= ~_PAGE_SOFT_DIRTY;
+	if (f & MMP_E_WRITE)
+		e &= ~_PAGE_RW;
+	return e;
+}
+
+/* A PROT_NONE entry holds its pfn inverted (L1TF), so it advances the other way. */
+static __always_inline mmp_pte_t x86_64_pte_advance_pfn(mmp_pte_t e, uint64_t nr)
+{
+	return e & _PAGE_PRESENT ? e + (nr << MMP_PAGE_SHIFT) : e - (nr << MMP_PAGE_SHIFT);
+}
+
 #endif /* MMP_X86_64_FORMAT_H */
