@@ -30,6 +30,15 @@ static inline mmp_pte_t raw_get_and_clear(struct mmp_space *s, mmp_pte_t *ptep)
 	return __atomic_exchange_n(ptep, 0, __ATOMIC_ACQ_REL);
 }
 
+/* @nr entries cleared, counted once for the run. */
+static inline void raw_clear_range(struct mmp_space *s, mmp_pte_t *ptep, unsigned int nr)
+{
+	for (unsigned int i = 0; i < nr; i++)
+		__atomic_exchange_n(ptep + i, 0, __ATOMIC_ACQ_REL);
+	count_add(s, MMP_C_PTE_READ, nr);
+	count_add(s, MMP_C_PTE_WRITE, nr);
+}
+
 static inline void raw_set(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t pte)
 {
 	count_inc(s, MMP_C_PTE_WRITE);
@@ -104,8 +113,7 @@ static inline void cont_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_
 		unfold(s, addr, ptep, raw_get(s, ptep));
 	else
 		cont_unfold_partial_ends(s, addr, ptep, nr, block_size, unfold);
-	for (unsigned int i = 0; i < nr; i++)
-		raw_get_and_clear(s, ptep + i);
+	raw_clear_range(s, ptep, nr);
 }
 
 /* Is @raw a folded entry? */

@@ -76,8 +76,16 @@ static __always_inline mmp_pte_t MMP_OP(get_and_clear_full_ptes)(struct mmp_spac
 static __always_inline void MMP_OP(clear_full_ptes)(struct mmp_space *s, uint64_t addr,
 						    mmp_pte_t *ptep, unsigned int nr, int full)
 {
+#ifdef __HAVE_ARCH_PTEP_GET_AND_CLEAR
 	for (unsigned int i = 0; i < nr; i++)
 		MMP_OP(ptep_get_and_clear)(s, addr + i * PAGE_SIZE, ptep + i);
+#else
+	/* The generic ptep_get_and_clear over the run, counted once. */
+	for (unsigned int i = 0; i < nr; i++)
+		__atomic_exchange_n(ptep + i, 0, __ATOMIC_ACQ_REL);
+	count_add(s, MMP_C_PTE_READ, nr);
+	count_add(s, MMP_C_PTE_WRITE, nr);
+#endif
 }
 #endif
 
