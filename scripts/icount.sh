@@ -39,8 +39,13 @@ out=$(mktemp -d)
 
 measure() {
 	# MALLOC_PERTURB_ (set at random by meson test) makes malloc and free fill
-	# memory: instructions that are no part of the simulator's.
-	env -u MALLOC_PERTURB_ valgrind --tool=callgrind --separate-threads=yes \
+	# memory: instructions that are no part of the simulator's. glibc picks its
+	# string functions by CPU feature, and valgrind shows some of the host's:
+	# pin them to the baseline x86-64 ones, so an Intel and an AMD host count
+	# the same.
+	env -u MALLOC_PERTURB_ \
+		GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-AVX512F,-AVX512VL,-AVX512BW,-ERMS,-FSRM,-AVX \
+		valgrind --tool=callgrind --separate-threads=yes \
 		--callgrind-out-file="$out/cg" "$exe" "${archs[@]}" \
 		>"$out/phases" 2>"$out/valgrind.log" || {
 		cat "$out/valgrind.log" >&2
