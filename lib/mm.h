@@ -63,12 +63,42 @@ struct mmp_gather {
 void tlb_gather_mmu(struct mmp_gather *tlb, struct mmp_space *s, bool fullmm);
 void tlb_finish_mmu(struct mmp_gather *tlb);
 void tlb_flush_mmu(struct mmp_gather *tlb);
-/* PTEs were cleared over [addr, addr + size): flush them (page stride) before freeing. */
-void tlb_remove_tlb_entries(struct mmp_gather *tlb, uint64_t addr, uint64_t size);
+static inline void tlb_track_range(struct mmp_gather *tlb, uint64_t start, uint64_t end)
+{
+	tlb->start = MIN(tlb->start, start);
+	tlb->end = MAX(tlb->end, end);
+}
+
+/*
+ * PTEs were cleared over [addr, addr + size): flush them before freeing, at
+ * page stride however many: a batch of 512 PTEs mapping a PTE-mapped THP spans
+ * a whole PMD, but the TLB holds 4 KiB translations of it, which a PMD-stride
+ * flush would leave cached (the kernel's tlb_get_unmap_shift takes
+ * cleared_ptes first too).
+ */
+static inline void tlb_remove_tlb_entries(struct mmp_gather *tlb, uint64_t addr, uint64_t size)
+{
+	tlb->need_flush = true;
+	tlb->stride_shift = PAGE_SHIFT;
+	tlb_track_range(tlb, addr, addr + size);
+}
 /* The huge PMD at @addr was cleared or made clean/old: flush its 2 MiB translation. */
 void tlb_remove_pmd_tlb_entry(struct mmp_gather *tlb, uint64_t addr);
+/* Room for @slots more page slots: flush a full batch, or grow it (mmu_gather.c). */
+void tlb_reserve_page(struct mmp_gather *tlb, unsigned int slots);
+
 /* Drop @nr references of a folio once the TLB is flushed. */
-void tlb_remove_folio_pages(struct mmp_gather *tlb, uint32_t head_pfn, unsigned int nr);
+static inline void tlb_remove_folio_pages(struct mmp_gather *tlb, uint32_t head_pfn,
+					  unsigned int nr)
+{
+	/* A multi-page entry takes two slots, as the kernel's encoded_page pairs do. */
+	unsigned int slots = nr > 1 ? 2 : 1;
+
+	if (unlikely(tlb->slots + slots > MAX_GATHER_PAGES || tlb->nr_pages == tlb->max_pages))
+		tlb_reserve_page(tlb, slots);
+	tlb->pages[tlb->nr_pages++] = (struct gather_page){ .pfn = head_pfn, .nr = nr };
+	tlb->slots += slots;
+}
 /* Free a detached table once the TLB is flushed; [start, end) is the span it mapped. */
 void tlb_remove_table(struct mmp_gather *tlb, uint32_t pfn, uint64_t start, uint64_t end);
 

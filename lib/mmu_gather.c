@@ -31,27 +31,6 @@ void tlb_gather_mmu(struct mmp_gather *tlb, struct mmp_space *s, bool fullmm)
 	inc_tlb_flush_pending(s);
 }
 
-static void tlb_track_range(struct mmp_gather *tlb, uint64_t start, uint64_t end)
-{
-	tlb->start = MIN(tlb->start, start);
-	tlb->end = MAX(tlb->end, end);
-}
-
-/*
- * PTEs were cleared: the flush goes at page stride, however many of them.
- * A batch of 512 PTEs mapping a PTE-mapped THP spans a whole PMD, but the
- * TLB holds 4 KiB translations of it; a PMD-stride flush would probe one of
- * them and leave the rest, clean-looking entries cached as dirty (MADV_FREE)
- * or translations of freed pages (zap). The kernel's tlb_get_unmap_shift
- * likewise takes cleared_ptes first.
- */
-void tlb_remove_tlb_entries(struct mmp_gather *tlb, uint64_t addr, uint64_t size)
-{
-	tlb->need_flush = true;
-	tlb->stride_shift = PAGE_SHIFT;
-	tlb_track_range(tlb, addr, addr + size);
-}
-
 /* A huge PMD was cleared (tlb_remove_pmd_tlb_entry): only 2 MiB translations to drop. */
 void tlb_remove_pmd_tlb_entry(struct mmp_gather *tlb, uint64_t addr)
 {
@@ -208,7 +187,7 @@ void tlb_finish_mmu(struct mmp_gather *tlb)
 }
 
 /* Room for one more entry; grows the batch like __tlb_next_batch, or flushes. */
-static void tlb_reserve_page(struct mmp_gather *tlb, unsigned int slots)
+void tlb_reserve_page(struct mmp_gather *tlb, unsigned int slots)
 {
 	if (tlb->slots + slots > MAX_GATHER_PAGES) {
 		tlb_flush_mmu(tlb);
@@ -234,16 +213,6 @@ static void tlb_reserve_page(struct mmp_gather *tlb, unsigned int slots)
 		tlb->pages = p;
 		tlb->max_pages = max;
 	}
-}
-
-void tlb_remove_folio_pages(struct mmp_gather *tlb, uint32_t head_pfn, unsigned int nr)
-{
-	/* A multi-page entry takes two slots, as the kernel's encoded_page pairs do. */
-	unsigned int slots = nr > 1 ? 2 : 1;
-
-	tlb_reserve_page(tlb, slots);
-	tlb->pages[tlb->nr_pages++] = (struct gather_page){ .pfn = head_pfn, .nr = nr };
-	tlb->slots += slots;
 }
 
 /*
