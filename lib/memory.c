@@ -81,12 +81,27 @@ bool vma_thp_allowed(struct mmp_space *s, struct mmp_vma *vma, unsigned int orde
 	return thp_vma_allowable_orders(s, vma) & (1u << order);
 }
 
+/*
+ * Are the @nr entries from @ptep none? Each is a ptep_get; the none ones are
+ * counted together, and the first that is not is read by ptep_get itself,
+ * counted as the architecture counts it.
+ */
 static inline bool pte_range_none(struct mmp_space *s, mmp_pte_t *ptep, unsigned int nr)
 {
-	for (unsigned int i = 0; i < nr; i++)
-		if (ptep_get(s, ptep + i))
+	if (nr == 1)
+		return !ptep_get(s, ptep);
+	for (unsigned int i = 0;; i++) {
+		unsigned int start = i;
+
+		while (i < nr && !READ_ONCE(ptep[i]))
+			i++;
+		count_add(s, MMP_C_PTEP_GET, i - start);
+		count_add(s, MMP_C_PTE_READ, i - start);
+		if (i == nr)
+			return true;
+		if (ptep_get(s, ptep + i))	/* not none (or cleared since: go on) */
 			return false;
-	return true;
+	}
 }
 
 /*
