@@ -83,41 +83,25 @@ static __always_inline void arm64_clear_full_ptes(struct mmp_space *s, uint64_t 
 		contpte_clear_full_ptes(s, addr, ptep, nr, full);
 }
 
+/* The rest is contpte.c's, called directly (the kernel's #define set_ptes set_ptes). */
 #define __HAVE_ARCH_WRPROTECT_PTES
-static __always_inline void arm64_wrprotect_ptes(struct mmp_space *s, uint64_t addr,
-						 mmp_pte_t *ptep, unsigned int nr)
-{
-	contpte_wrprotect_ptes(s, addr, ptep, nr);
-}
+#define arm64_wrprotect_ptes	contpte_wrprotect_ptes
 
 #define __HAVE_ARCH_PTEP_TEST_AND_CLEAR_YOUNG
-static __always_inline int arm64_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr,
-							   mmp_pte_t *ptep)
-{
-	return contpte_ptep_test_and_clear_young(s, addr, ptep);
-}
+#define arm64_ptep_test_and_clear_young	contpte_ptep_test_and_clear_young
 
 #define __HAVE_ARCH_CLEAR_YOUNG_DIRTY_PTES
-static __always_inline void arm64_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr,
-							 mmp_pte_t *ptep, unsigned int nr,
-							 unsigned int eflags)
-{
-	contpte_clear_young_dirty_ptes(s, addr, ptep, nr, eflags);
-}
+#define arm64_clear_young_dirty_ptes	contpte_clear_young_dirty_ptes
 
 #define __HAVE_ARCH_PTEP_SET_ACCESS_FLAGS
-static __always_inline int arm64_ptep_set_access_flags(struct mmp_space *s, uint64_t addr,
-						       mmp_pte_t *ptep, unsigned int eflags)
-{
-	return contpte_ptep_set_access_flags(s, addr, ptep, eflags);
-}
+#define arm64_ptep_set_access_flags	contpte_ptep_set_access_flags
 
-#define __HAVE_ARCH_HW_UPDATE_LEAF
 /*
  * FEAT_HAFDBS: set AF on any access; on a write, a DBM entry gets AP[2]
  * cleared (hardware dirty) and a non-DBM read-only entry faults. One entry at
  * a time, with an atomic update, as the hardware does.
  */
+#define __HAVE_ARCH_HW_UPDATE_LEAF
 static __always_inline mmp_pte_t arm64_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep,
 						       enum mmp_level level, unsigned int access)
 {

@@ -38,70 +38,37 @@ static __always_inline unsigned int riscv64_pte_batch_hint(mmp_pte_t *ptep, mmp_
 	       cont_entries_left(ptep, NAPOT_PTES) : 1;
 }
 
+/* The rest is napot.c's, called directly (the kernel's #define set_ptes set_ptes). */
 #define __HAVE_ARCH_SET_PTES
-static __always_inline void riscv64_set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
-					     mmp_pte_t pte, unsigned int nr)
-{
-	napot_set_ptes(s, addr, ptep, pte, nr);
-}
+#define riscv64_set_ptes	napot_set_ptes
 
 #define __HAVE_ARCH_PTEP_GET_AND_CLEAR
-static __always_inline mmp_pte_t riscv64_ptep_get_and_clear(struct mmp_space *s, uint64_t addr,
-							    mmp_pte_t *ptep)
-{
-	return napot_ptep_get_and_clear(s, addr, ptep);
-}
+#define riscv64_ptep_get_and_clear	napot_ptep_get_and_clear
 
 #define __HAVE_ARCH_GET_AND_CLEAR_FULL_PTES
-static __always_inline mmp_pte_t riscv64_get_and_clear_full_ptes(struct mmp_space *s,
-								 uint64_t addr, mmp_pte_t *ptep,
-								 unsigned int nr, int full)
-{
-	return napot_get_and_clear_full_ptes(s, addr, ptep, nr, full);
-}
+#define riscv64_get_and_clear_full_ptes	napot_get_and_clear_full_ptes
 
 #define __HAVE_ARCH_CLEAR_FULL_PTES
-static __always_inline void riscv64_clear_full_ptes(struct mmp_space *s, uint64_t addr,
-						    mmp_pte_t *ptep, unsigned int nr, int full)
-{
-	napot_clear_full_ptes(s, addr, ptep, nr, full);
-}
+#define riscv64_clear_full_ptes	napot_clear_full_ptes
 
 #define __HAVE_ARCH_WRPROTECT_PTES
-static __always_inline void riscv64_wrprotect_ptes(struct mmp_space *s, uint64_t addr,
-						   mmp_pte_t *ptep, unsigned int nr)
-{
-	napot_wrprotect_ptes(s, addr, ptep, nr);
-}
+#define riscv64_wrprotect_ptes	napot_wrprotect_ptes
 
 #define __HAVE_ARCH_PTEP_TEST_AND_CLEAR_YOUNG
-static __always_inline int riscv64_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr,
-							     mmp_pte_t *ptep)
-{
-	return napot_ptep_test_and_clear_young(s, addr, ptep);
-}
+#define riscv64_ptep_test_and_clear_young	napot_ptep_test_and_clear_young
 
 #define __HAVE_ARCH_CLEAR_YOUNG_DIRTY_PTES
-static __always_inline void riscv64_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr,
-							   mmp_pte_t *ptep, unsigned int nr,
-							   unsigned int eflags)
-{
-	napot_clear_young_dirty_ptes(s, addr, ptep, nr, eflags);
-}
+#define riscv64_clear_young_dirty_ptes	napot_clear_young_dirty_ptes
 
 #define __HAVE_ARCH_PTEP_SET_ACCESS_FLAGS
-static __always_inline int riscv64_ptep_set_access_flags(struct mmp_space *s, uint64_t addr,
-							 mmp_pte_t *ptep, unsigned int eflags)
-{
-	return napot_ptep_set_access_flags(s, addr, ptep, eflags);
-}
+#define riscv64_ptep_set_access_flags	napot_ptep_set_access_flags
 
-#define __HAVE_ARCH_HW_UPDATE_LEAF
 /*
  * The walker. Svadu sets A, and D on a store, atomically on the entry it used
  * (inside a NAPOT run, that one entry). Svade faults instead. The leaf is
  * returned as core mm reads it: for a NAPOT run, a plain entry of this page.
  */
+#define __HAVE_ARCH_HW_UPDATE_LEAF
 static __always_inline mmp_pte_t riscv64_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep,
 							 enum mmp_level level, unsigned int access)
 {
