@@ -193,6 +193,41 @@ static void pcp_free_high(struct mmp_phys *phys, struct mmp_pcp *pcp)
 	pcp_drain(phys, pcp, clamp_u(pcp->free_count, PCP_BATCH, high - PCP_BATCH));
 }
 
+/*
+ * rmqueue_bulk: up to @nr frames onto the cold end of @pcp, in the order
+ * __alloc_pages() one at a time would give them: the lower half of the
+ * smallest free block first. A block that fits goes on whole, rather than
+ * being split onto the free lists a frame at a time. phys->lock held.
+ */
+static void __rmqueue_bulk(struct mmp_phys *phys, struct mmp_pcp *pcp, unsigned int nr)
+{
+	uint32_t mask = phys->pcp_ring_mask;
+
+	while (pcp->count < nr) {
+		unsigned int o = 0;
+		uint32_t pfn;
+
+		while (o <= MMP_MAX_ORDER && phys->free_list[o] == NO_PFN)
+			o++;
+		if (o > MMP_MAX_ORDER)
+			return;
+		pfn = phys->free_list[o];
+		free_list_del(phys, pfn, o);
+		/* Give the upper halves back until the rest fits (expand). */
+		while (1u << o > nr - pcp->count) {
+			o--;
+			free_list_add(phys, pfn + (1u << o), o);
+		}
+		/* Below a free block's head every descriptor is zero already. */
+		for (uint32_t i = 0; i < 1u << o; i++) {
+			pfn_to_page(phys, pfn + i)->flags = PG_pcp;
+			pcp->head = (pcp->head - 1) & mask;
+			pcp->pfns[pcp->head] = pfn + i;
+		}
+		pcp->count += 1u << o;
+	}
+}
+
 /* rmqueue_pcplist: the hottest frame of this CPU's list, refilled a batch at a time. */
 static uint32_t pcp_alloc(struct mmp_phys *phys)
 {
@@ -206,17 +241,7 @@ static uint32_t pcp_alloc(struct mmp_phys *phys)
 		unsigned int batch = pcp_alloc_batch(phys, pcp);
 
 		spin_lock(&phys->lock);
-		while (pcp->count < batch) {
-			uint32_t p = __alloc_pages(phys, 0);
-
-			if (p == NO_PFN)
-				break;
-			pfn_to_page(phys, p)->flags = PG_pcp;
-			/* rmqueue_bulk adds at the cold end: the first frame taken goes out first. */
-			pcp->head = (pcp->head - 1) & mask;
-			pcp->pfns[pcp->head] = p;
-			pcp->count++;
-		}
+		__rmqueue_bulk(phys, pcp, batch);
 		spin_unlock(&phys->lock);
 	}
 	if (pcp->count) {

@@ -443,7 +443,7 @@ static void test_pcp(void)
 	struct mmp_phys *phys = NULL;
 	struct mmp_pcp *pcp;
 	unsigned int nr = 0, most = 0, least = ~0u;
-	bool sizes = true;
+	bool sizes = true, ascending = true;
 	uint32_t last;
 
 	must(mmp_phys_create(1024 * MiB, &phys) == 0, "create 1 GiB phys");
@@ -466,6 +466,10 @@ static void test_pcp(void)
 			printf("# refill %u took %u frames, want %u\n", r, got, refills[r]);
 	}
 	tap_ok(sizes, "refills in a row double from a batch up to high_max - batch");
+	for (unsigned int i = 0; i < nr; i++)
+		ascending &= pfns[i] == i + 1;
+	/* Fresh buddy lists: page-at-a-time allocation hands out 1, 2, 3, ... (0 is the zero page). */
+	tap_ok(ascending, "frames go out in the buddy allocator's order, whole blocks or split");
 	tap_eq(pcp->high, 1024, "and raise high to high_max");
 	tap_eq(pcp->alloc_factor, 4, "alloc_factor stops where a batch no longer fits");
 	phys_free_pages(phys, pfns[--nr], 0);
