@@ -221,15 +221,31 @@ struct mmp_space;
  * Per-CPU page lists (struct per_cpu_pages): order-0 frames freed and
  * allocated without the buddy lock or merging, hottest first. One list per
  * counter shard, so each host thread mostly has its own.
+ *
+ * Sized and tuned as the kernel's (6.7+): pcp->high moves between high_min
+ * (the low watermark split over the lists) and high_max (an eighth of memory
+ * split over them); a refill grows from PCP_BATCH to PCP_BATCH <<
+ * PCP_BATCH_SCALE_MAX over refills in a row without a free (nr_pcp_alloc),
+ * a drain to the run of frees in a row (nr_pcp_free). Two CPUs faulting at
+ * once then seldom meet at the buddy lock.
  */
-#define PCP_BATCH	63
-#define PCP_HIGH	(4 * PCP_BATCH)
+#define PCP_BATCH		63
+#define PCP_BATCH_SCALE_MAX	5
 
 struct mmp_pcp {
 	mmp_spinlock_t lock;
 	uint32_t count;
-	uint32_t pfns[PCP_HIGH];
+	uint32_t head;		/* ring slot of the coldest frame; the hottest is count - 1 on */
+	uint32_t high;		/* drain above this: high_min..high_max */
+	uint32_t free_count;	/* frames freed in a row, halved by each allocation */
+	uint32_t alloc_factor;	/* refills in a row: batch << alloc_factor, halved by a free */
+	uint32_t *pfns;		/* ring of phys->pcp_ring_mask + 1 slots */
 } __attribute__((aligned(64)));
+
+static inline uint32_t *pcp_slot(struct mmp_pcp *pcp, uint32_t mask, uint32_t i)
+{
+	return &pcp->pfns[(pcp->head + i) & mask];
+}
 
 struct mmp_phys {
 	uint8_t *base;		/* the host reservation; frame pfn is at base + pfn * 4096 */
@@ -242,6 +258,8 @@ struct mmp_phys {
 	uint64_t free_pages;
 
 	struct mmp_pcp *pcp;	/* MMP_COUNTER_SHARDS lists */
+	uint32_t pcp_high_min, pcp_high_max;
+	uint32_t pcp_ring_mask;	/* ring slots - 1: a power of two above high_max */
 	bool debug_vm;		/* MMPRIM_DEBUG_VM set: expensive sanity checks */
 
 	uint32_t zero_pfn;	 /* the shared zero page */

@@ -115,28 +115,116 @@ static struct mmp_pcp *this_pcp(struct mmp_phys *phys)
 	return &phys->pcp[counter_shard()];
 }
 
+static unsigned int clamp_u(unsigned int v, unsigned int lo, unsigned int hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
 static void __free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order);
 
-/* Move the @nr coldest frames of @pcp to the buddy allocator. pcp->lock held. */
+/*
+ * free_pcppages_bulk: move the @nr coldest frames of @pcp to the buddy
+ * allocator. pcp->lock held. A ring, so the frames left behind stay put.
+ */
 static void pcp_drain(struct mmp_phys *phys, struct mmp_pcp *pcp, unsigned int nr)
 {
+	uint32_t mask = phys->pcp_ring_mask;
+
 	nr = MIN(nr, pcp->count);
+	if (!nr)
+		return;
 	spin_lock(&phys->lock);
 	for (unsigned int i = 0; i < nr; i++) {
-		pfn_to_page(phys, pcp->pfns[i])->flags = 0;
-		__free_pages(phys, pcp->pfns[i], 0);
+		uint32_t pfn = *pcp_slot(pcp, mask, i);
+
+		pfn_to_page(phys, pfn)->flags = 0;
+		__free_pages(phys, pfn, 0);
 	}
 	spin_unlock(&phys->lock);
+	pcp->head = (pcp->head + nr) & mask;
 	pcp->count -= nr;
-	memmove(pcp->pfns, pcp->pfns + nr, pcp->count * sizeof(pcp->pfns[0]));
 }
 
 void phys_drain_pcp(struct mmp_phys *phys)
 {
 	for (int i = 0; i < MMP_COUNTER_SHARDS; i++) {
 		spin_lock(&phys->pcp[i].lock);
-		pcp_drain(phys, &phys->pcp[i], PCP_HIGH);
+		pcp_drain(phys, &phys->pcp[i], phys->pcp[i].count);
 		spin_unlock(&phys->pcp[i].lock);
+	}
+}
+
+/*
+ * nr_pcp_alloc: how many frames an empty list takes from the buddy
+ * allocator. Each refill without a free in between doubles the batch, up to
+ * PCP_BATCH << PCP_BATCH_SCALE_MAX, and raises high by it (a larger list
+ * would have spared the trip); the list is never filled past high - batch.
+ */
+static unsigned int pcp_alloc_batch(struct mmp_phys *phys, struct mmp_pcp *pcp)
+{
+	unsigned int high = pcp->high;	/* always within high_min..high_max */
+	unsigned int batch = PCP_BATCH << pcp->alloc_factor, max_nr;
+
+	if (phys->pcp_high_min != phys->pcp_high_max)
+		high = MIN(high + batch, phys->pcp_high_max);
+	pcp->high = high;
+	max_nr = high > pcp->count + 2 * PCP_BATCH ? high - pcp->count - PCP_BATCH : PCP_BATCH;
+	if (batch <= max_nr && pcp->alloc_factor < PCP_BATCH_SCALE_MAX)
+		pcp->alloc_factor++;
+	return MIN(batch, max_nr);
+}
+
+/*
+ * nr_pcp_high and nr_pcp_free, for a free that filled the list to high: a
+ * list that fills during a run of frees grows to hold that run (up to
+ * high_max), and gives back the run so far, keeping a batch. The kernel also
+ * shrinks high under memory pressure (ZONE_BELOW_HIGH, reclaim) and decays it
+ * every second; the simulator has neither watermarks nor a clock, and the
+ * allocator drains every list before it fails. Below high, nr_pcp_high
+ * changes nothing: the free path only tests the count.
+ */
+static void pcp_free_high(struct mmp_phys *phys, struct mmp_pcp *pcp)
+{
+	unsigned int high = pcp->high;
+
+	if (phys->pcp_high_min != phys->pcp_high_max && high < pcp->free_count + PCP_BATCH)
+		pcp->high = clamp_u(pcp->free_count + PCP_BATCH, phys->pcp_high_min,
+				    phys->pcp_high_max);
+	pcp_drain(phys, pcp, clamp_u(pcp->free_count, PCP_BATCH, high - PCP_BATCH));
+}
+
+/*
+ * rmqueue_bulk: up to @nr frames onto the cold end of @pcp, in the order
+ * __alloc_pages() one at a time would give them: the lower half of the
+ * smallest free block first. A block that fits goes on whole, rather than
+ * being split onto the free lists a frame at a time. phys->lock held.
+ */
+static void __rmqueue_bulk(struct mmp_phys *phys, struct mmp_pcp *pcp, unsigned int nr)
+{
+	uint32_t mask = phys->pcp_ring_mask;
+
+	while (pcp->count < nr) {
+		unsigned int o = 0;
+		uint32_t pfn;
+
+		while (o <= MMP_MAX_ORDER && phys->free_list[o] == NO_PFN)
+			o++;
+		if (o > MMP_MAX_ORDER)
+			return;
+		pfn = phys->free_list[o];
+		free_list_del(phys, pfn, o);
+		/* Give the upper halves back until the rest fits (expand). */
+		while (1u << o > nr - pcp->count) {
+			o--;
+			free_list_add(phys, pfn + (1u << o), o);
+		}
+		/* Below a free block's head every descriptor is zero already. */
+		for (uint32_t i = 0; i < 1u << o; i++) {
+			pfn_to_page(phys, pfn + i)->flags = PG_pcp;
+			pcp->head = (pcp->head - 1) & mask;
+			pcp->pfns[pcp->head] = pfn + i;
+		}
+		pcp->count += 1u << o;
 	}
 }
 
@@ -144,30 +232,43 @@ void phys_drain_pcp(struct mmp_phys *phys)
 static uint32_t pcp_alloc(struct mmp_phys *phys)
 {
 	struct mmp_pcp *pcp = this_pcp(phys);
-	uint32_t pfn = NO_PFN;
+	uint32_t mask = phys->pcp_ring_mask, pfn = NO_PFN;
 
 	spin_lock(&pcp->lock);
+	/* An allocation ends a run of frees: the next drain is smaller. */
+	pcp->free_count >>= 1;
 	if (!pcp->count) {
-		spin_lock(&phys->lock);
-		while (pcp->count < PCP_BATCH) {
-			uint32_t p = __alloc_pages(phys, 0);
+		unsigned int batch = pcp_alloc_batch(phys, pcp);
 
-			if (p == NO_PFN)
-				break;
-			pfn_to_page(phys, p)->flags = PG_pcp;
-			pcp->pfns[pcp->count++] = p;
-		}
+		spin_lock(&phys->lock);
+		__rmqueue_bulk(phys, pcp, batch);
 		spin_unlock(&phys->lock);
 	}
 	if (pcp->count) {
-		pfn = pcp->pfns[--pcp->count];
+		pfn = *pcp_slot(pcp, mask, --pcp->count);
 		pfn_to_page(phys, pfn)->flags = 0;
 	}
 	spin_unlock(&pcp->lock);
 	return pfn;
 }
 
-static void pcp_free(struct mmp_phys *phys, struct mmp_pcp *pcp, uint32_t pfn)
+/*
+ * What @run frees in a row do to the tuning, settled at once rather than per
+ * frame (only a refill or a drain reads it, and neither comes between): the
+ * run of frees grows, saturating, and each free halves alloc_factor.
+ */
+static void pcp_count_frees(struct mmp_pcp *pcp, unsigned int *run)
+{
+	pcp->free_count = MIN(pcp->free_count + *run, PCP_BATCH << PCP_BATCH_SCALE_MAX);
+	pcp->alloc_factor = *run > PCP_BATCH_SCALE_MAX ? 0 : pcp->alloc_factor >> *run;
+	*run = 0;
+}
+
+/*
+ * free_frozen_page_commit: onto the hot end; past high, the coldest go back
+ * in a batch. *@run counts the frees not yet settled by pcp_count_frees().
+ */
+static void pcp_free(struct mmp_phys *phys, struct mmp_pcp *pcp, uint32_t pfn, unsigned int *run)
 {
 	struct mmp_page *page = pfn_to_page(phys, pfn);
 
@@ -181,9 +282,12 @@ static void pcp_free(struct mmp_phys *phys, struct mmp_pcp *pcp, uint32_t pfn)
 	}
 	memset(page, 0, sizeof(*page));
 	page->flags = PG_pcp;
-	if (pcp->count == PCP_HIGH)
-		pcp_drain(phys, pcp, PCP_BATCH);
-	pcp->pfns[pcp->count++] = pfn;
+	*pcp_slot(pcp, phys->pcp_ring_mask, pcp->count++) = pfn;
+	(*run)++;
+	if (unlikely(pcp->count >= pcp->high)) {
+		pcp_count_frees(pcp, run);
+		pcp_free_high(phys, pcp);
+	}
 }
 
 uint32_t phys_alloc_pages(struct mmp_phys *phys, unsigned int order)
@@ -256,15 +360,17 @@ void phys_free_pages_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uin
 			  unsigned int nr)
 {
 	struct mmp_pcp *pcp = this_pcp(phys);
+	unsigned int run = 0;
 	bool large = false;
 
 	spin_lock(&pcp->lock);
 	for (unsigned int i = 0; i < nr; i++) {
 		if (orders[i] == 0)
-			pcp_free(phys, pcp, pfns[i]);
+			pcp_free(phys, pcp, pfns[i], &run);
 		else
 			large = true;
 	}
+	pcp_count_frees(pcp, &run);
 	spin_unlock(&pcp->lock);
 	if (!large)
 		return;
@@ -276,6 +382,64 @@ void phys_free_pages_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uin
 }
 
 /* ---- public API -------------------------------------------------------------------------- */
+
+static uint64_t isqrt(uint64_t v)
+{
+	uint64_t r = 0;
+
+	for (uint64_t bit = 1ull << 62; bit; bit >>= 2) {
+		if (v >= r + bit) {
+			v -= r + bit;
+			r = (r >> 1) + bit;
+		} else {
+			r >>= 1;
+		}
+	}
+	return r;
+}
+
+/*
+ * zone_highsize, both ways: high_min from the low watermark (min_free_kbytes
+ * = sqrt(16 * KiB of memory), plus watermark_scale_factor's 0.1%), high_max
+ * from an eighth of memory (MIN_PERCPU_PAGELIST_HIGH_FRACTION); each split
+ * over the lists as the kernel splits it over the CPUs, and at least four
+ * batches. The rings hold high_max frames.
+ */
+static int pcp_init(struct mmp_phys *phys)
+{
+	uint64_t managed = phys->nr_pages, min_kb = isqrt(managed * (PAGE_SIZE / 1024) * 16);
+	uint64_t min, low, slots = 1;
+	uint32_t *rings;
+
+	min_kb = MIN(MAX(min_kb, 128), 262144);
+	min = min_kb / (PAGE_SIZE / 1024);
+	low = min + MAX(min / 4, managed * 10 / 10000);
+	phys->pcp_high_min = MAX(low / MMP_COUNTER_SHARDS, 4 * PCP_BATCH);
+	phys->pcp_high_max = MAX(managed / 8 / MMP_COUNTER_SHARDS, phys->pcp_high_min);
+	while (slots <= phys->pcp_high_max)
+		slots <<= 1;
+	phys->pcp_ring_mask = slots - 1;
+
+	/* Cache-line aligned: two CPUs' lists never share a line. */
+	if (posix_memalign((void **)&phys->pcp, 64, MMP_COUNTER_SHARDS * sizeof(*phys->pcp)))
+		return -ENOMEM;
+	memset(phys->pcp, 0, MMP_COUNTER_SHARDS * sizeof(*phys->pcp));
+	if (posix_memalign((void **)&rings, 64, MMP_COUNTER_SHARDS * slots * sizeof(*rings))) {
+		free(phys->pcp);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < MMP_COUNTER_SHARDS; i++) {
+		phys->pcp[i].pfns = rings + i * slots;
+		phys->pcp[i].high = phys->pcp_high_min;
+	}
+	return 0;
+}
+
+static void pcp_exit(struct mmp_phys *phys)
+{
+	free(phys->pcp[0].pfns);
+	free(phys->pcp);
+}
 
 static void *reserve(size_t bytes)
 {
@@ -309,15 +473,13 @@ MMP_EXPORT int mmp_phys_create(size_t bytes, struct mmp_phys **out)
 	phys->memmap = reserve(nr_pages * sizeof(struct mmp_page));
 	if (!phys->memmap)
 		goto err_unmap;
-	/* Cache-line aligned: two CPUs' lists never share a line. */
-	if (posix_memalign((void **)&phys->pcp, 64, MMP_COUNTER_SHARDS * sizeof(*phys->pcp)))
+	if (pcp_init(phys))
 		goto err_unmap_memmap;
-	memset(phys->pcp, 0, MMP_COUNTER_SHARDS * sizeof(*phys->pcp));
 	if (pthread_mutex_init(&phys->spaces_lock, NULL))
-		goto err_unmap_memmap;
+		goto err_pcp;
 	if (pthread_mutex_init(&phys->pt_rcu_lock, NULL)) {
 		pthread_mutex_destroy(&phys->spaces_lock);
-		goto err_unmap_memmap;
+		goto err_pcp;
 	}
 
 	for (unsigned int o = 0; o <= MMP_MAX_ORDER; o++)
@@ -337,8 +499,9 @@ MMP_EXPORT int mmp_phys_create(size_t bytes, struct mmp_phys **out)
 	*out = phys;
 	return 0;
 
+err_pcp:
+	pcp_exit(phys);
 err_unmap_memmap:
-	free(phys->pcp);
 	munmap(phys->memmap, nr_pages * sizeof(struct mmp_page));
 err_unmap:
 	munmap(phys->base, nr_pages << PAGE_SHIFT);
@@ -368,7 +531,7 @@ MMP_EXPORT int mmp_phys_destroy(struct mmp_phys *phys)
 		munmap(phys->verify_scratch, phys->verify_scratch_bytes);
 	pthread_mutex_destroy(&phys->pt_rcu_lock);
 	pthread_mutex_destroy(&phys->spaces_lock);
-	free(phys->pcp);
+	pcp_exit(phys);
 	munmap(phys->memmap, phys->nr_pages * sizeof(struct mmp_page));
 	munmap(phys->base, phys->nr_pages << PAGE_SHIFT);
 	free(phys);

@@ -485,7 +485,7 @@ static void mark_free(struct verify *v)
 			set_free(v, pfn, 1ull << o);
 	for (int i = 0; i < MMP_COUNTER_SHARDS; i++)
 		for (unsigned int j = 0; j < phys->pcp[i].count; j++)
-			set_free(v, phys->pcp[i].pfns[j], 1);
+			set_free(v, *pcp_slot(&phys->pcp[i], phys->pcp_ring_mask, j), 1);
 	spin_unlock(&phys->lock);
 	for (int i = MMP_COUNTER_SHARDS - 1; i >= 0; i--)
 		spin_unlock(&phys->pcp[i].lock);

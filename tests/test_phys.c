@@ -430,6 +430,72 @@ static void test_destroy_busy(void)
 	tap_eq(mmp_phys_destroy(phys), 0, "destroy once no space is left");
 }
 
+/*
+ * The per-CPU lists are sized and tuned as the kernel's: high between the
+ * low watermark and an eighth of memory split over the lists, refills that
+ * double while no free comes between, drains as long as the run of frees.
+ */
+static void test_pcp(void)
+{
+	static const unsigned int refills[] = { 63, 126, 252, 504, 961, 961 };
+	static uint32_t pfns[3000];
+	struct mmp_phys_stat initial, after;
+	struct mmp_phys *phys = NULL;
+	struct mmp_pcp *pcp;
+	unsigned int nr = 0, most = 0, least = ~0u;
+	bool sizes = true, ascending = true;
+	uint32_t last;
+
+	must(mmp_phys_create(1024 * MiB, &phys) == 0, "create 1 GiB phys");
+	get_stat(phys, &initial);
+	pcp = &phys->pcp[counter_shard()];
+	/* 1 GiB: min_free_kbytes 4096, low watermark 1286 pages; 262144 pages / 8 / 32 lists. */
+	tap_eq(phys->pcp_high_min, 4 * PCP_BATCH, "1 GiB: high_min is four batches");
+	tap_eq(phys->pcp_high_max, 1024, "1 GiB: high_max is an eighth of memory over 32 lists");
+	tap_eq(phys->pcp_ring_mask, 2047, "the ring holds high_max frames");
+
+	for (unsigned int r = 0; r < sizeof(refills) / sizeof(refills[0]); r++) {
+		unsigned int got;
+
+		pfns[nr++] = phys_alloc_pages(phys, 0);
+		got = pcp->count + 1;
+		sizes &= got == refills[r];
+		while (pcp->count)
+			pfns[nr++] = phys_alloc_pages(phys, 0);
+		if (!sizes)
+			printf("# refill %u took %u frames, want %u\n", r, got, refills[r]);
+	}
+	tap_ok(sizes, "refills in a row double from a batch up to high_max - batch");
+	for (unsigned int i = 0; i < nr; i++)
+		ascending &= pfns[i] == i + 1;
+	/* Fresh buddy lists: page-at-a-time allocation hands out 1, 2, 3, ... (0 is the zero page). */
+	tap_ok(ascending, "frames go out in the buddy allocator's order, whole blocks or split");
+	tap_eq(pcp->high, 1024, "and raise high to high_max");
+	tap_eq(pcp->alloc_factor, 4, "alloc_factor stops where a batch no longer fits");
+	phys_free_pages(phys, pfns[--nr], 0);
+	tap_eq(pcp->alloc_factor, 2, "a free halves alloc_factor");
+
+	/* A long run of frees: the list stays under high_max and keeps a batch when it drains. */
+	for (unsigned int i = 0; i < nr; i++) {
+		unsigned int before = pcp->count;
+
+		phys_free_pages(phys, pfns[i], 0);
+		most = MAX(most, pcp->count);
+		if (pcp->count < before)
+			least = MIN(least, pcp->count);
+	}
+	tap_ok(most <= phys->pcp_high_max && most > 4 * PCP_BATCH,
+	       "a run of frees grows the list past high_min, never past high_max (%u)", most);
+	tap_ok(least >= PCP_BATCH && least != ~0u, "a drain leaves at least a batch (%u)", least);
+	tap_eq(pcp->free_count, PCP_BATCH << PCP_BATCH_SCALE_MAX, "free_count saturates");
+	last = phys_alloc_pages(phys, 0);
+	tap_eq(pcp->free_count, (PCP_BATCH << PCP_BATCH_SCALE_MAX) / 2, "an allocation halves it");
+	phys_free_pages(phys, last, 0);
+	get_stat(phys, &after);
+	tap_ok(stat_eq(&after, &initial), "draining the lists merges back to the initial blocks");
+	tap_eq(mmp_phys_destroy(phys), 0, "destroy");
+}
+
 /* ---- counters -------------------------------------------------------------------------- */
 
 struct shard_thread {
@@ -551,6 +617,7 @@ int main(void)
 	test_bulk(&initial);
 	test_bugs();
 	test_destroy_busy();
+	test_pcp();
 	test_names();
 	return tap_done();
 }
