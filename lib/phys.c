@@ -332,7 +332,10 @@ static void __free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order
 		MMP_BUG_ON(page[i].flags & (i ? PG_buddy | PG_pcp : PG_pcp));
 
 	/* Owners leave flags, counts and tail links behind: the next user gets zeros. */
-	memset(page, 0, nr * sizeof(*page));
+	if (nr == 1)
+		*page = (struct mmp_page){ 0 };	/* inline stores, no call */
+	else
+		memset(page, 0, nr * sizeof(*page));
 
 	while (order < MMP_MAX_ORDER) {
 		uint32_t buddy = pfn ^ (1u << order);
