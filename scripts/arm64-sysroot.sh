@@ -258,9 +258,11 @@ sys_root = '$sysroot'
 pkg_config_libdir = ['$libdir/pkgconfig']
 
 [built-in options]
-c_args = ['-I$sysroot/usr/include/$multiarch']
+# -isystem: the sysroot's headers are system headers, so -Wpedantic spares the
+# inline code of theirs we compile (liburcu's read side, _LGPL_SOURCE).
+c_args = ['-isystem$sysroot/usr/include/$multiarch']
 c_link_args = ['-Wl,-rpath-link,$libdir']
-cpp_args = ['-I$sysroot/usr/include/$multiarch']
+cpp_args = ['-isystem$sysroot/usr/include/$multiarch']
 cpp_link_args = ['-Wl,-rpath-link,$libdir']
 
 [host_machine]
