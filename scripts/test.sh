@@ -18,6 +18,15 @@ read -r -a extra_args <<<"${MMP_TEST_ARGS:-}"
 total_pass=0
 total_fail=0
 total_skip=0
+failed=()	# each failure that is no meson test's, recapped above the last line
+testlogs=()	# "suite=builddir" of each meson test run with failures, recapped too
+
+# Count one failure that is no meson test's, and say what it was.
+fail_one() {
+	echo "==> $1"
+	failed+=("$1")
+	total_fail=$((total_fail + 1))
+}
 
 # Configure $1 with the remaining arguments as options, reusing an existing build.
 configure() {
@@ -67,9 +76,11 @@ add_results() {
 		# meson test failed without a failing test in its log (bad arguments,
 		# no tests found, a crash of meson itself): still a failure.
 		echo "==> $name: meson test exited with $rc"
+		failed+=("$name: meson test exited with $rc")
 		fail=1
 	fi
 	echo "==> $name: $pass passed, $fail failed, $skip skipped"
+	((fail > 0)) && testlogs+=("$name=$dir")
 	total_pass=$((total_pass + pass))
 	total_fail=$((total_fail + fail))
 	total_skip=$((total_skip + skip))
@@ -83,8 +94,7 @@ run_suite() {
 
 	echo "==> $name: building in $dir"
 	if ! ninja -C "$dir"; then
-		echo "==> $name: BUILD FAILED"
-		total_fail=$((total_fail + 1))
+		fail_one "$name: BUILD FAILED"
 		return
 	fi
 
@@ -93,8 +103,7 @@ run_suite() {
 	meson test -C "$dir" --print-errorlogs --num-processes 2 "$@" "${extra_args[@]}"
 	rc=$?
 	if [[ ! -f $dir/meson-logs/testlog.json ]]; then
-		echo "==> $name: meson test (exit $rc) ran no test"
-		total_fail=$((total_fail + 1))
+		fail_one "$name: meson test (exit $rc) ran no test"
 		return
 	fi
 	add_results "$dir" "$name" "$rc"
@@ -111,8 +120,7 @@ fi
 if configure build -Dbenches=true -Dwerror=true; then
 	run_suite build native
 else
-	echo "==> native: meson setup failed"
-	total_fail=$((total_fail + 1))
+	fail_one "native: meson setup failed"
 fi
 
 # ASan + UBSan. Sanitized code runs about twice as slow: double the timeouts.
@@ -122,8 +130,7 @@ if configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbenche
 	-Dwerror=true; then
 	run_suite build-asan asan+ubsan --timeout-multiplier 2
 else
-	echo "==> asan+ubsan: meson setup failed"
-	total_fail=$((total_fail + 1))
+	fail_one "asan+ubsan: meson setup failed"
 fi
 
 # clang builds everything too, benches included, warnings as errors; one test.
@@ -133,12 +140,10 @@ if command -v clang >/dev/null 2>&1 &&
 		echo "==> clang -Werror: 1 passed"
 		total_pass=$((total_pass + 1))
 	else
-		echo "==> clang -Werror: BUILD FAILED"
-		total_fail=$((total_fail + 1))
+		fail_one "clang -Werror: BUILD FAILED"
 	fi
 else
-	echo "==> clang -Werror: clang missing or meson setup failed; counted as 1 failure"
-	total_fail=$((total_fail + 1))
+	fail_one "clang -Werror: clang missing or meson setup failed; counted as 1 failure"
 fi
 
 # The differential test's op decoder under libFuzzer (clang), 60 s against
@@ -155,12 +160,10 @@ if command -v clang >/dev/null 2>&1 &&
 		total_pass=$((total_pass + 1))
 	else
 		tail -40 build-fuzz/fuzz.log
-		echo "==> fuzz: FAILED (build-fuzz/fuzz.log, crash-* inputs in build-fuzz/)"
-		total_fail=$((total_fail + 1))
+		fail_one "fuzz: FAILED (build-fuzz/fuzz.log, crash-* inputs in build-fuzz/)"
 	fi
 else
-	echo "==> fuzz: clang missing or the fuzz build failed; counted as 1 failure"
-	total_fail=$((total_fail + 1))
+	fail_one "fuzz: clang missing or the fuzz build failed; counted as 1 failure"
 fi
 
 # arm64: cross-built for aarch64, every test under qemu-aarch64. Exit 2 of
@@ -172,13 +175,20 @@ else
 	env -u ASAN_OPTIONS -u UBSAN_OPTIONS bash scripts/test-arm64.sh "${extra_args[@]}"
 	rc=$?
 	if ((rc == 2)) || [[ ! -f build-arm64/meson-logs/testlog.json ]]; then
-		echo "==> arm64: FAILED: no arm64 test ran (test-arm64.sh exit $rc); counted as 1 failure"
-		total_fail=$((total_fail + 1))
+		fail_one "arm64: FAILED: no arm64 test ran (test-arm64.sh exit $rc); counted as 1 failure"
 	else
 		add_results build-arm64 arm64 "$rc"
 	fi
 fi
 
+# The recap sits where a reader of only the tail still sees it.
+if ((total_fail > 0)); then
+	echo "==> what failed"
+	for f in "${failed[@]}"; do
+		echo "FAILED: $f"
+	done
+	((${#testlogs[@]})) && python3 scripts/testlog-failures.py "${testlogs[@]}"
+fi
 summary="$total_pass passed, $total_fail failed"
 ((total_skip > 0)) && summary+=", $total_skip skipped"
 echo "$summary"
