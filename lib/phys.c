@@ -455,6 +455,7 @@ static void *reserve(size_t bytes)
 MMP_EXPORT int mmp_phys_create(size_t bytes, struct mmp_phys **out)
 {
 	const uint64_t block_bytes = MAX_ORDER_PAGES << PAGE_SHIFT;
+	const char *debug_vm;
 	struct mmp_phys *phys;
 	uint64_t nr_pages;
 
@@ -468,7 +469,8 @@ MMP_EXPORT int mmp_phys_create(size_t bytes, struct mmp_phys **out)
 	if (!phys)
 		return -ENOMEM;
 	phys->nr_pages = nr_pages;
-	phys->debug_vm = getenv("MMPRIM_DEBUG_VM") && strcmp(getenv("MMPRIM_DEBUG_VM"), "0");
+	debug_vm = getenv("MMPRIM_DEBUG_VM");
+	phys->debug_vm = debug_vm && *debug_vm && strcmp(debug_vm, "0");
 	phys->base = reserve(nr_pages << PAGE_SHIFT);
 	if (!phys->base)
 		goto err_free;

@@ -39,11 +39,12 @@ out=$(mktemp -d)
 
 measure() {
 	# MALLOC_PERTURB_ (set at random by meson test) makes malloc and free fill
-	# memory: instructions that are no part of the simulator's. glibc picks its
+	# memory: instructions that are no part of the simulator's, and
+	# MMPRIM_DEBUG_VM adds the checks of CONFIG_DEBUG_VM. glibc picks its
 	# string functions by CPU feature, and valgrind shows some of the host's:
 	# pin them to the baseline x86-64 ones, so an Intel and an AMD host count
 	# the same.
-	env -u MALLOC_PERTURB_ \
+	env -u MALLOC_PERTURB_ -u MMPRIM_DEBUG_VM \
 		GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-AVX512F,-AVX512VL,-AVX512BW,-ERMS,-FSRM,-AVX \
 		valgrind --tool=callgrind --separate-threads=yes \
 		--callgrind-out-file="$out/cg" "$exe" "${archs[@]}" \
