@@ -65,6 +65,18 @@ static __always_inline unsigned int pte_batch_hint(struct mmp_space *s, mmp_pte_
 #undef MMP_FORMAT
 }
 
+/* folio_pte_batch's loop, per folder (arch/generic/entry_ops.h). */
+static __always_inline unsigned int folio_pte_scan(struct mmp_space *s, mmp_pte_t *ptep,
+						   mmp_pte_t expected, unsigned int ignore,
+						   unsigned int nr, unsigned int max_nr,
+						   unsigned int *merged)
+{
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f:						\
+	return f##_folio_pte_scan(s, ptep, expected, ignore, nr, max_nr, merged);
+	MMP_DISPATCH(s)
+#undef MMP_FORMAT
+}
+
 /* ---- writing (PTL held; @nr entries map consecutive pages of one folio in one table) ---- */
 
 /* Map @nr pages, pfn advancing; @nr > 1 needs none targets. */

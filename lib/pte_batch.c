@@ -32,16 +32,8 @@ unsigned int folio_pte_batch_flags(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte
 	 */
 	expected = pte_clear_flags(s, pte, ignore);
 	nr = pte_batch_hint(s, ptep, pte);
-	while (nr < max_nr) {
-		mmp_pte_t e = ptep_get(s, ptep + nr);
-
-		if (pte_clear_flags(s, e, ignore) != pte_advance_pfn(s, expected, nr))
-			break;
-		if (merge)
-			merged |= entry_test(s, e, MMP_PTE,
-					     MMP_E_WRITE | MMP_E_ACCESSED | MMP_E_DIRTY);
-		nr += pte_batch_hint(s, ptep + nr, e);
-	}
+	if (nr < max_nr)
+		nr = folio_pte_scan(s, ptep, expected, ignore, nr, max_nr, merge ? &merged : NULL);
 	nr = MIN(nr, max_nr);
 
 	if (merge) {

@@ -125,13 +125,11 @@ static __always_inline uint64_t riscv64_entry_pfn(mmp_pte_t e, enum mmp_level le
 /* The raw bit operations folio_pte_batch compares with (no soft-dirty bit). */
 static __always_inline mmp_pte_t riscv64_pte_clear_flags(mmp_pte_t e, unsigned int f)
 {
-	if (f & MMP_E_ACCESSED)
-		e &= ~_PAGE_A;
-	if (f & MMP_E_DIRTY)
-		e &= ~_PAGE_D;
-	if (f & MMP_E_WRITE)
-		e &= ~_PAGE_W;
-	return e;
+	/* One mask of @f alone: a loop clearing the same flags computes it once. */
+	mmp_pte_t bits = (f & MMP_E_ACCESSED ? _PAGE_A : 0) | (f & MMP_E_DIRTY ? _PAGE_D : 0) |
+			 (f & MMP_E_WRITE ? _PAGE_W : 0);
+
+	return e & ~bits;
 }
 
 /* Core's entries are per page, never NAPOT-encoded: the ppn simply advances. */

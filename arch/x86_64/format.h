@@ -107,21 +107,21 @@ static __always_inline uint64_t x86_64_entry_pfn(mmp_pte_t e, enum mmp_level lev
  */
 static __always_inline mmp_pte_t x86_64_pte_clear_flags(mmp_pte_t e, unsigned int f)
 {
-	if (f & MMP_E_ACCESSED)
-		e &= ~_PAGE_ACCESSED;
-	if (f & MMP_E_DIRTY)
-		e &= ~_PAGE_DIRTY;
-	if (f & MMP_E_SOFT_DIRTY)
-		e &= ~_PAGE_SOFT_DIRTY;
-	if (f & MMP_E_WRITE)
-		e &= ~_PAGE_RW;
-	return e;
+	/* One mask of @f alone: a loop clearing the same flags computes it once. */
+	mmp_pte_t bits = (f & MMP_E_ACCESSED ? _PAGE_ACCESSED : 0) |
+			 (f & MMP_E_DIRTY ? _PAGE_DIRTY : 0) |
+			 (f & MMP_E_SOFT_DIRTY ? _PAGE_SOFT_DIRTY : 0) |
+			 (f & MMP_E_WRITE ? _PAGE_RW : 0);
+
+	return e & ~bits;
 }
 
-/* A PROT_NONE entry holds its pfn inverted (L1TF), so it advances the other way. */
+/* A PROT_NONE entry holds its pfn inverted (L1TF): it advances the other way. */
 static __always_inline mmp_pte_t x86_64_pte_advance_pfn(mmp_pte_t e, uint64_t nr)
 {
-	return e & _PAGE_PRESENT ? e + (nr << MMP_PAGE_SHIFT) : e - (nr << MMP_PAGE_SHIFT);
+	uint64_t step = e & _PAGE_PRESENT ? MMP_PAGE_SIZE : -(uint64_t)MMP_PAGE_SIZE;
+
+	return e + nr * step;
 }
 
 #endif /* MMP_X86_64_FORMAT_H */
