@@ -220,11 +220,12 @@ struct mmp_space;
 /*
  * Per-CPU page lists (struct per_cpu_pages): order-0 frames freed and
  * allocated without the buddy lock or merging, hottest first. One list per
- * counter shard, so each host thread mostly has its own.
+ * counter shard, so each host thread mostly has its own; a list comes online
+ * with the first thread that uses it on this phys, as a CPU comes online.
  *
  * Sized and tuned as the kernel's (6.7+): pcp->high moves between high_min
- * (the low watermark split over the lists) and high_max (an eighth of memory
- * split over them); a refill grows from PCP_BATCH to PCP_BATCH <<
+ * (the low watermark split over the lists online) and high_max (an eighth of
+ * memory split over them, zone_highsize); a refill grows from PCP_BATCH to PCP_BATCH <<
  * PCP_BATCH_SCALE_MAX over refills in a row without a free (nr_pcp_alloc),
  * a drain to the run of frees in a row (nr_pcp_free). Two CPUs faulting at
  * once then seldom meet at the buddy lock.
@@ -239,6 +240,7 @@ struct mmp_pcp {
 	uint32_t high;		/* drain above this: high_min..high_max */
 	uint32_t free_count;	/* frames freed in a row, halved by each allocation */
 	uint32_t alloc_factor;	/* refills in a row: batch << alloc_factor, halved by a free */
+	bool online;		/* used on this phys: counted in the split of high */
 	uint32_t *pfns;		/* ring of phys->pcp_ring_mask + 1 slots */
 } __attribute__((aligned(64)));
 
@@ -258,8 +260,10 @@ struct mmp_phys {
 	uint64_t free_pages;
 
 	struct mmp_pcp *pcp;	/* MMP_COUNTER_SHARDS lists */
-	uint32_t pcp_high_min, pcp_high_max;
-	uint32_t pcp_ring_mask;	/* ring slots - 1: a power of two above high_max */
+	uint32_t pcp_high_min, pcp_high_max;	/* READ_ONCE: set as lists come online */
+	uint32_t pcp_nr_online;
+	mmp_spinlock_t pcp_online_lock;	/* taken with no other lock held */
+	uint32_t pcp_ring_mask;	/* ring slots - 1: a power of two above high_max at one list */
 	bool debug_vm;		/* MMPRIM_DEBUG_VM set: expensive sanity checks */
 
 	uint32_t zero_pfn;	 /* the shared zero page */

@@ -110,14 +110,80 @@ static uint32_t __alloc_pages(struct mmp_phys *phys, unsigned int order)
 
 /* ---- per-CPU lists -------------------------------------------------------------------- */
 
-static struct mmp_pcp *this_pcp(struct mmp_phys *phys)
+static uint64_t isqrt(uint64_t v)
 {
-	return &phys->pcp[counter_shard()];
+	uint64_t r = 0;
+
+	for (uint64_t bit = 1ull << 62; bit; bit >>= 2) {
+		if (v >= r + bit) {
+			v -= r + bit;
+			r = (r >> 1) + bit;
+		} else {
+			r >>= 1;
+		}
+	}
+	return r;
 }
 
 static unsigned int clamp_u(unsigned int v, unsigned int lo, unsigned int hi)
 {
 	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/*
+ * zone_highsize, both ways: high_min from the low watermark (min_free_kbytes
+ * = sqrt(16 * KiB of memory), plus watermark_scale_factor's 0.1%), high_max
+ * from an eighth of memory (MIN_PERCPU_PAGELIST_HIGH_FRACTION); each split
+ * over the lists online as the kernel splits it over the node's CPUs, and at
+ * least four batches.
+ */
+static void pcp_set_high_bounds(struct mmp_phys *phys, unsigned int nr_online)
+{
+	uint64_t managed = phys->nr_pages, min_kb = isqrt(managed * (PAGE_SIZE / 1024) * 16);
+	uint64_t min, low, high_min;
+
+	min_kb = MIN(MAX(min_kb, 128), 262144);
+	min = min_kb / (PAGE_SIZE / 1024);
+	low = min + MAX(min / 4, managed * 10 / 10000);
+	high_min = MAX(low / nr_online, 4 * PCP_BATCH);
+	WRITE_ONCE(phys->pcp_high_min, (uint32_t)high_min);
+	WRITE_ONCE(phys->pcp_high_max, (uint32_t)MAX(managed / 8 / nr_online, high_min));
+}
+
+/*
+ * A list's first use on this phys brings it online, as CPU hotplug's
+ * zone_pcp_update does for a CPU: the bounds are split anew over one more
+ * list, and every list online has its high clamped into them. Rare (once per
+ * list and phys), so it may take every list's lock.
+ */
+static void __attribute__((cold)) pcp_online(struct mmp_phys *phys, struct mmp_pcp *pcp)
+{
+	spin_lock(&phys->pcp_online_lock);
+	if (!READ_ONCE(pcp->online)) {
+		pcp_set_high_bounds(phys, ++phys->pcp_nr_online);
+		for (int i = 0; i < MMP_COUNTER_SHARDS; i++) {
+			struct mmp_pcp *p = &phys->pcp[i];
+
+			if (p != pcp && !READ_ONCE(p->online))
+				continue;
+			spin_lock(&p->lock);
+			p->high = p == pcp ? phys->pcp_high_min
+					   : clamp_u(p->high, phys->pcp_high_min, phys->pcp_high_max);
+			spin_unlock(&p->lock);
+		}
+		WRITE_ONCE(pcp->online, true);
+	}
+	spin_unlock(&phys->pcp_online_lock);
+}
+
+/* This thread's list, brought online by its first use. Take no lock before. */
+static struct mmp_pcp *this_pcp(struct mmp_phys *phys)
+{
+	struct mmp_pcp *pcp = &phys->pcp[counter_shard()];
+
+	if (unlikely(!READ_ONCE(pcp->online)))
+		pcp_online(phys, pcp);
+	return pcp;
 }
 
 static void __free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order);
@@ -164,9 +230,11 @@ static unsigned int pcp_alloc_batch(struct mmp_phys *phys, struct mmp_pcp *pcp)
 {
 	unsigned int high = pcp->high;	/* always within high_min..high_max */
 	unsigned int batch = PCP_BATCH << pcp->alloc_factor, max_nr;
+	unsigned int high_min = READ_ONCE(phys->pcp_high_min);
+	unsigned int high_max = READ_ONCE(phys->pcp_high_max);
 
-	if (phys->pcp_high_min != phys->pcp_high_max)
-		high = MIN(high + batch, phys->pcp_high_max);
+	if (high_min != high_max)
+		high = MIN(high + batch, high_max);
 	pcp->high = high;
 	max_nr = high > pcp->count + 2 * PCP_BATCH ? high - pcp->count - PCP_BATCH : PCP_BATCH;
 	if (batch <= max_nr && pcp->alloc_factor < PCP_BATCH_SCALE_MAX)
@@ -186,10 +254,11 @@ static unsigned int pcp_alloc_batch(struct mmp_phys *phys, struct mmp_pcp *pcp)
 static void pcp_free_high(struct mmp_phys *phys, struct mmp_pcp *pcp)
 {
 	unsigned int high = pcp->high;
+	unsigned int high_min = READ_ONCE(phys->pcp_high_min);
+	unsigned int high_max = READ_ONCE(phys->pcp_high_max);
 
-	if (phys->pcp_high_min != phys->pcp_high_max && high < pcp->free_count + PCP_BATCH)
-		pcp->high = clamp_u(pcp->free_count + PCP_BATCH, phys->pcp_high_min,
-				    phys->pcp_high_max);
+	if (high_min != high_max && high < pcp->free_count + PCP_BATCH)
+		pcp->high = clamp_u(pcp->free_count + PCP_BATCH, high_min, high_max);
 	pcp_drain(phys, pcp, clamp_u(pcp->free_count, PCP_BATCH, high - PCP_BATCH));
 }
 
@@ -386,39 +455,19 @@ void phys_free_pages_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uin
 
 /* ---- public API -------------------------------------------------------------------------- */
 
-static uint64_t isqrt(uint64_t v)
-{
-	uint64_t r = 0;
-
-	for (uint64_t bit = 1ull << 62; bit; bit >>= 2) {
-		if (v >= r + bit) {
-			v -= r + bit;
-			r = (r >> 1) + bit;
-		} else {
-			r >>= 1;
-		}
-	}
-	return r;
-}
+static void *reserve(size_t bytes);
 
 /*
- * zone_highsize, both ways: high_min from the low watermark (min_free_kbytes
- * = sqrt(16 * KiB of memory), plus watermark_scale_factor's 0.1%), high_max
- * from an eighth of memory (MIN_PERCPU_PAGELIST_HIGH_FRACTION); each split
- * over the lists as the kernel splits it over the CPUs, and at least four
- * batches. The rings hold high_max frames.
+ * The lists start offline, with the bounds of one list. Each ring holds as
+ * many frames as one list online may (an eighth of memory): reserved, not
+ * touched, so a list costs host memory only for the frames it has held.
  */
 static int pcp_init(struct mmp_phys *phys)
 {
-	uint64_t managed = phys->nr_pages, min_kb = isqrt(managed * (PAGE_SIZE / 1024) * 16);
-	uint64_t min, low, slots = 1;
+	uint64_t slots = 1;
 	uint32_t *rings;
 
-	min_kb = MIN(MAX(min_kb, 128), 262144);
-	min = min_kb / (PAGE_SIZE / 1024);
-	low = min + MAX(min / 4, managed * 10 / 10000);
-	phys->pcp_high_min = MAX(low / MMP_COUNTER_SHARDS, 4 * PCP_BATCH);
-	phys->pcp_high_max = MAX(managed / 8 / MMP_COUNTER_SHARDS, phys->pcp_high_min);
+	pcp_set_high_bounds(phys, 1);
 	while (slots <= phys->pcp_high_max)
 		slots <<= 1;
 	phys->pcp_ring_mask = slots - 1;
@@ -427,20 +476,20 @@ static int pcp_init(struct mmp_phys *phys)
 	if (posix_memalign((void **)&phys->pcp, 64, MMP_COUNTER_SHARDS * sizeof(*phys->pcp)))
 		return -ENOMEM;
 	memset(phys->pcp, 0, MMP_COUNTER_SHARDS * sizeof(*phys->pcp));
-	if (posix_memalign((void **)&rings, 64, MMP_COUNTER_SHARDS * slots * sizeof(*rings))) {
+	rings = reserve(MMP_COUNTER_SHARDS * slots * sizeof(*rings));
+	if (!rings) {
 		free(phys->pcp);
 		return -ENOMEM;
 	}
-	for (int i = 0; i < MMP_COUNTER_SHARDS; i++) {
+	for (int i = 0; i < MMP_COUNTER_SHARDS; i++)
 		phys->pcp[i].pfns = rings + i * slots;
-		phys->pcp[i].high = phys->pcp_high_min;
-	}
 	return 0;
 }
 
 static void pcp_exit(struct mmp_phys *phys)
 {
-	free(phys->pcp[0].pfns);
+	munmap(phys->pcp[0].pfns, MMP_COUNTER_SHARDS * (phys->pcp_ring_mask + 1ull) *
+				  sizeof(*phys->pcp[0].pfns));
 	free(phys->pcp);
 }
 

@@ -430,29 +430,51 @@ static void test_destroy_busy(void)
 	tap_eq(mmp_phys_destroy(phys), 0, "destroy once no space is left");
 }
 
+/* A thread that brings its own list of @phys online: one frame allocated and freed. */
+struct pcp_thread {
+	pthread_t tid;
+	struct mmp_phys *phys;
+	pthread_barrier_t *barrier;	/* alive together: distinct shards */
+	int shard;
+};
+
+static void *pcp_thread_fn(void *arg)
+{
+	struct pcp_thread *t = arg;
+
+	t->shard = counter_shard();
+	phys_free_pages(t->phys, phys_alloc_pages(t->phys, 0), 0);
+	pthread_barrier_wait(t->barrier);
+	return NULL;
+}
+
 /*
  * The per-CPU lists are sized and tuned as the kernel's: high between the
- * low watermark and an eighth of memory split over the lists, refills that
- * double while no free comes between, drains as long as the run of frees.
+ * low watermark and an eighth of memory split over the lists online,
+ * refills that double while no free comes between, drains as long as the run
+ * of frees; a list coming online splits the bounds anew (zone_pcp_update).
  */
 static void test_pcp(void)
 {
-	static const unsigned int refills[] = { 63, 126, 252, 504, 961, 961 };
-	static uint32_t pfns[3000];
+	static const unsigned int refills[] = { 63, 126, 252, 504, 1008, 1985, 1985 };
+	static uint32_t pfns[6000];
+	struct pcp_thread t[3];
 	struct mmp_phys_stat initial, after;
 	struct mmp_phys *phys = NULL;
 	struct mmp_pcp *pcp;
+	pthread_barrier_t barrier;
 	unsigned int nr = 0, most = 0, least = ~0u;
-	bool sizes = true, ascending = true;
+	bool sizes = true, ascending = true, distinct = true;
 	uint32_t last;
 
-	must(mmp_phys_create(1024 * MiB, &phys) == 0, "create 1 GiB phys");
+	must(mmp_phys_create(64 * MiB, &phys) == 0, "create 64 MiB phys");
 	get_stat(phys, &initial);
 	pcp = &phys->pcp[counter_shard()];
-	/* 1 GiB: min_free_kbytes 4096, low watermark 1286 pages; 262144 pages / 8 / 32 lists. */
-	tap_eq(phys->pcp_high_min, 4 * PCP_BATCH, "1 GiB: high_min is four batches");
-	tap_eq(phys->pcp_high_max, 1024, "1 GiB: high_max is an eighth of memory over 32 lists");
-	tap_eq(phys->pcp_ring_mask, 2047, "the ring holds high_max frames");
+	/* 64 MiB: min_free_kbytes 1024, low watermark 320 pages; 16384 pages / 8. */
+	tap_eq(phys->pcp_nr_online, 0, "no list is online before its first use");
+	tap_eq(phys->pcp_high_min, 320, "64 MiB, one list: high_min is the low watermark");
+	tap_eq(phys->pcp_high_max, 2048, "one list: high_max is an eighth of memory");
+	tap_eq(phys->pcp_ring_mask, 4095, "the ring holds one list's high_max frames");
 
 	for (unsigned int r = 0; r < sizeof(refills) / sizeof(refills[0]); r++) {
 		unsigned int got;
@@ -465,13 +487,14 @@ static void test_pcp(void)
 		if (!sizes)
 			printf("# refill %u took %u frames, want %u\n", r, got, refills[r]);
 	}
+	tap_eq(phys->pcp_nr_online, 1, "the first allocation brings this thread's list online");
 	tap_ok(sizes, "refills in a row double from a batch up to high_max - batch");
 	for (unsigned int i = 0; i < nr; i++)
 		ascending &= pfns[i] == i + 1;
 	/* Fresh buddy lists: page-at-a-time allocation hands out 1, 2, 3, ... (0 is the zero page). */
 	tap_ok(ascending, "frames go out in the buddy allocator's order, whole blocks or split");
-	tap_eq(pcp->high, 1024, "and raise high to high_max");
-	tap_eq(pcp->alloc_factor, 4, "alloc_factor stops where a batch no longer fits");
+	tap_eq(pcp->high, 2048, "and raise high to high_max");
+	tap_eq(pcp->alloc_factor, 5, "alloc_factor stops where a batch no longer fits");
 	phys_free_pages(phys, pfns[--nr], 0);
 	tap_eq(pcp->alloc_factor, 2, "a free halves alloc_factor");
 
@@ -491,6 +514,25 @@ static void test_pcp(void)
 	last = phys_alloc_pages(phys, 0);
 	tap_eq(pcp->free_count, (PCP_BATCH << PCP_BATCH_SCALE_MAX) / 2, "an allocation halves it");
 	phys_free_pages(phys, last, 0);
+
+	/* Three more threads, alive together: four lists online split the bounds four ways. */
+	pthread_barrier_init(&barrier, NULL, 3);
+	for (int i = 0; i < 3; i++) {
+		t[i] = (struct pcp_thread){ .phys = phys, .barrier = &barrier };
+		must(pthread_create(&t[i].tid, NULL, pcp_thread_fn, &t[i]) == 0, "pthread_create");
+	}
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i].tid, NULL);
+	pthread_barrier_destroy(&barrier);
+	for (int i = 0; i < 3; i++)
+		distinct &= t[i].shard != counter_shard() && t[i].shard < MMP_COUNTER_SHARDS - 1 &&
+			    t[i].shard != t[(i + 1) % 3].shard;
+	must(distinct, "three threads alive together have shards of their own");
+	tap_eq(phys->pcp_nr_online, 4, "each thread's first use brings its list online");
+	tap_eq(phys->pcp_high_max, 512, "four lists: high_max is a quarter of an eighth of memory");
+	tap_eq(phys->pcp_high_min, 4 * PCP_BATCH, "and high_min at least four batches");
+	tap_eq(pcp->high, 512, "a list online already has its high clamped to the new high_max");
+
 	get_stat(phys, &after);
 	tap_ok(stat_eq(&after, &initial), "draining the lists merges back to the initial blocks");
 	tap_eq(mmp_phys_destroy(phys), 0, "destroy");
