@@ -315,6 +315,12 @@ static inline bool phys_pfn_valid(struct mmp_phys *phys, uint64_t pfn)
 }
 /* Give every per-CPU list back to the buddy allocator (drain_all_pages). */
 void phys_drain_pcp(struct mmp_phys *phys);
+/*
+ * The per-CPU list this thread allocates from and frees to, when not its own
+ * (-1): an RCU callback frees onto the list of the thread that queued it, as
+ * the kernel runs a callback on the CPU that queued it.
+ */
+extern __thread int phys_pcp_shard __attribute__((tls_model("initial-exec")));
 /* Is @pfn inside a free buddy block? (verify) */
 bool phys_pfn_is_free(struct mmp_phys *phys, uint64_t pfn);
 

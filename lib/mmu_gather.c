@@ -98,6 +98,7 @@ static void tlb_release_pages(struct mmp_gather *tlb)
 struct table_batch {
 	struct rcu_head rcu;
 	struct mmp_space *s;
+	int shard;		/* of the thread that queued it: its per-CPU list */
 	unsigned int nr;
 	uint32_t tables[];
 };
@@ -108,6 +109,9 @@ struct table_batch {
  * without waiting for them, so it must never see a batch half released. Not
  * counted here: callbacks run whenever the grace period ends, and counters must
  * not depend on that (tlb_table_flush counted the batch when it queued it).
+ * The tables go onto the per-CPU list of the thread that queued them: the
+ * kernel runs the callback on that CPU, and the call_rcu worker is no CPU of
+ * the simulated machine.
  */
 static void tlb_remove_table_rcu(struct rcu_head *head)
 {
@@ -115,8 +119,10 @@ static void tlb_remove_table_rcu(struct rcu_head *head)
 	struct mmp_phys *phys = b->s->phys;
 
 	pthread_mutex_lock(&phys->pt_rcu_lock);
+	phys_pcp_shard = b->shard;
 	for (unsigned int i = 0; i < b->nr; i++)
 		pgtable_put(b->s, b->tables[i]);
+	phys_pcp_shard = -1;
 	__atomic_fetch_sub(&phys->nr_pt_rcu, b->nr, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&phys->pt_rcu_lock);
 	free(b);
@@ -140,6 +146,7 @@ static void tlb_table_flush(struct mmp_gather *tlb)
 	} else if (READ_ONCE(s->opts[MMP_OPT_RCU_TABLE_FREE]) &&
 		   (b = malloc(sizeof(*b) + tlb->nr_tables * sizeof(b->tables[0])))) {
 		b->s = s;
+		b->shard = counter_shard();
 		b->nr = tlb->nr_tables;
 		memcpy(b->tables, tlb->tables, tlb->nr_tables * sizeof(b->tables[0]));
 		/* In flight until the callback: verify accounts for these instead of waiting. */

@@ -116,6 +116,35 @@ static int touch(struct mmp_cpu *cpu, uint64_t addr, uint64_t len, uint64_t step
 
 /* ---- (a) munmap: call_rcu batches or synchronize_rcu per table ------------------------ */
 
+/*
+ * Tables freed by call_rcu land on the per-CPU list of the thread that queued
+ * them (the kernel runs the callback on that CPU): the call_rcu worker brings
+ * no list of its own online, which would split every list's bounds.
+ */
+static void check_rcu_free_list(void)
+{
+	struct mmp_phys *p = NULL;
+	struct mmp_space *s;
+	struct mmp_phys_stat st;
+	struct mmp_counters c;
+	struct mmp_cpu *cpu;
+
+	tap_require(mmp_phys_create(PHYS_BYTES, &p) == 0, "create a phys of its own");
+	s = new_space(p, "x86_64");
+	cpu = attach(s);
+	map_fixed(s, BASE, 8 * MiB, RW, 0);
+	tap_require(touch(cpu, BASE, 8 * MiB, PG) == 0, "touch 8 MiB");
+	tap_require(mmp_munmap(s, BASE, 8 * MiB) == 0, "munmap 8 MiB");
+	tap_require(mmp_phys_stat(p, &st) == 0, "phys stat: every callback has run");
+	mmp_space_counters(s, &c);
+	tap_ok(c.v[MMP_C_PGTABLE_FREE_RCU] > 0, "(a) tables went through call_rcu (%llu)",
+	       (unsigned long long)c.v[MMP_C_PGTABLE_FREE_RCU]);
+	tap_eq(p->pcp_nr_online, 1, "(a) and onto this thread's list: one list online");
+	mmp_cpu_detach(cpu);
+	tap_require(mmp_space_destroy(s) == 0, "destroy the space");
+	tap_require(mmp_phys_destroy(p) == 0, "destroy its phys");
+}
+
 static void check_munmap_free(const char *arch)
 {
 	for (int rcu = 1; rcu >= 0; rcu--) {
@@ -722,6 +751,7 @@ int main(void)
 
 	tap_require(mmp_phys_create(PHYS_BYTES, &phys) == 0, "create phys");
 	total = phys_free();
+	check_rcu_free_list();
 	for_each_arch(i, arch) {
 		check_munmap_free(arch);
 		check_pt_reclaim(arch);
