@@ -397,11 +397,18 @@ static void __free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order
 	MMP_BUG_ON(order > MMP_MAX_ORDER);
 	MMP_BUG_ON(pfn >= phys->nr_pages || pfn + nr > phys->nr_pages);
 	MMP_BUG_ON(pfn & (nr - 1));
-	/* A double free: inside a larger free block, or a piece of this one is free. */
-	MMP_BUG_ON(phys->debug_vm && __free_block_of(phys, pfn) != NO_PFN);
 	page = pfn_to_page(phys, pfn);
-	for (uint64_t i = 0; i < nr; i++)
-		MMP_BUG_ON(page[i].flags & (i ? PG_buddy | PG_pcp : PG_pcp));
+	MMP_BUG_ON(page->flags & PG_pcp);
+	/*
+	 * A double free: inside a larger free block, or a piece of this one is
+	 * free. Checked page by page only with CONFIG_DEBUG_VM, as the kernel's
+	 * check_pages_enabled.
+	 */
+	if (phys->debug_vm) {
+		MMP_BUG_ON(__free_block_of(phys, pfn) != NO_PFN);
+		for (uint64_t i = 1; i < nr; i++)
+			MMP_BUG_ON(page[i].flags & (PG_buddy | PG_pcp));
+	}
 
 	/* Owners leave flags, counts and tail links behind: the next user gets zeros. */
 	if (nr == 1)
