@@ -69,10 +69,10 @@ static __always_inline unsigned int pte_batch_hint(struct mmp_space *s, mmp_pte_
 static __always_inline unsigned int folio_pte_scan(struct mmp_space *s, mmp_pte_t *ptep,
 						   mmp_pte_t expected, unsigned int ignore,
 						   unsigned int nr, unsigned int max_nr,
-						   unsigned int *merged)
+						   const bool merge, unsigned int *merged)
 {
 #define MMP_FORMAT(f)	case MMP_FORMAT_##f:						\
-	return f##_folio_pte_scan(s, ptep, expected, ignore, nr, max_nr, merged);
+	return f##_folio_pte_scan(s, ptep, expected, ignore, nr, max_nr, merge, merged);
 	MMP_DISPATCH(s)
 #undef MMP_FORMAT
 }

@@ -32,8 +32,11 @@ unsigned int folio_pte_batch_flags(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte
 	 */
 	expected = pte_clear_flags(s, pte, ignore);
 	nr = pte_batch_hint(s, ptep, pte);
-	if (nr < max_nr)
-		nr = folio_pte_scan(s, ptep, expected, ignore, nr, max_nr, merge ? &merged : NULL);
+	/* Two copies of the loop: the one without merging carries no test for it. */
+	if (nr < max_nr && merge)
+		nr = folio_pte_scan(s, ptep, expected, ignore, nr, max_nr, true, &merged);
+	else if (nr < max_nr)
+		nr = folio_pte_scan(s, ptep, expected, ignore, nr, max_nr, false, NULL);
 	nr = MIN(nr, max_nr);
 
 	if (merge) {

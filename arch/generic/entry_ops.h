@@ -175,37 +175,50 @@ static __always_inline mmp_pte_t MMP_OP(hw_update_leaf)(struct mmp_space *s, mmp
  * The loop of folio_pte_batch (lib/pte_batch.c), compiled per folder so that
  * every entry operation in it is inline, with no dispatch per entry: from
  * entry @nr on, each entry with the @ignore attributes cleared must be
- * @expected advanced to its page. With @merged, it gathers the write, young
- * and dirty bits of the entries it takes. Where ptep_get is the generic plain
- * read, the loop reads directly and counts the reads once, as many as
+ * @expected advanced to its page. With @merge (a constant where it is
+ * inlined), it gathers the write, young and dirty bits of the entries it
+ * takes into *@merged. Where ptep_get is the generic plain read and a granule
+ * one entry, the loop reads directly and counts the reads once, as many as
  * ptep_get would have counted one by one.
  */
 static __always_inline unsigned int MMP_OP(folio_pte_scan)(struct mmp_space *s, mmp_pte_t *ptep,
 							   mmp_pte_t expected, unsigned int ignore,
 							   unsigned int nr, unsigned int max_nr,
-							   unsigned int *merged)
+							   const bool merge, unsigned int *merged)
 {
-	unsigned int reads = 0;
+#if !defined(__HAVE_ARCH_PTEP_GET) && !defined(__HAVE_ARCH_PTE_BATCH_HINT)
+	unsigned int first = nr, reads;
 
-	while (nr < max_nr) {
-#ifdef __HAVE_ARCH_PTEP_GET
-		mmp_pte_t e = MMP_OP(ptep_get)(s, ptep + nr);
+	for (;; nr++) {
+		mmp_pte_t e;
+
+		if (nr == max_nr) {
+			reads = nr - first;
+			break;
+		}
+		e = READ_ONCE(ptep[nr]);
+		if (MMP_OP(pte_clear_flags)(e, ignore) != MMP_OP(pte_advance_pfn)(expected, nr)) {
+			reads = nr - first + 1;
+			break;
+		}
+		if (merge)
+			*merged |= MMP_OP(entry_flags)(e, MMP_PTE) &
+				   (MMP_E_WRITE | MMP_E_ACCESSED | MMP_E_DIRTY);
+	}
+	count_add(s, MMP_C_PTEP_GET, reads);
+	count_add(s, MMP_C_PTE_READ, reads);
 #else
-		mmp_pte_t e = READ_ONCE(ptep[nr]);
+	while (nr < max_nr) {
+		mmp_pte_t e = MMP_OP(ptep_get)(s, ptep + nr);
 
-		reads++;
-#endif
 		if (MMP_OP(pte_clear_flags)(e, ignore) != MMP_OP(pte_advance_pfn)(expected, nr))
 			break;
-		if (merged)
+		if (merge)
 			*merged |= MMP_OP(entry_flags)(e, MMP_PTE) &
 				   (MMP_E_WRITE | MMP_E_ACCESSED | MMP_E_DIRTY);
 		nr += MMP_OP(pte_batch_hint)(ptep + nr, e);
 	}
-	if (reads) {
-		count_add(s, MMP_C_PTEP_GET, reads);
-		count_add(s, MMP_C_PTE_READ, reads);
-	}
+#endif
 	return nr;
 }
 
