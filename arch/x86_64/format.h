@@ -66,34 +66,24 @@ static __always_inline mmp_pte_t x86_64_mk_entry(uint64_t pfn, unsigned int f, e
 
 static __always_inline unsigned int x86_64_entry_flags(mmp_pte_t e, enum mmp_level level)
 {
-	unsigned int f = 0;
+	bool present = e & _PAGE_PRESENT, pse = level > MMP_PTE && (e & _PAGE_PSE);
 
-	if (!e)
-		return 0;
-	if (e & _PAGE_PRESENT) {
-		f |= MMP_E_PRESENT;
-		if (level > MMP_PTE && !(e & _PAGE_PSE))
-			return f | MMP_E_TABLE;
-	} else if (e & _PAGE_PROTNONE) {
-		f |= MMP_E_PROTNONE;
-	}
-	if (level > MMP_PTE && (e & _PAGE_PSE))
-		f |= MMP_E_LEAF;
-	if (e & _PAGE_RW)
-		f |= MMP_E_WRITE;
-	if (e & _PAGE_USER)
-		f |= MMP_E_USER;
-	if (e & _PAGE_ACCESSED)
-		f |= MMP_E_ACCESSED;
-	if (e & _PAGE_DIRTY)
-		f |= MMP_E_DIRTY;
-	if (e & _PAGE_SOFTW1)
-		f |= MMP_E_SPECIAL;
-	if (e & _PAGE_SOFT_DIRTY)
-		f |= MMP_E_SOFT_DIRTY;
-	if (e & _PAGE_NX)
-		f |= MMP_E_NOEXEC;
-	return f;
+	/* A table entry says only that: its other bits are for the walk. */
+	if (present && level > MMP_PTE && !pse)
+		return MMP_E_PRESENT | MMP_E_TABLE;
+	/*
+	 * One expression of independent bits (zero for a none entry): a caller
+	 * testing some of them (entry_test) lets the compiler drop the rest.
+	 */
+	return (present ? MMP_E_PRESENT : e & _PAGE_PROTNONE ? MMP_E_PROTNONE : 0) |
+	       (pse ? MMP_E_LEAF : 0) |
+	       (e & _PAGE_RW ? MMP_E_WRITE : 0) |
+	       (e & _PAGE_USER ? MMP_E_USER : 0) |
+	       (e & _PAGE_ACCESSED ? MMP_E_ACCESSED : 0) |
+	       (e & _PAGE_DIRTY ? MMP_E_DIRTY : 0) |
+	       (e & _PAGE_SOFTW1 ? MMP_E_SPECIAL : 0) |
+	       (e & _PAGE_SOFT_DIRTY ? MMP_E_SOFT_DIRTY : 0) |
+	       (e & _PAGE_NX ? MMP_E_NOEXEC : 0);
 }
 
 static __always_inline uint64_t x86_64_entry_pfn(mmp_pte_t e, enum mmp_level level)
