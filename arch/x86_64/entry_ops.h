@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * x86_64's entry operations where they differ from the generic ones: only the
+ * walker's accessed/dirty update, which the hardware does on the raw bits with
+ * a locked compare-and-exchange (no decode and re-encode of the entry).
+ */
+#ifndef MMP_X86_64_ENTRY_OPS_H
+#define MMP_X86_64_ENTRY_OPS_H
+
+#include "format.h"
+
+#define __HAVE_ARCH_HW_UPDATE_LEAF
+static __always_inline mmp_pte_t x86_64_hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep,
+						       enum mmp_level level, unsigned int access)
+{
+	mmp_pte_t old = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
+	mmp_pte_t need = _PAGE_ACCESSED | (access == MMP_ACCESS_WRITE ? _PAGE_DIRTY : 0);
+
+	for (;;) {
+		/* Not present (PROT_NONE included), or a table: no leaf to update. */
+		if (!(old & _PAGE_PRESENT) || (level > MMP_PTE && !(old & _PAGE_PSE)))
+			return 0;
+		if (access == MMP_ACCESS_WRITE && !(old & _PAGE_RW))
+			return 0;
+		if ((old & need) == need)
+			return old;
+		if (__atomic_compare_exchange_n(ep, &old, old | need, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			count_inc(s, MMP_C_HW_AD_UPDATE);
+			return old | need;
+		}
+	}
+}
+
+#endif /* MMP_X86_64_ENTRY_OPS_H */
