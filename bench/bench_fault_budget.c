@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fault_budget/<arch>/<folio KiB>: the simulator's own cost per 4 KiB page,
- * measured against the floor no simulator can go under. Each round clears
- * 128 MiB of cold host memory with memset (the floor: the "generic" clear
- * variant the space also uses, on as many frames), then faults 128 MiB in
- * (one byte per page; time: the faults) and unmaps it (time: the munmap).
- * Rounds alternate, so both sides see the same machine. Reported as medians
- * with 95% intervals: the fault time above the floor, and munmap per page,
- * each against its budget (issue 11), met, not met or inconclusive.
+ * measured against the floor no simulator can go under. Each round faults
+ * 128 MiB in (one byte per page; time: the faults), unmaps it (time: the
+ * munmap), then clears with memset (the "generic" clear variant the space
+ * also uses) the very frames the faults got, in the order they got them
+ * (time: the floor; the per-CPU lists hand frames out last-freed first, and
+ * a clear's speed depends on that order). 128 MiB of other host memory is
+ * written, untimed, before each timed part, so each starts cold. Reported as
+ * medians with 95% intervals: the fault time above the floor, and munmap per
+ * page, each against its budget (issue 11), met, not met or inconclusive.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -39,18 +41,36 @@ struct fb_round {
 	double floor_ns, fault_ns, munmap_ns;	/* per page */
 };
 
-/* Clear the half of @cold not cleared last time: 128 MiB ago, so out of any cache. */
-static double floor_round(uint8_t *cold, int round)
+/* Push what the last timed part touched out of the caches: 128 MiB of other memory. */
+static void evict(uint8_t *cold)
 {
-	uint8_t *half = cold + (size_t)(round & 1) * FB_BYTES;
+	memset(cold, 1, FB_BYTES);
+}
+
+/* Clear @frames, the round's, in the order its faults got them: they are free now, and cold. */
+static double floor_round(void **frames)
+{
 	double t0 = bench_now();
 
-	for (size_t off = 0; off < FB_BYTES; off += MMP_PAGE_SIZE)
-		memset(half + off, 0, MMP_PAGE_SIZE);
+	for (size_t i = 0; i < FB_PAGES; i++)
+		memset(frames[i], 0, MMP_PAGE_SIZE);
 	return (bench_now() - t0) * 1e9 / FB_PAGES;
 }
 
-static int fault_round(struct bench_env *env, struct fb_round *r)
+/* The host memory of each page of [addr, addr + FB_BYTES), in address order. */
+static int record_frames(struct bench_env *env, uint64_t addr, uint64_t *pfns, void **frames)
+{
+	int got = mmp_gup(env->space, addr, FB_PAGES, false, pfns);
+
+	if (got < 0)
+		return got;
+	for (size_t i = 0; i < FB_PAGES; i++)
+		frames[i] = mmp_page_address(env->phys, pfns[i]);
+	return mmp_unpin(env->space, pfns, FB_PAGES);
+}
+
+static int fault_round(struct bench_env *env, struct fb_round *r, uint64_t *pfns, void **frames,
+		       uint8_t *cold)
 {
 	static const char one = 1;
 	uint64_t addr;
@@ -64,6 +84,10 @@ static int fault_round(struct bench_env *env, struct fb_round *r)
 	for (uint64_t off = 0; off < FB_BYTES && !err; off += MMP_PAGE_SIZE)
 		err = mmp_write(env->cpu, addr + off, &one, 1);
 	r->fault_ns = (bench_now() - t0) * 1e9 / FB_PAGES;
+	if (!err)
+		err = record_frames(env, addr, pfns, frames);
+	/* The record walked the tables and the memmap: munmap must not find them warm. */
+	evict(cold);
 	t0 = bench_now();
 	if (!err)
 		err = mmp_munmap(env->space, addr, FB_BYTES);
@@ -81,35 +105,39 @@ static void bm_fault_budget(struct mmp_bench_state *st, void *arg)
 	double a_med, a_lo, a_hi, f_med, f_lo, f_hi, u_med, u_lo, u_hi;
 	enum bench_verdict va, vu;
 	struct bench_env env;
+	uint64_t *pfns = malloc(FB_PAGES * sizeof(*pfns));
+	void **frames = malloc(FB_PAGES * sizeof(*frames));
 	uint8_t *cold;
 	char label[200];
 	int err = 0, n = 0;
 
-	cold = mmap(NULL, 2 * FB_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
+	cold = mmap(NULL, FB_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
 		    MAP_POPULATE, -1, 0);
-	if (cold == MAP_FAILED) {
-		mmp_bench_skip_with_error(st, "host buffer");
-		return;
-	}
-	if (bench_env_create(&env, fb_phys, 0, arg, kib == 64 ? BENCH_THP(4) : 0) ||
-	    mmp_space_set_copy(env.space, "generic")) {
-		mmp_bench_skip_with_error(st, "setup");
-		munmap(cold, 2 * FB_BYTES);
-		return;
-	}
-	/* A round first, untimed: per-CPU lists and page tables reach their steady state. */
-	err = fault_round(&env, &rounds[0]);
-	while (mmp_bench_keep_running(st) && !err) {
-		double t0 = bench_now();
+	if (cold == MAP_FAILED || !pfns || !frames) {
+		err = -ENOMEM;
+	} else if (bench_env_create(&env, fb_phys, 0, arg, kib == 64 ? BENCH_THP(4) : 0) ||
+		   mmp_space_set_copy(env.space, "generic")) {
+		err = -EINVAL;
+	} else {
+		/* A round first, untimed: per-CPU lists and page tables reach their steady state. */
+		err = fault_round(&env, &rounds[0], pfns, frames, cold);
+		while (mmp_bench_keep_running(st) && !err) {
+			double t0 = bench_now();
 
-		for (n = 0; n < FB_ROUNDS && !err; n++) {
-			rounds[n].floor_ns = floor_round(cold, n);
-			err = fault_round(&env, &rounds[n]);
+			for (n = 0; n < FB_ROUNDS && !err; n++) {
+				evict(cold);
+				err = fault_round(&env, &rounds[n], pfns, frames, cold);
+				evict(cold);
+				rounds[n].floor_ns = floor_round(frames);
+			}
+			mmp_bench_set_iteration_time(st, bench_now() - t0);
 		}
-		mmp_bench_set_iteration_time(st, bench_now() - t0);
+		bench_env_destroy(&env);
 	}
-	bench_env_destroy(&env);
-	munmap(cold, 2 * FB_BYTES);
+	if (cold != MAP_FAILED)
+		munmap(cold, FB_BYTES);
+	free(pfns);
+	free(frames);
 	if (err) {
 		mmp_bench_skip_with_error(st, mmp_strerror(err));
 		return;
