@@ -18,6 +18,7 @@
 _Static_assert(NR_PRIVATE_SHARDS >= 1 && NR_PRIVATE_SHARDS < 64, "the pool is one word");
 
 __thread int mmp_thread_shard __attribute__((tls_model("initial-exec"))) = -1;
+__thread long mmp_thread_counter_off __attribute__((tls_model("initial-exec"))) = -1;
 
 /* Bit i set: private shard i belongs to a live thread. Lock-free: pool misses repeat. */
 static uint64_t shard_pool;
@@ -35,6 +36,7 @@ static void shard_thread_exit(void *arg)
 	shard_release((int)((uintptr_t)arg - 1));
 	/* Later destructors may still count: send them to the shared shard, never to a slot. */
 	mmp_thread_shard = SHARED_SHARD;
+	mmp_thread_counter_off = SHARED_SHARD * (long)sizeof(struct mmp_counter_shard);
 }
 
 static void shard_key_init(void)
@@ -74,7 +76,21 @@ int mmp_thread_shard_slow(void)
 		return SHARED_SHARD;
 	}
 	mmp_thread_shard = shard;
+	mmp_thread_counter_off = shard * (long)sizeof(struct mmp_counter_shard);
 	return shard;
+}
+
+/* count_add() for a thread without a private shard yet, or with none to be had. */
+void count_add_slow(struct mmp_space *s, enum mmp_counter c, uint64_t n)
+{
+	int shard = counter_shard();
+
+	if (shard < SHARED_SHARD)
+		__atomic_store_n(&s->counters[shard].v[c],
+				 __atomic_load_n(&s->counters[shard].v[c], __ATOMIC_RELAXED) + n,
+				 __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(&s->counters[SHARED_SHARD].v[c], n, __ATOMIC_RELAXED);
 }
 
 /* ---- names ---------------------------------------------------------------------------- */

@@ -342,6 +342,8 @@ struct mmp_rss_shard {
 } __attribute__((aligned(64)));
 
 extern __thread int mmp_thread_shard __attribute__((tls_model("initial-exec")));
+/* The same shard as a byte offset into a space's counters, -1 while unassigned. */
+extern __thread long mmp_thread_counter_off __attribute__((tls_model("initial-exec")));
 int mmp_thread_shard_slow(void);
 
 static inline int counter_shard(void)
@@ -478,20 +480,21 @@ struct mmp_space {
 	struct mmp_counter_shard *counters;
 };
 
+void count_add_slow(struct mmp_space *s, enum mmp_counter c, uint64_t n);
+
 static inline void count_add(struct mmp_space *s, enum mmp_counter c, uint64_t n)
 {
-	/* An unassigned shard (-1) fails the unsigned test too: the slow path assigns it. */
-	unsigned int shard = (unsigned int)mmp_thread_shard;
+	/* Unassigned (-1) and the shared shard fail the unsigned test: the slow path. */
+	unsigned long off = (unsigned long)mmp_thread_counter_off;
+	uint64_t *v;
 
-	if (unlikely(shard >= MMP_COUNTER_SHARDS - 1))
-		shard = (unsigned int)counter_shard();
+	if (unlikely(off >= (MMP_COUNTER_SHARDS - 1) * sizeof(struct mmp_counter_shard))) {
+		count_add_slow(s, c, n);
+		return;
+	}
 	/* Only this thread writes its shard: a relaxed load and store is an add, race-free. */
-	if (likely(shard < MMP_COUNTER_SHARDS - 1))
-		__atomic_store_n(&s->counters[shard].v[c],
-				 __atomic_load_n(&s->counters[shard].v[c], __ATOMIC_RELAXED) + n,
-				 __ATOMIC_RELAXED);
-	else
-		__atomic_fetch_add(&s->counters[MMP_COUNTER_SHARDS - 1].v[c], n, __ATOMIC_RELAXED);
+	v = &((struct mmp_counter_shard *)((char *)s->counters + off))->v[c];
+	__atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
 }
 
 /* This thread's count of @c so far: the difference around a call is what the call did. */
