@@ -86,10 +86,8 @@ bool vma_thp_allowed(struct mmp_space *s, struct mmp_vma *vma, unsigned int orde
  * counted together, and the first that is not is read by ptep_get itself,
  * counted as the architecture counts it.
  */
-static inline bool pte_range_none(struct mmp_space *s, mmp_pte_t *ptep, unsigned int nr)
+static bool __pte_range_none(struct mmp_space *s, mmp_pte_t *ptep, unsigned int nr)
 {
-	if (nr == 1)
-		return !ptep_get(s, ptep);
 	for (unsigned int i = 0;; i++) {
 		unsigned int start = i;
 
@@ -102,6 +100,12 @@ static inline bool pte_range_none(struct mmp_space *s, mmp_pte_t *ptep, unsigned
 		if (ptep_get(s, ptep + i))	/* not none (or cleared since: go on) */
 			return false;
 	}
+}
+
+/* The order-0 fault's one entry inline, a range out of line. */
+static __always_inline bool pte_range_none(struct mmp_space *s, mmp_pte_t *ptep, unsigned int nr)
+{
+	return nr == 1 ? !ptep_get(s, ptep) : __pte_range_none(s, ptep, nr);
 }
 
 /*
