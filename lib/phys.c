@@ -179,7 +179,7 @@ static void __attribute__((cold)) pcp_online(struct mmp_phys *phys, struct mmp_p
 __thread int phys_pcp_shard __attribute__((tls_model("initial-exec"))) = -1;
 
 /* This thread's list, brought online by its first use. Take no lock before. */
-static struct mmp_pcp *this_pcp(struct mmp_phys *phys)
+static __always_inline struct mmp_pcp *this_pcp(struct mmp_phys *phys)
 {
 	int shard = phys_pcp_shard;
 	struct mmp_pcp *pcp = &phys->pcp[shard >= 0 ? shard : counter_shard()];
