@@ -136,11 +136,16 @@ static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int shift, uin
 	if (st->gen != cpu->gen) {	/* a full flush emptied it since */
 		st->gen = cpu->gen;
 		st->live = 0;
+		st->mask = 0;
 	}
-	for (unsigned int w = 0; st->live < cpu->tlb_ways && w < cpu->tlb_ways; w++) {
-		if (!tlb_entry_live(cpu, &set[w])) {
-			e = &set[w];
-			break;
+	if (st->live < cpu->tlb_ways && cpu->tlb_ways <= 64) {
+		e = &set[__builtin_ctzll(~st->mask)];	/* the first free way */
+	} else {
+		for (unsigned int w = 0; st->live < cpu->tlb_ways && w < cpu->tlb_ways; w++) {
+			if (!tlb_entry_live(cpu, &set[w])) {
+				e = &set[w];
+				break;
+			}
 		}
 	}
 	if (!e)
@@ -151,6 +156,7 @@ static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int shift, uin
 	e->set = index;
 	cpu->nr_live[k]++;
 	st->live++;
+	st->mask |= 1ULL << ((e - set) % 64);
 	e->pfn = pfn;
 	e->shift = shift;
 	e->write = !!(eflags & MMP_E_WRITE);

@@ -19,10 +19,14 @@ struct mmp_tlb_entry {
 	uint32_t set;		/* its set, whose occupancy it counts in */
 };
 
-/* How many ways of a set hold live translations, valid while @gen is the CPU's. */
+/*
+ * How many ways of a set hold live translations, and which (bit w: way w; sets
+ * of up to 64 ways), valid while @gen is the CPU's.
+ */
 struct mmp_tlb_set {
 	uint32_t live;
 	uint32_t gen;
+	uint64_t mask;
 };
 
 #define MMP_PWC_ENTRIES	16
@@ -76,8 +80,11 @@ static inline bool tlb_entry_live(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
 static inline void tlb_entry_drop(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
 {
 	if (tlb_entry_live(cpu, te)) {
+		struct mmp_tlb_set *st = &cpu->sets[te->set];
+
 		cpu->nr_live[te->cls]--;
-		cpu->sets[te->set].live--;
+		st->live--;
+		st->mask &= ~(1ULL << ((te - cpu->tlb) % cpu->tlb_ways % 64));
 	}
 	te->key = 0;
 }

@@ -393,6 +393,43 @@ static uint64_t tlb_pages_hold(struct mmp_space *s, struct mmp_tlb_entry *te, ui
 	return n;
 }
 
+/*
+ * The TLB's own bookkeeping: each set's live count and free-way bits, and the
+ * live count per size, agree with the entries of the current generation.
+ */
+static void check_tlb_books(struct verify *v, struct mmp_cpu *cpu, int c)
+{
+	unsigned int nr_live[3] = { 0 };
+
+	for (unsigned int set = 0; set < cpu->tlb_sets; set++) {
+		struct mmp_tlb_set *st = &cpu->sets[set];
+		struct mmp_tlb_entry *ways = &cpu->tlb[set * cpu->tlb_ways];
+		unsigned int live = 0;
+		uint64_t mask = 0;
+
+		for (unsigned int w = 0; w < cpu->tlb_ways; w++) {
+			if (!tlb_entry_live(cpu, &ways[w]))
+				continue;
+			live++;
+			nr_live[ways[w].cls]++;
+			mask |= 1ULL << (w % 64);
+		}
+		if (live && st->gen != cpu->gen)
+			report(v, "space %llu: cpu %d: TLB set %u holds %u live entries of a set "
+			       "marked flushed", (unsigned long long)v->s->id, c, set, live);
+		else if (st->gen == cpu->gen &&
+			 (st->live != live || (cpu->tlb_ways <= 64 && st->mask != mask)))
+			report(v, "space %llu: cpu %d: TLB set %u counts %u live ways (mask %#llx), "
+			       "holds %u (%#llx)", (unsigned long long)v->s->id, c, set, st->live,
+			       (unsigned long long)st->mask, live, (unsigned long long)mask);
+	}
+	for (unsigned int k = 0; k < cpu->nr_shifts; k++)
+		if (cpu->nr_live[k] != nr_live[k])
+			report(v, "space %llu: cpu %d: %u live TLB entries of shift %u, counted %u",
+			       (unsigned long long)v->s->id, c, nr_live[k], cpu->shifts[k],
+			       cpu->nr_live[k]);
+}
+
 /* No CPU may hold a translation more permissive than the tables when no flush is due. */
 static void check_tlbs(struct verify *v)
 {
@@ -407,6 +444,7 @@ static void check_tlbs(struct verify *v)
 		if (!cpu)
 			continue;
 		spin_lock(&cpu->lock);
+		check_tlb_books(v, cpu, c);
 		for (unsigned int i = 0; i < cpu->tlb_sets * cpu->tlb_ways; i++) {
 			struct mmp_tlb_entry *te = &cpu->tlb[i];
 			uint64_t va = te->key & ~((1ULL << te->shift) - 1);

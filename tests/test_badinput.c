@@ -109,8 +109,15 @@ static void test_space_create(const char *arch)
 	}
 	tap_ok(s == NULL, "%s: space_create: out untouched on error", arch);
 
-	/* The smallest geometries are valid and must work: one entry, one fully associative set. */
-	for (unsigned int ways = 1; ways <= 16; ways *= 16) {
+	/*
+	 * The smallest geometries are valid and must work: one entry, one fully
+	 * associative set, of 64 ways (a full word of free-way bits) and of 128
+	 * (past the word: the free way is searched for).
+	 */
+	static const unsigned int assoc[] = { 1, 16, 64, 128 };
+
+	for (size_t i = 0; i < sizeof(assoc) / sizeof(assoc[0]); i++) {
+		unsigned int ways = assoc[i];
 		uint64_t a = 0;
 		bool ok;
 
