@@ -87,34 +87,26 @@ static __always_inline mmp_pte_t arm64_mk_entry(uint64_t pfn, unsigned int f, en
 
 static __always_inline unsigned int arm64_entry_flags(mmp_pte_t e, enum mmp_level level)
 {
-	unsigned int f = 0;
+	bool valid = e & PTE_VALID;
 
-	if (e & PTE_VALID) {
-		f |= MMP_E_PRESENT;
-		if (level > MMP_PTE && (e & PTE_TYPE_BIT))
-			return f | MMP_E_TABLE;
-	} else if (e & PTE_PRESENT_INVALID) {
-		f |= MMP_E_PROTNONE;
-	} else {
+	/* Neither valid nor PROT_NONE (none, or a swap entry): no flags at all. */
+	if (!valid && !(e & PTE_PRESENT_INVALID))
 		return 0;
-	}
-	if (level > MMP_PTE)
-		f |= MMP_E_LEAF;
-	if (e & PTE_USER)
-		f |= MMP_E_USER;
-	if (e & PTE_AF)
-		f |= MMP_E_ACCESSED;
-	if (e & PTE_WRITE)
-		f |= MMP_E_WRITE;
-	if (arm64_pte_dirty(e))
-		f |= MMP_E_DIRTY;
-	if (e & PTE_SPECIAL)
-		f |= MMP_E_SPECIAL;
-	if (e & PTE_UXN)
-		f |= MMP_E_NOEXEC;
-	if (level == MMP_PTE && (e & PTE_CONT))
-		f |= MMP_E_CONT;
-	return f;
+	if (valid && level > MMP_PTE && (e & PTE_TYPE_BIT))
+		return MMP_E_PRESENT | MMP_E_TABLE;
+	/*
+	 * One expression of independent bits: a caller testing some of them
+	 * (entry_test) lets the compiler drop the rest.
+	 */
+	return (valid ? MMP_E_PRESENT : MMP_E_PROTNONE) |
+	       (level > MMP_PTE ? MMP_E_LEAF : 0) |
+	       (e & PTE_USER ? MMP_E_USER : 0) |
+	       (e & PTE_AF ? MMP_E_ACCESSED : 0) |
+	       (e & PTE_WRITE ? MMP_E_WRITE : 0) |
+	       (arm64_pte_dirty(e) ? MMP_E_DIRTY : 0) |
+	       (e & PTE_SPECIAL ? MMP_E_SPECIAL : 0) |
+	       (e & PTE_UXN ? MMP_E_NOEXEC : 0) |
+	       (level == MMP_PTE && (e & PTE_CONT) ? MMP_E_CONT : 0);
 }
 
 static __always_inline uint64_t arm64_entry_pfn(mmp_pte_t e, enum mmp_level level)
