@@ -6,7 +6,8 @@
  * munmap), then clears with memset (the "generic" clear variant the space
  * also uses) the very frames the faults got, in the order they got them
  * (time: the floor; the per-CPU lists hand frames out last-freed first, and
- * a clear's speed depends on that order). 128 MiB of other host memory is
+ * a clear's speed depends on that order; with 64 KiB folios the fault clears
+ * each folio's sub-pages target-last, the floor in address order). 128 MiB of other host memory is
  * written, untimed, before each timed part, so each starts cold. Reported as
  * medians with 95% intervals: the fault time above the floor, and munmap per
  * page, each against its budget (issue 11), met, not met or inconclusive.
@@ -113,15 +114,16 @@ static void bm_fault_budget(struct mmp_bench_state *st, void *arg)
 
 	cold = mmap(NULL, FB_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
 		    MAP_POPULATE, -1, 0);
-	if (cold == MAP_FAILED || !pfns || !frames) {
+	if (cold == MAP_FAILED || !pfns || !frames)
 		err = -ENOMEM;
-	} else if (bench_env_create(&env, fb_phys, 0, arg, kib == 64 ? BENCH_THP(4) : 0) ||
-		   mmp_space_set_copy(env.space, "generic")) {
-		err = -EINVAL;
-	} else {
+	else
+		err = bench_env_create(&env, fb_phys, 0, arg, kib == 64 ? BENCH_THP(4) : 0);
+	if (!err) {
+		err = mmp_space_set_copy(env.space, "generic");
 		/* A round first, untimed: per-CPU lists and page tables reach their steady state. */
-		err = fault_round(&env, &rounds[0], pfns, frames, cold);
-		while (mmp_bench_keep_running(st) && !err) {
+		if (!err)
+			err = fault_round(&env, &rounds[0], pfns, frames, cold);
+		while (!err && mmp_bench_keep_running(st)) {
 			double t0 = bench_now();
 
 			for (n = 0; n < FB_ROUNDS && !err; n++) {

@@ -260,9 +260,15 @@ struct mmp_phys {
 	uint64_t free_pages;
 
 	struct mmp_pcp *pcp;	/* MMP_COUNTER_SHARDS lists */
-	uint32_t pcp_high_min, pcp_high_max;	/* READ_ONCE: set as lists come online */
+	/*
+	 * READ_ONCE: set as lists come online. A reader may pair one update's
+	 * high_min with the next one's high_max for a moment: harmless, no
+	 * list's high ever exceeds the one-list high_max its ring is sized for.
+	 */
+	uint32_t pcp_high_min, pcp_high_max;
 	uint32_t pcp_nr_online;
-	mmp_spinlock_t pcp_online_lock;	/* taken with no other lock held */
+	/* Before any list's lock (pt_rcu_lock and the mmap lock may be held). */
+	mmp_spinlock_t pcp_online_lock;
 	uint32_t pcp_ring_mask;	/* ring slots - 1: a power of two above high_max at one list */
 	bool debug_vm;		/* MMPRIM_DEBUG_VM set: expensive sanity checks */
 

@@ -14,7 +14,7 @@ PASSED = {"OK", "EXPECTEDFAIL", "SKIP"}
 def main(argv):
     lines = 15
     if len(argv) > 1 and argv[0] == "--lines":
-        lines = int(argv[1])
+        lines = max(1, int(argv[1]))
         argv = argv[2:]
     for arg in argv:
         label, _, builddir = arg.partition("=")
