@@ -321,6 +321,9 @@ static inline bool phys_pfn_valid(struct mmp_phys *phys, uint64_t pfn)
 }
 /* Give every per-CPU list back to the buddy allocator (drain_all_pages). */
 void phys_drain_pcp(struct mmp_phys *phys);
+/* zone_highsize: the per-CPU lists' high_min and high_max for a zone. */
+void pcp_highsize(uint64_t managed, uint64_t low, unsigned int nr_cpus, unsigned int batch,
+		  uint32_t *high_min, uint32_t *high_max);
 /*
  * The per-CPU list this thread allocates from and frees to, when not its own
  * (-1): an RCU callback frees onto the list of the thread that queued it, as

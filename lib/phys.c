@@ -131,23 +131,38 @@ static unsigned int clamp_u(unsigned int v, unsigned int lo, unsigned int hi)
 }
 
 /*
- * zone_highsize, both ways: high_min from the low watermark (min_free_kbytes
- * = sqrt(16 * KiB of memory), plus watermark_scale_factor's 0.1%), high_max
- * from an eighth of memory (MIN_PERCPU_PAGELIST_HIGH_FRACTION); each split
- * over the lists online as the kernel splits it over the node's CPUs, and at
- * least four batches.
+ * zone_highsize, both ways: high_min from the low watermark, high_max from an
+ * eighth of memory (MIN_PERCPU_PAGELIST_HIGH_FRACTION), each split over the
+ * CPUs and at least four batches. test_phys holds it to the host kernel's
+ * /proc/zoneinfo.
+ */
+void pcp_highsize(uint64_t managed, uint64_t low, unsigned int nr_cpus, unsigned int batch,
+		  uint32_t *high_min, uint32_t *high_max)
+{
+	uint64_t lo = MAX(low / nr_cpus, (uint64_t)batch << 2);
+
+	*high_min = (uint32_t)lo;
+	*high_max = (uint32_t)MAX(managed / 8 / nr_cpus, lo);
+}
+
+/*
+ * The bounds of @nr_online lists: the low watermark of the phys as the
+ * kernel sets it for a zone of that size (min_free_kbytes = sqrt(16 * KiB of
+ * memory), plus watermark_scale_factor's 0.1%), split over the lists online
+ * as the kernel splits it over the node's CPUs.
  */
 static void pcp_set_high_bounds(struct mmp_phys *phys, unsigned int nr_online)
 {
 	uint64_t managed = phys->nr_pages, min_kb = isqrt(managed * (PAGE_SIZE / 1024) * 16);
-	uint64_t min, low, high_min;
+	uint64_t min, low;
+	uint32_t high_min, high_max;
 
 	min_kb = MIN(MAX(min_kb, 128), 262144);
 	min = min_kb / (PAGE_SIZE / 1024);
 	low = min + MAX(min / 4, managed * 10 / 10000);
-	high_min = MAX(low / nr_online, 4 * PCP_BATCH);
-	WRITE_ONCE(phys->pcp_high_min, (uint32_t)high_min);
-	WRITE_ONCE(phys->pcp_high_max, (uint32_t)MAX(managed / 8 / nr_online, high_min));
+	pcp_highsize(managed, low, nr_online, PCP_BATCH, &high_min, &high_max);
+	WRITE_ONCE(phys->pcp_high_min, high_min);
+	WRITE_ONCE(phys->pcp_high_max, high_max);
 }
 
 /*

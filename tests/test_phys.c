@@ -538,6 +538,97 @@ static void test_pcp(void)
 	tap_eq(mmp_phys_destroy(phys), 0, "destroy");
 }
 
+/*
+ * The host kernel is the oracle: for each zone of /proc/zoneinfo with
+ * per-CPU lists (6.7+ prints high_min and high_max), pcp_highsize() given the
+ * zone's managed pages, low watermark, CPUs and batch must give the host's
+ * bounds. A zone whose watermark is boosted just now is left out: the bounds
+ * were set from the unboosted one.
+ */
+struct zone_info {
+	char name[48];
+	uint64_t managed, low, boost;
+	unsigned int cpus, batch;
+	long high_min, high_max;	/* of the first CPU; -1: not printed */
+};
+
+static void check_zone(const struct zone_info *z, int *checked)
+{
+	uint32_t high_min, high_max;
+
+	if (!z->cpus || !z->managed || z->high_max < 0 || z->boost)
+		return;
+	pcp_highsize(z->managed, z->low, z->cpus, z->batch, &high_min, &high_max);
+	tap_ok(high_min == z->high_min && high_max == z->high_max,
+	       "host zone %s (%llu pages, low %llu, %u CPUs, batch %u): high_min %u = %ld, "
+	       "high_max %u = %ld", z->name, (unsigned long long)z->managed,
+	       (unsigned long long)z->low, z->cpus, z->batch, high_min, z->high_min, high_max,
+	       z->high_max);
+	(*checked)++;
+}
+
+static void test_pcp_host(void)
+{
+	FILE *frac = fopen("/proc/sys/vm/percpu_pagelist_high_fraction", "r");
+	FILE *f = fopen("/proc/zoneinfo", "r");
+	struct zone_info z = { .high_min = -1, .high_max = -1 };
+	char line[256];
+	int checked = 0, fraction = 0;
+	bool in_zone = false;
+
+	/* A fraction set by sysctl replaces both bounds' defaults: not what the library models. */
+	if (frac) {
+		if (fscanf(frac, "%d", &fraction) != 1)
+			fraction = 0;
+		fclose(frac);
+	}
+	if (fraction) {
+		if (f)
+			fclose(f);
+		tap_ok(1, "host per-CPU list bounds # SKIP percpu_pagelist_high_fraction is %d",
+		       fraction);
+		return;
+	}
+	if (!f) {
+		tap_ok(1, "host per-CPU list bounds # SKIP no /proc/zoneinfo");
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char name[32];
+		unsigned long long v;
+		long lv;
+		int node;
+
+		if (sscanf(line, "Node %d, zone %31s", &node, name) == 2) {
+			if (in_zone)
+				check_zone(&z, &checked);
+			z = (struct zone_info){ .high_min = -1, .high_max = -1 };
+			snprintf(z.name, sizeof(z.name), "%d/%s", node, name);
+			in_zone = true;
+		} else if (sscanf(line, " boost %llu", &v) == 1) {
+			z.boost = v;
+		} else if (sscanf(line, " low %llu", &v) == 1) {
+			z.low = v;
+		} else if (sscanf(line, " managed %llu", &v) == 1) {
+			z.managed = v;
+		} else if (sscanf(line, " cpu: %llu", &v) == 1) {
+			z.cpus++;
+		} else if (z.cpus == 1 && sscanf(line, " batch: %llu", &v) == 1) {
+			z.batch = (unsigned int)v;
+		} else if (z.cpus == 1 && sscanf(line, " high_min: %ld", &lv) == 1) {
+			z.high_min = lv;
+		} else if (z.cpus == 1 && sscanf(line, " high_max: %ld", &lv) == 1) {
+			z.high_max = lv;
+		}
+	}
+	if (in_zone)
+		check_zone(&z, &checked);
+	fclose(f);
+	if (!checked)
+		tap_ok(1, "host per-CPU list bounds # SKIP the host kernel prints no high_min "
+		       "(before 6.7)");
+}
+
 /* ---- counters -------------------------------------------------------------------------- */
 
 struct shard_thread {
@@ -660,6 +751,7 @@ int main(void)
 	test_bugs();
 	test_destroy_busy();
 	test_pcp();
+	test_pcp_host();
 	test_names();
 	return tap_done();
 }
