@@ -18,7 +18,7 @@
 _Static_assert(NR_PRIVATE_SHARDS >= 1 && NR_PRIVATE_SHARDS < 64, "the pool is one word");
 
 __thread int mmp_thread_shard __attribute__((tls_model("initial-exec"))) = -1;
-__thread long mmp_thread_counter_off __attribute__((tls_model("initial-exec"))) = -1;
+__thread uint32_t mmp_thread_counter_off __attribute__((tls_model("initial-exec"))) = UINT32_MAX;
 
 /* Bit i set: private shard i belongs to a live thread. Lock-free: pool misses repeat. */
 static uint64_t shard_pool;
@@ -36,7 +36,7 @@ static void shard_thread_exit(void *arg)
 	shard_release((int)((uintptr_t)arg - 1));
 	/* Later destructors may still count: send them to the shared shard, never to a slot. */
 	mmp_thread_shard = SHARED_SHARD;
-	mmp_thread_counter_off = SHARED_SHARD * (long)sizeof(struct mmp_counter_shard);
+	mmp_thread_counter_off = SHARED_SHARD * (uint32_t)sizeof(struct mmp_counter_shard);
 }
 
 static void shard_key_init(void)
@@ -76,7 +76,7 @@ int mmp_thread_shard_slow(void)
 		return SHARED_SHARD;
 	}
 	mmp_thread_shard = shard;
-	mmp_thread_counter_off = shard * (long)sizeof(struct mmp_counter_shard);
+	mmp_thread_counter_off = shard * (uint32_t)sizeof(struct mmp_counter_shard);
 	return shard;
 }
 

@@ -351,8 +351,8 @@ struct mmp_rss_shard {
 } __attribute__((aligned(64)));
 
 extern __thread int mmp_thread_shard __attribute__((tls_model("initial-exec")));
-/* The same shard as a byte offset into a space's counters, -1 while unassigned. */
-extern __thread long mmp_thread_counter_off __attribute__((tls_model("initial-exec")));
+/* The same shard as a byte offset into a space's counters, UINT32_MAX while unassigned. */
+extern __thread uint32_t mmp_thread_counter_off __attribute__((tls_model("initial-exec")));
 int mmp_thread_shard_slow(void);
 
 static inline int counter_shard(void)
@@ -493,17 +493,24 @@ void count_add_slow(struct mmp_space *s, enum mmp_counter c, uint64_t n);
 
 static inline void count_add(struct mmp_space *s, enum mmp_counter c, uint64_t n)
 {
-	/* Unassigned (-1) and the shared shard fail the unsigned test: the slow path. */
-	unsigned long off = (unsigned long)mmp_thread_counter_off;
+	/* Unassigned (UINT32_MAX) and the shared shard fail the test: the slow path. */
+	uint32_t off = mmp_thread_counter_off;
 	uint64_t *v;
 
 	if (unlikely(off >= (MMP_COUNTER_SHARDS - 1) * sizeof(struct mmp_counter_shard))) {
 		count_add_slow(s, c, n);
 		return;
 	}
-	/* Only this thread writes its shard: a relaxed load and store is an add, race-free. */
+	/*
+	 * Only this thread writes its shard, so a plain add suffices, as the
+	 * kernel's this_cpu_add() on a per-CPU counter: the compiler may keep a
+	 * count in a register within a call and add to memory in one
+	 * instruction. A reader on another thread (relaxed loads, summing the
+	 * shards) may see a count late, never torn: the slot is an aligned
+	 * 64-bit word.
+	 */
 	v = &((struct mmp_counter_shard *)((char *)s->counters + off))->v[c];
-	__atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+	*v += n;
 }
 
 /* This thread's count of @c so far: the difference around a call is what the call did. */
