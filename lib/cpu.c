@@ -148,8 +148,10 @@ static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int shift, uin
 			}
 		}
 	}
-	if (!e)
-		e = &set[cpu->victim++ % cpu->tlb_ways];
+	if (!e) {
+		e = &set[cpu->victim];
+		cpu->victim = cpu->victim + 1 < cpu->tlb_ways ? cpu->victim + 1 : 0;
+	}
 	tlb_entry_drop(cpu, e);	/* the victim, if any */
 	e->key = tlb_key(cpu, va, shift);
 	e->cls = k;

@@ -84,7 +84,10 @@ static inline void tlb_entry_drop(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
 
 		cpu->nr_live[te->cls]--;
 		st->live--;
-		st->mask &= ~(1ULL << ((te - cpu->tlb) % cpu->tlb_ways % 64));
+		/* its way: an exact division by the entry size, no divide by the ways */
+		unsigned int way = te - &cpu->tlb[(size_t)te->set * cpu->tlb_ways];
+
+		st->mask &= ~(1ULL << (way % 64));
 	}
 	te->key = 0;
 }
