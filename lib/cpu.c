@@ -13,6 +13,14 @@
 #include "mm.h"
 #include "rcu.h"
 
+static void cpu_free(struct mmp_cpu *cpu)
+{
+	free(cpu->tlb);
+	free(cpu->sets);
+	free(cpu->tags);
+	free(cpu);
+}
+
 MMP_EXPORT int mmp_cpu_attach(struct mmp_space *s, struct mmp_cpu **out)
 {
 	struct mmp_cpu *cpu;
@@ -25,14 +33,15 @@ MMP_EXPORT int mmp_cpu_attach(struct mmp_space *s, struct mmp_cpu **out)
 		return -ENOMEM;
 	cpu->tlb_ways = s->tlb_ways;
 	cpu->tlb_sets = s->tlb_entries / s->tlb_ways;
-	cpu->tlb = calloc((size_t)s->tlb_entries, sizeof(*cpu->tlb));
-	cpu->sets = calloc(cpu->tlb_sets, sizeof(*cpu->sets));
-	if (!cpu->tlb || !cpu->sets) {
-		free(cpu->tlb);
-		free(cpu->sets);
-		free(cpu);
+	cpu->tag_stride = (s->tlb_ways + TLB_TAG_CHUNK - 1) / TLB_TAG_CHUNK * TLB_TAG_CHUNK;
+	cpu->tlb = malloc((size_t)s->tlb_entries * sizeof(*cpu->tlb));
+	cpu->sets = malloc(cpu->tlb_sets * sizeof(*cpu->sets));
+	cpu->tags = malloc((size_t)cpu->tlb_sets * cpu->tag_stride);
+	if (!cpu->tlb || !cpu->sets || !cpu->tags) {
+		cpu_free(cpu);
 		return -ENOMEM;
 	}
+	tlb_reset(cpu);
 	cpu->space = s;
 	cpu->thread = pthread_self();
 	cpu->gen = 1;
@@ -56,9 +65,7 @@ MMP_EXPORT int mmp_cpu_attach(struct mmp_space *s, struct mmp_cpu **out)
 	}
 	spin_unlock(&s->cpus_lock);
 	if (slot < 0) {
-		free(cpu->tlb);
-		free(cpu->sets);
-		free(cpu);
+		cpu_free(cpu);
 		return -EBUSY;
 	}
 	/* A CPU is an RCU reader: lockless walks on it run in read-side sections. */
@@ -79,9 +86,7 @@ MMP_EXPORT int mmp_cpu_detach(struct mmp_cpu *cpu)
 	__atomic_fetch_and(&s->cpu_mask, ~(1ULL << cpu->index), __ATOMIC_RELAXED);
 	spin_unlock(&s->cpus_lock);
 	mmp_rcu_unregister();
-	free(cpu->tlb);
-	free(cpu->sets);
-	free(cpu);
+	cpu_free(cpu);
 	return 0;
 }
 
@@ -100,24 +105,17 @@ static inline uint32_t tlb_set_index(struct mmp_cpu *cpu, uint64_t va, unsigned 
 	return (va >> shift) & (cpu->tlb_sets - 1);
 }
 
-static inline struct mmp_tlb_entry *tlb_set(struct mmp_cpu *cpu, uint64_t va, unsigned int shift)
-{
-	return &cpu->tlb[tlb_set_index(cpu, va, shift) * cpu->tlb_ways];
-}
-
 static struct mmp_tlb_entry *tlb_lookup(struct mmp_cpu *cpu, uint64_t va)
 {
 	for (unsigned int k = 0; k < cpu->nr_shifts; k++) {
-		struct mmp_tlb_entry *set;
-		uint64_t key;
+		unsigned int shift = cpu->shifts[k];
+		struct mmp_tlb_entry *te;
 
 		if (!cpu->nr_live[k])
 			continue;
-		set = tlb_set(cpu, va, cpu->shifts[k]);
-		key = tlb_key(cpu, va, cpu->shifts[k]);
-		for (unsigned int w = 0; w < cpu->tlb_ways; w++)
-			if (set[w].key == key)
-				return &set[w];
+		te = tlb_find(cpu, tlb_set_index(cpu, va, shift), tlb_key(cpu, va, shift));
+		if (te)
+			return te;
 	}
 	return NULL;
 }
@@ -152,13 +150,16 @@ static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int shift, uin
 		e = &set[cpu->victim];
 		cpu->victim = cpu->victim + 1 < cpu->tlb_ways ? cpu->victim + 1 : 0;
 	}
-	tlb_entry_drop(cpu, e);	/* the victim, if any */
+	if (tlb_entry_live(cpu, e)) {	/* the victim: its way stays taken */
+		cpu->nr_live[e->cls]--;
+	} else {
+		st->live++;
+		st->mask |= 1ULL << ((e - set) % 64);
+	}
 	e->key = tlb_key(cpu, va, shift);
+	tlb_set_tags(cpu, index)[e - set] = tlb_tag(e->key);
 	e->cls = k;
-	e->set = index;
 	cpu->nr_live[k]++;
-	st->live++;
-	st->mask |= 1ULL << ((e - set) % 64);
 	e->pfn = pfn;
 	e->shift = shift;
 	e->write = !!(eflags & MMP_E_WRITE);

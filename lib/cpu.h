@@ -6,6 +6,11 @@
 #ifndef MMP_CPU_H
 #define MMP_CPU_H
 
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "internal.h"
 
 
@@ -16,7 +21,7 @@ struct mmp_tlb_entry {
 	uint8_t dirty;		/* the entry was dirty when cached: a write needs no walk */
 	uint8_t shift;
 	uint8_t cls;		/* index of shift in cpu->shifts */
-	uint32_t set;		/* its set, whose occupancy it counts in */
+	uint32_t set;		/* its set (fixed for the slot), whose occupancy it counts in */
 };
 
 /*
@@ -49,6 +54,14 @@ struct mmp_cpu {
 	/* Live entries per size: a lookup skips sizes the TLB holds none of. */
 	unsigned int nr_live[3];
 	struct mmp_tlb_entry *tlb;
+	/*
+	 * A tag byte per way (tlb_tag() of its key; 0 for a dropped or never
+	 * used way), each set's padded with zeros to a multiple of 16: a lookup
+	 * compares a set's tags at once, as the hardware compares its ways in
+	 * parallel, and reads only the entries whose tag matches.
+	 */
+	uint8_t *tags;
+	unsigned int tag_stride;
 	/* Per set: a full set takes its victim without looking for a free way. */
 	struct mmp_tlb_set *sets;
 	/*
@@ -70,29 +83,93 @@ static inline uint64_t tlb_key(struct mmp_cpu *cpu, uint64_t va, unsigned int sh
 	return (va & ~((1ULL << shift) - 1)) | cpu->gen << 6 | shift << 1 | 1;
 }
 
+/* A key's tag: 7 bits of its hash and the top bit, so that no tag is a free way's 0. */
+static inline uint8_t tlb_tag(uint64_t key)
+{
+	return (uint8_t)((key * 0x9e3779b97f4a7c15ULL) >> 57) | 0x80;
+}
+
+#define TLB_TAG_CHUNK	16
+
+static inline uint8_t *tlb_set_tags(struct mmp_cpu *cpu, uint32_t set)
+{
+	return &cpu->tags[(size_t)set * cpu->tag_stride];
+}
+
+/* Bit i set where byte i of @tags[0..15] is @tag. */
+static inline uint32_t tlb_tag_match(const uint8_t *tags, uint8_t tag)
+{
+#ifdef __SSE2__
+	__m128i t = _mm_loadu_si128((const __m128i *)tags);
+
+	return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(t, _mm_set1_epi8((char)tag)));
+#else
+	uint32_t m = 0;
+
+	/* Eight bytes a word: the 0x80 of each byte of x that is zero, exactly. */
+	for (unsigned int h = 0; h < TLB_TAG_CHUNK; h += 8) {
+		const uint64_t lo7 = 0x7f7f7f7f7f7f7f7fULL;
+		uint64_t x, zero;
+
+		memcpy(&x, tags + h, sizeof(x));
+		x ^= tag * 0x0101010101010101ULL;
+		zero = ~(((x & lo7) + lo7) | x | lo7);
+		for (; zero; zero &= zero - 1) {
+			unsigned int byte = __builtin_ctzll(zero) / 8;
+
+			if (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
+				byte = 7 - byte;
+			m |= 1u << (h + byte);
+		}
+	}
+	return m;
+#endif
+}
+
+/* The way of @set caching @key, or NULL: only ways whose tag matches are read. */
+static inline struct mmp_tlb_entry *tlb_find(struct mmp_cpu *cpu, uint32_t set, uint64_t key)
+{
+	const uint8_t *tags = tlb_set_tags(cpu, set);
+	struct mmp_tlb_entry *ways = &cpu->tlb[(size_t)set * cpu->tlb_ways];
+	uint8_t tag = tlb_tag(key);
+
+	for (unsigned int c = 0; c < cpu->tag_stride; c += TLB_TAG_CHUNK)
+		for (uint32_t m = tlb_tag_match(tags + c, tag); m; m &= m - 1)
+			if (ways[c + __builtin_ctz(m)].key == key)
+				return &ways[c + __builtin_ctz(m)];
+	return NULL;
+}
+
 /* Is @te a translation of the current generation? (A dropped key, 0, is of none.) */
 static inline bool tlb_entry_live(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
 {
 	return ((te->key >> 6) & 63) == cpu->gen;
 }
 
+/* @te's way in its set: an exact division by the entry size, no divide by the ways. */
+static inline unsigned int tlb_entry_way(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
+{
+	return te - &cpu->tlb[(size_t)te->set * cpu->tlb_ways];
+}
+
 /* Drop one translation (invlpg of the entry). */
 static inline void tlb_entry_drop(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
 {
+	unsigned int way = tlb_entry_way(cpu, te);
+
 	if (tlb_entry_live(cpu, te)) {
 		struct mmp_tlb_set *st = &cpu->sets[te->set];
 
 		cpu->nr_live[te->cls]--;
 		st->live--;
-		/* its way: an exact division by the entry size, no divide by the ways */
-		unsigned int way = te - &cpu->tlb[(size_t)te->set * cpu->tlb_ways];
-
 		st->mask &= ~(1ULL << (way % 64));
 	}
 	te->key = 0;
+	tlb_set_tags(cpu, te->set)[way] = 0;
 }
 
-/* Drop this CPU's translations (lib/tlb.c). */
+/* Empty every way (lib/tlb.c); drop this CPU's translations. */
+void tlb_reset(struct mmp_cpu *cpu);
 void tlb_invalidate_local(struct mmp_cpu *cpu, uint64_t start, uint64_t end, unsigned int shift);
 void tlb_invalidate_all(struct mmp_cpu *cpu);
 

@@ -18,10 +18,19 @@ void tlb_invalidate_all(struct mmp_cpu *cpu)
 	memset(cpu->nr_live, 0, sizeof(cpu->nr_live));
 	cpu->gen = (cpu->gen + 1) & 63;
 	if (!cpu->gen) {
-		memset(cpu->tlb, 0, sizeof(*cpu->tlb) * cpu->tlb_sets * cpu->tlb_ways);
-		memset(cpu->sets, 0, sizeof(*cpu->sets) * cpu->tlb_sets);
+		tlb_reset(cpu);
 		cpu->gen = 1;
 	}
+}
+
+/* Every way empty, each entry knowing its set for its books. */
+void tlb_reset(struct mmp_cpu *cpu)
+{
+	memset(cpu->sets, 0, sizeof(*cpu->sets) * cpu->tlb_sets);
+	memset(cpu->tags, 0, (size_t)cpu->tlb_sets * cpu->tag_stride);
+	for (uint32_t set = 0; set < cpu->tlb_sets; set++)
+		for (uint32_t w = 0; w < cpu->tlb_ways; w++)
+			cpu->tlb[(size_t)set * cpu->tlb_ways + w] = (struct mmp_tlb_entry){ .set = set };
 }
 
 /* Drop this CPU's translations of [start, end), probing every page size. */
@@ -32,15 +41,14 @@ void tlb_invalidate_local(struct mmp_cpu *cpu, uint64_t start, uint64_t end, uns
 	for (uint64_t va = start; va < end; va += 1ULL << shift) {
 		for (unsigned int k = 0; k < cpu->nr_shifts; k++) {
 			unsigned int sh = cpu->shifts[k];
-			uint64_t key = tlb_key(cpu, va, sh);
-			struct mmp_tlb_entry *set =
-				&cpu->tlb[((va >> sh) & (cpu->tlb_sets - 1)) * cpu->tlb_ways];
+			struct mmp_tlb_entry *te;
 
 			if (!cpu->nr_live[k])
 				continue;
-			for (unsigned int w = 0; w < cpu->tlb_ways; w++)
-				if (set[w].key == key)
-					tlb_entry_drop(cpu, &set[w]);
+			/* A set holds a key once (verify checks): one drop at most. */
+			te = tlb_find(cpu, (va >> sh) & (cpu->tlb_sets - 1), tlb_key(cpu, va, sh));
+			if (te)
+				tlb_entry_drop(cpu, te);
 		}
 	}
 }

@@ -407,9 +407,26 @@ static void check_tlb_books(struct verify *v, struct mmp_cpu *cpu, int c)
 		unsigned int live = 0;
 		uint64_t mask = 0;
 
+		const uint8_t *tags = tlb_set_tags(cpu, set);
+
+		for (unsigned int w = 0; w < cpu->tag_stride; w++) {
+			uint64_t key = w < cpu->tlb_ways ? ways[w].key : 0;
+
+			if (tags[w] != (key ? tlb_tag(key) : 0))
+				report(v, "space %llu: cpu %d: TLB set %u way %u has tag %#x for key %#llx",
+				       (unsigned long long)v->s->id, c, set, w, tags[w],
+				       (unsigned long long)key);
+		}
 		for (unsigned int w = 0; w < cpu->tlb_ways; w++) {
+			if (ways[w].set != set)
+				report(v, "space %llu: cpu %d: TLB set %u way %u says it is of set %u",
+				       (unsigned long long)v->s->id, c, set, w, ways[w].set);
 			if (!tlb_entry_live(cpu, &ways[w]))
 				continue;
+			if (tlb_find(cpu, set, ways[w].key) != &ways[w])
+				report(v, "space %llu: cpu %d: TLB set %u holds key %#llx twice",
+				       (unsigned long long)v->s->id, c, set,
+				       (unsigned long long)ways[w].key);
 			live++;
 			nr_live[ways[w].cls]++;
 			mask |= 1ULL << (w % 64);
