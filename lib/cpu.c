@@ -120,44 +120,40 @@ static struct mmp_tlb_entry *tlb_lookup(struct mmp_cpu *cpu, uint64_t va)
 	return NULL;
 }
 
-/* The first free way of the set, else a victim in round-robin order. */
-static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int shift, uint64_t pfn,
+/*
+ * Cache a translation of size class @k (cpu->shifts[k]): in the first free
+ * way of its set, else over a victim taken in round-robin order.
+ */
+static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int k, uint64_t pfn,
 		       unsigned int eflags)
 {
+	unsigned int shift = cpu->shifts[k], way = 0;
 	uint32_t index = tlb_set_index(cpu, va, shift);
-	struct mmp_tlb_entry *set = &cpu->tlb[index * cpu->tlb_ways], *e = NULL;
+	struct mmp_tlb_entry *e, *set = &cpu->tlb[index * cpu->tlb_ways];
 	struct mmp_tlb_set *st = &cpu->sets[index];
-	unsigned int k = 0;
 
-	while (cpu->shifts[k] != shift)
-		k++;
 	if (st->gen != cpu->gen) {	/* a full flush emptied it since */
 		st->gen = cpu->gen;
 		st->live = 0;
 		st->mask = 0;
 	}
-	if (st->live < cpu->tlb_ways && cpu->tlb_ways <= 64) {
-		e = &set[__builtin_ctzll(~st->mask)];	/* the first free way */
-	} else {
-		for (unsigned int w = 0; st->live < cpu->tlb_ways && w < cpu->tlb_ways; w++) {
-			if (!tlb_entry_live(cpu, &set[w])) {
-				e = &set[w];
-				break;
-			}
-		}
-	}
-	if (!e) {
-		e = &set[cpu->victim];
-		cpu->victim = cpu->victim + 1 < cpu->tlb_ways ? cpu->victim + 1 : 0;
-	}
-	if (tlb_entry_live(cpu, e)) {	/* the victim: its way stays taken */
-		cpu->nr_live[e->cls]--;
-	} else {
+	if (st->live < cpu->tlb_ways) {
+		if (cpu->tlb_ways <= 64)
+			way = __builtin_ctzll(~st->mask);
+		else
+			while (tlb_entry_live(cpu, &set[way]))
+				way++;
 		st->live++;
-		st->mask |= 1ULL << ((e - set) % 64);
+		st->mask |= 1ULL << (way % 64);
+	} else {
+		/* A full set: every way is live, the victim's stays taken. */
+		way = cpu->victim;
+		cpu->victim = way + 1 < cpu->tlb_ways ? way + 1 : 0;
+		cpu->nr_live[set[way].cls]--;
 	}
+	e = &set[way];
 	e->key = tlb_key(cpu, va, shift);
-	tlb_set_tags(cpu, index)[e - set] = tlb_tag(e->key);
+	tlb_set_tags(cpu, index)[way] = tlb_tag(e->key);
 	e->cls = k;
 	cpu->nr_live[k]++;
 	e->pfn = pfn;
@@ -209,9 +205,9 @@ static void *page_walk(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
 			unsigned int in_block = (va >> PAGE_SHIFT) & ((1u << (s->arch->cont_shift -
 									       PAGE_SHIFT)) - 1);
 
-			tlb_insert(cpu, va, s->arch->cont_shift, pfn - in_block, f);
+			tlb_insert(cpu, va, TLB_CLASS_CONT, pfn - in_block, f);
 		} else {
-			tlb_insert(cpu, va, level_shift(l), pfn, f);
+			tlb_insert(cpu, va, l == MMP_PTE ? TLB_CLASS_PAGE : cpu->nr_shifts - 1, pfn, f);
 		}
 		return (uint8_t *)pfn_to_virt(s->phys, pfn) + (va & (level_size(l) - 1));
 	}

@@ -36,6 +36,9 @@ struct mmp_tlb_set {
 
 #define MMP_PWC_ENTRIES	16
 
+/* Size classes, indices of cpu->shifts: the page, the contiguous block if any, then the PMD. */
+enum { TLB_CLASS_PAGE, TLB_CLASS_CONT };
+
 struct mmp_cpu {
 	struct mmp_space *space;
 	int index;		/* in space->cpus */
