@@ -163,54 +163,71 @@ static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int k, uint64_
 }
 
 /*
- * The hardware walker: follow the tables for @va and let the architecture's
- * MMU update the leaf. Fills the TLB and returns the host address, or NULL when
- * the access faults.
+ * The walker reached leaf entry @e at @ep, level @l (a constant: each level's
+ * decode compiles on its own): let the architecture's MMU update it for
+ * @access, fill the TLB and return the host address, or NULL to fault.
+ */
+static __always_inline void *walk_leaf(struct mmp_cpu *cpu, uint64_t va, mmp_pte_t *ep,
+				       mmp_pte_t e, const enum mmp_level l, unsigned int access)
+{
+	struct mmp_space *s = cpu->space;
+	unsigned int f;
+	uint64_t pfn;
+
+	if (!entry_test(s, e, l, MMP_E_PRESENT))
+		return NULL;
+	e = hw_update_leaf(s, ep, l, access);
+	if (!e)
+		return NULL;
+	f = entry_test(s, e, l, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_CONT);
+	pfn = entry_pfn(s, e, l);
+	if (l == MMP_PMD) {
+		tlb_insert(cpu, va, cpu->nr_shifts - 1, pfn, f);
+	} else if (f & MMP_E_CONT) {
+		/* A contiguous entry may be cached as one translation of its block. */
+		unsigned int in_block = (va >> PAGE_SHIFT) &
+					((1u << (s->arch->cont_shift - PAGE_SHIFT)) - 1);
+
+		tlb_insert(cpu, va, TLB_CLASS_CONT, pfn - in_block, f);
+	} else {
+		tlb_insert(cpu, va, TLB_CLASS_PAGE, pfn, f);
+	}
+	return (uint8_t *)pfn_to_virt(s->phys, pfn) + (va & (level_size(l) - 1));
+}
+
+/*
+ * The hardware walker: follow the tables for @va, from the PTE table when the
+ * paging-structure cache has it, and hand the leaf to walk_leaf(). Returns
+ * the host address, or NULL when the access faults.
  */
 static void *page_walk(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
 {
 	struct mmp_space *s = cpu->space;
 	struct mmp_pwc_entry *pwc = &cpu->pwc[(va >> PMD_SHIFT) % MMP_PWC_ENTRIES];
-	enum mmp_level l = pgd_level(s);
-	mmp_pte_t *table = space_table(s, s->pgd_pfn);
-	uint64_t pfn;
+	mmp_pte_t *table, *ep;
 
 	count_inc(s, MMP_C_PAGE_WALK);
 	if (pwc->gen == cpu->pwc_gen && pwc->region == va >> PMD_SHIFT) {
 		table = pwc->ptes;
-		l = MMP_PTE;
-	}
-	for (;; l--) {
-		mmp_pte_t *ep = &table[level_index(va, l)];
-		mmp_pte_t e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
-		unsigned int f = entry_test(s, e, l, MMP_E_PRESENT | MMP_E_TABLE);
+	} else {
+		table = space_table(s, s->pgd_pfn);
+		for (enum mmp_level l = pgd_level(s); l > MMP_PTE; l--) {
+			mmp_pte_t e;
+			unsigned int f;
 
-		if (!(f & MMP_E_PRESENT))
-			return NULL;
-		if (l > MMP_PTE && (f & MMP_E_TABLE)) {
+			ep = &table[level_index(va, l)];
+			e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
+			f = entry_test(s, e, l, MMP_E_PRESENT | MMP_E_TABLE);
+			if (!(f & MMP_E_PRESENT))
+				return NULL;
+			if (!(f & MMP_E_TABLE))	/* a leaf: no PUD leaves are made */
+				return l == MMP_PMD ? walk_leaf(cpu, va, ep, e, MMP_PMD, access) : NULL;
 			table = entry_table(s, e, l);
-			if (l == MMP_PMD)
-				*pwc = (struct mmp_pwc_entry){ va >> PMD_SHIFT, cpu->pwc_gen, table };
-			continue;
 		}
-		if (l > MMP_PMD)
-			return NULL;	/* no PUD leaves are made */
-		e = hw_update_leaf(s, ep, l, access);
-		if (!e)
-			return NULL;
-		f = entry_test(s, e, l, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_CONT);
-		pfn = entry_pfn(s, e, l);
-		if (l == MMP_PTE && (f & MMP_E_CONT)) {
-			/* A contiguous entry may be cached as one translation of its block. */
-			unsigned int in_block = (va >> PAGE_SHIFT) & ((1u << (s->arch->cont_shift -
-									       PAGE_SHIFT)) - 1);
-
-			tlb_insert(cpu, va, TLB_CLASS_CONT, pfn - in_block, f);
-		} else {
-			tlb_insert(cpu, va, l == MMP_PTE ? TLB_CLASS_PAGE : cpu->nr_shifts - 1, pfn, f);
-		}
-		return (uint8_t *)pfn_to_virt(s->phys, pfn) + (va & (level_size(l) - 1));
+		*pwc = (struct mmp_pwc_entry){ va >> PMD_SHIFT, cpu->pwc_gen, table };
 	}
+	ep = &table[level_index(va, MMP_PTE)];
+	return walk_leaf(cpu, va, ep, __atomic_load_n(ep, __ATOMIC_ACQUIRE), MMP_PTE, access);
 }
 
 /*
