@@ -376,11 +376,13 @@ static int handle_pte_fault(struct vm_fault *vmf)
 	if (!ptes)
 		goto out;	/* the PMD changed under us: retry the access */
 	pte = ptep_get(s, &ptes[level_index(vmf->address, MMP_PTE)]);
-	f = entry_test(s, pte, MMP_PTE, MMP_E_PRESENT | MMP_E_WRITE);
-	if (!pte)
+	if (!pte) {
 		ret = do_anonymous_page(vmf, ptes);
-	else if ((f & MMP_E_PRESENT) && (((vmf->flags & FAULT_FLAG_WRITE) && !(f & MMP_E_WRITE)) ||
-					 (vmf->flags & FAULT_FLAG_UNSHARE)))
+		goto out;
+	}
+	f = entry_test(s, pte, MMP_PTE, MMP_E_PRESENT | MMP_E_WRITE);
+	if ((f & MMP_E_PRESENT) && (((vmf->flags & FAULT_FLAG_WRITE) && !(f & MMP_E_WRITE)) ||
+				    (vmf->flags & FAULT_FLAG_UNSHARE)))
 		ret = do_wp_page(vmf, ptes);
 	else if (f & MMP_E_PRESENT)
 		do_access_fault(vmf, ptes);	/* A/D, or spurious */
@@ -407,7 +409,7 @@ int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, u
 		if (ret != VM_FAULT_FALLBACK)
 			return ret;
 		count_inc(s, MMP_C_FAULT_FALLBACK);
-	} else if (vmf.orig_pmd) {
+	} else if (vmf.orig_pmd && !entry_test(s, vmf.orig_pmd, MMP_PMD, MMP_E_TABLE)) {
 		pf = entry_flags(s, vmf.orig_pmd, MMP_PMD);
 		if (pf & MMP_E_LEAF) {
 			if ((pf & MMP_E_PRESENT) && (((flags & FAULT_FLAG_WRITE) && !(pf & MMP_E_WRITE)) ||
