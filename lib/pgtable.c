@@ -96,38 +96,68 @@ static int table_install(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level leve
 	return 0;
 }
 
-/* The PMD entry for @addr, allocating the PUD and PMD tables on the way (pmd_alloc). */
-mmp_pte_t *pmd_alloc(struct mmp_space *s, uint64_t addr)
+/*
+ * One step down from upper level @l (a constant, so its decode folds): the
+ * table under @table's entry for @addr, allocated when @alloc and the entry is
+ * empty; NULL when there is none, or no memory.
+ */
+static __always_inline mmp_pte_t *upper_table(struct mmp_space *s, mmp_pte_t *table,
+					      uint64_t addr, const enum mmp_level l, bool alloc)
+{
+	mmp_pte_t *ep = &table[level_index(addr, l)];
+	mmp_pte_t e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
+
+	if (!e && alloc) {
+		if (table_install(s, ep, l))
+			return NULL;
+		e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
+	} else if (!alloc && !entry_test(s, e, l, MMP_E_TABLE)) {
+		return NULL;
+	}
+	return entry_table(s, e, l);
+}
+
+/*
+ * The PMD entry for @addr from the top, level by level as the kernel's
+ * p4d_alloc/pud_alloc/pmd_alloc (or p4d_offset/pud_offset/pmd_offset):
+ * each level's step compiles at its own constant level.
+ */
+static __always_inline mmp_pte_t *pmd_walk(struct mmp_space *s, uint64_t addr, bool alloc)
 {
 	mmp_pte_t *table = space_table(s, s->pgd_pfn);
 
-	for (enum mmp_level l = pgd_level(s); l > MMP_PMD; l--) {
-		mmp_pte_t *ep = &table[level_index(addr, l)];
-		mmp_pte_t e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
-
-		if (!e) {
-			if (table_install(s, ep, l))
-				return NULL;
-			e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
-		}
-		table = entry_table(s, e, l);
+	switch (pgd_level(s)) {
+	case MMP_PGD5:
+		table = upper_table(s, table, addr, MMP_PGD5, alloc);
+		if (!table)
+			return NULL;
+		/* fall through */
+	case MMP_P4D:
+		table = upper_table(s, table, addr, MMP_P4D, alloc);
+		if (!table)
+			return NULL;
+		/* fall through */
+	case MMP_PUD:
+		table = upper_table(s, table, addr, MMP_PUD, alloc);
+		if (!table)
+			return NULL;
+		/* fall through */
+	default:
+		break;
 	}
 	return &table[level_index(addr, MMP_PMD)];
+}
+
+/* The PMD entry for @addr, allocating the upper tables on the way (pmd_alloc). */
+mmp_pte_t *pmd_alloc(struct mmp_space *s, uint64_t addr)
+{
+	return pmd_walk(s, addr, true);
 }
 
 /* The PMD entry for @addr if the upper tables exist, else NULL (pmd_off without allocation). */
 mmp_pte_t *pmd_offset(struct mmp_space *s, uint64_t addr)
 {
-	mmp_pte_t *table = space_table(s, s->pgd_pfn);
-
-	for (enum mmp_level l = pgd_level(s); l > MMP_PMD; l--) {
-		mmp_pte_t e = __atomic_load_n(&table[level_index(addr, l)], __ATOMIC_ACQUIRE);
-
-		if (!entry_test(s, e, l, MMP_E_TABLE))
-			return NULL;
-		table = entry_table(s, e, l);
-	}
-	return &table[level_index(addr, MMP_PMD)];
+	return pmd_walk(s, addr, false);
 }
 
 /* Give an empty PMD entry a PTE table (pte_alloc); 0 when one is there already. */
