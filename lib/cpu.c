@@ -44,12 +44,12 @@ MMP_EXPORT int mmp_cpu_attach(struct mmp_space *s, struct mmp_cpu **out)
 	tlb_reset(cpu);
 	cpu->space = s;
 	cpu->thread = pthread_self();
-	cpu->gen = 1;
 	cpu->pwc_gen = 1;
 	cpu->shifts[cpu->nr_shifts++] = PAGE_SHIFT;
 	if (s->arch->cont_shift)
 		cpu->shifts[cpu->nr_shifts++] = s->arch->cont_shift;
 	cpu->shifts[cpu->nr_shifts++] = PMD_SHIFT;
+	tlb_set_gen(cpu, 1);
 
 	spin_lock(&s->cpus_lock);
 	for (int i = 0; i < MMP_MAX_CPUS; i++) {
@@ -113,7 +113,7 @@ static struct mmp_tlb_entry *tlb_lookup(struct mmp_cpu *cpu, uint64_t va)
 
 		if (!cpu->nr_live[k])
 			continue;
-		te = tlb_find(cpu, tlb_set_index(cpu, va, shift), tlb_key(cpu, va, shift));
+		te = tlb_find(cpu, tlb_set_index(cpu, va, shift), tlb_key(cpu, va, k));
 		if (te)
 			return te;
 	}
@@ -152,7 +152,7 @@ static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int k, uint64_
 		cpu->nr_live[set[way].cls]--;
 	}
 	e = &set[way];
-	e->key = tlb_key(cpu, va, shift);
+	e->key = tlb_key(cpu, va, k);
 	tlb_set_tags(cpu, index)[way] = tlb_tag(e->key);
 	e->cls = k;
 	cpu->nr_live[k]++;

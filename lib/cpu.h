@@ -56,6 +56,8 @@ struct mmp_cpu {
 	unsigned int shifts[3];	/* translation sizes this MMU caches: 4K, contpte, PMD */
 	/* Live entries per size: a lookup skips sizes the TLB holds none of. */
 	unsigned int nr_live[3];
+	/* Per size, a key is (va & key_mask) | key_tail (tlb_set_gen() keeps the tails). */
+	uint64_t key_mask[3], key_tail[3];
 	struct mmp_tlb_entry *tlb;
 	/*
 	 * A tag byte per way (tlb_tag() of its key; 0 for a dropped or never
@@ -81,9 +83,20 @@ struct mmp_cpu {
 	uint64_t pwc_gen;
 };
 
-static inline uint64_t tlb_key(struct mmp_cpu *cpu, uint64_t va, unsigned int shift)
+/* The key of @va's translation of size class @k: aligned va | generation << 6 | shift << 1 | 1. */
+static inline uint64_t tlb_key(struct mmp_cpu *cpu, uint64_t va, unsigned int k)
 {
-	return (va & ~((1ULL << shift) - 1)) | cpu->gen << 6 | shift << 1 | 1;
+	return (va & cpu->key_mask[k]) | cpu->key_tail[k];
+}
+
+/* Enter generation @gen (1..63): the keys of every other generation are dead. */
+static inline void tlb_set_gen(struct mmp_cpu *cpu, unsigned int gen)
+{
+	cpu->gen = gen;
+	for (unsigned int k = 0; k < cpu->nr_shifts; k++) {
+		cpu->key_mask[k] = ~((1ULL << cpu->shifts[k]) - 1);
+		cpu->key_tail[k] = (uint64_t)gen << 6 | cpu->shifts[k] << 1 | 1;
+	}
 }
 
 /* A key's tag: 7 bits of its hash and the top bit, so that no tag is a free way's 0. */

@@ -16,10 +16,10 @@ void tlb_invalidate_all(struct mmp_cpu *cpu)
 {
 	cpu->pwc_gen++;
 	memset(cpu->nr_live, 0, sizeof(cpu->nr_live));
-	cpu->gen = (cpu->gen + 1) & 63;
+	tlb_set_gen(cpu, (cpu->gen + 1) & 63);
 	if (!cpu->gen) {
 		tlb_reset(cpu);
-		cpu->gen = 1;
+		tlb_set_gen(cpu, 1);
 	}
 }
 
@@ -46,7 +46,7 @@ void tlb_invalidate_local(struct mmp_cpu *cpu, uint64_t start, uint64_t end, uns
 			if (!cpu->nr_live[k])
 				continue;
 			/* A set holds a key once (verify checks): one drop at most. */
-			te = tlb_find(cpu, (va >> sh) & (cpu->tlb_sets - 1), tlb_key(cpu, va, sh));
+			te = tlb_find(cpu, (va >> sh) & (cpu->tlb_sets - 1), tlb_key(cpu, va, k));
 			if (te)
 				tlb_entry_drop(cpu, te);
 		}
