@@ -168,19 +168,20 @@ static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int k, uint64_
  * @access, fill the TLB and return the host address, or NULL to fault.
  */
 static __always_inline void *walk_leaf(struct mmp_cpu *cpu, uint64_t va, mmp_pte_t *ep,
-				       mmp_pte_t e, const enum mmp_level l, unsigned int access)
+				       mmp_pte_t e, const enum mmp_level l, unsigned int access,
+				       const enum mmp_format fmt)
 {
 	struct mmp_space *s = cpu->space;
 	unsigned int f;
 	uint64_t pfn;
 
-	if (!entry_test(s, e, l, MMP_E_PRESENT))
+	if (!format_entry_test(fmt, e, l, MMP_E_PRESENT))
 		return NULL;
-	e = hw_update_leaf(s, ep, l, access);
+	e = format_hw_update_leaf(fmt, s, ep, l, access);
 	if (!e)
 		return NULL;
-	f = entry_test(s, e, l, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_CONT);
-	pfn = entry_pfn(s, e, l);
+	f = format_entry_test(fmt, e, l, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_CONT);
+	pfn = format_entry_pfn(fmt, e, l);
 	if (l == MMP_PMD) {
 		tlb_insert(cpu, va, cpu->nr_shifts - 1, pfn, f);
 	} else if (f & MMP_E_CONT) {
@@ -198,9 +199,10 @@ static __always_inline void *walk_leaf(struct mmp_cpu *cpu, uint64_t va, mmp_pte
 /*
  * The hardware walker: follow the tables for @va, from the PTE table when the
  * paging-structure cache has it, and hand the leaf to walk_leaf(). Returns
- * the host address, or NULL when the access faults.
+ * the host address, or NULL when the access faults. Compiled per format (@fmt).
  */
-static void *page_walk(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
+static __always_inline void *page_walk_fmt(struct mmp_cpu *cpu, uint64_t va, unsigned int access,
+					   const enum mmp_format fmt)
 {
 	struct mmp_space *s = cpu->space;
 	struct mmp_pwc_entry *pwc = &cpu->pwc[(va >> PMD_SHIFT) % MMP_PWC_ENTRIES];
@@ -217,17 +219,31 @@ static void *page_walk(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
 
 			ep = &table[level_index(va, l)];
 			e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
-			f = entry_test(s, e, l, MMP_E_PRESENT | MMP_E_TABLE);
+			f = format_entry_test(fmt, e, l, MMP_E_PRESENT | MMP_E_TABLE);
 			if (!(f & MMP_E_PRESENT))
 				return NULL;
 			if (!(f & MMP_E_TABLE))	/* a leaf: no PUD leaves are made */
-				return l == MMP_PMD ? walk_leaf(cpu, va, ep, e, MMP_PMD, access) : NULL;
-			table = entry_table(s, e, l);
+				return l == MMP_PMD ? walk_leaf(cpu, va, ep, e, MMP_PMD, access, fmt)
+						     : NULL;
+			table = space_table(s, format_entry_pfn(fmt, e, l));
 		}
 		*pwc = (struct mmp_pwc_entry){ va >> PMD_SHIFT, cpu->pwc_gen, table };
 	}
 	ep = &table[level_index(va, MMP_PTE)];
-	return walk_leaf(cpu, va, ep, __atomic_load_n(ep, __ATOMIC_ACQUIRE), MMP_PTE, access);
+	return walk_leaf(cpu, va, ep, __atomic_load_n(ep, __ATOMIC_ACQUIRE), MMP_PTE, access,
+			 fmt);
+}
+
+/* page_walk_fmt() for the space's format: a copy per format. */
+static void *page_walk(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
+{
+	switch (cpu->space->format) {
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return page_walk_fmt(cpu, va, access, MMP_FORMAT_##f);
+	MMP_FORMATS
+#undef MMP_FORMAT
+	default:
+		__builtin_unreachable();
+	}
 }
 
 /*

@@ -31,21 +31,34 @@ static inline mmp_pte_t ptep_modify_counted(struct mmp_space *s, mmp_pte_t *ptep
 /* Every folder's own operations, then the generic ones it lacks (generated). */
 #include "mmp_entry_ops.h"
 
-#define MMP_DISPATCH(s)							\
-	switch ((s)->format) {						\
+#define MMP_DISPATCH(s)		MMP_DISPATCH_FORMAT((s)->format)
+#define MMP_DISPATCH_FORMAT(fmt)					\
+	switch (fmt) {							\
 	MMP_FORMATS							\
 	default:							\
 		__builtin_unreachable();				\
 	}
 
+/*
+ * A few operations also come as format_<op>(fmt, ...), for a hot loop compiled
+ * once per format (fmt a constant there: no dispatch left at all), like
+ * lib/format.h's format_entry_test().
+ */
+
 /* ---- reading ---- */
 
 /* The entry as core mm understands it (contpte: A/D gathered over its block). PTL held. */
-static __always_inline mmp_pte_t ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
+static __always_inline mmp_pte_t format_ptep_get(const enum mmp_format fmt, struct mmp_space *s,
+						 mmp_pte_t *ptep)
 {
 #define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_ptep_get(s, ptep);
-	MMP_DISPATCH(s)
+	MMP_DISPATCH_FORMAT(fmt)
 #undef MMP_FORMAT
+}
+
+static __always_inline mmp_pte_t ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
+{
+	return format_ptep_get(s->format, s, ptep);
 }
 
 /* The same without the PTL (GUP-fast, verify, the TLB sanitizer): retries a racing fold. */
@@ -80,12 +93,19 @@ static __always_inline unsigned int folio_pte_scan(struct mmp_space *s, mmp_pte_
 /* ---- writing (PTL held; @nr entries map consecutive pages of one folio in one table) ---- */
 
 /* Map @nr pages, pfn advancing; @nr > 1 needs none targets. */
+static __always_inline void format_set_ptes(const enum mmp_format fmt, struct mmp_space *s,
+					    uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte,
+					    unsigned int nr)
+{
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: f##_set_ptes(s, addr, ptep, pte, nr); return;
+	MMP_DISPATCH_FORMAT(fmt)
+#undef MMP_FORMAT
+}
+
 static __always_inline void set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 				     mmp_pte_t pte, unsigned int nr)
 {
-#define MMP_FORMAT(f)	case MMP_FORMAT_##f: f##_set_ptes(s, addr, ptep, pte, nr); return;
-	MMP_DISPATCH(s)
-#undef MMP_FORMAT
+	format_set_ptes(s->format, s, addr, ptep, pte, nr);
 }
 
 /* Clear one entry and return it, atomically against the hardware walker. */
@@ -108,13 +128,20 @@ static __always_inline mmp_pte_t get_and_clear_full_ptes(struct mmp_space *s, ui
 #undef MMP_FORMAT
 }
 
-static __always_inline void clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
-					    unsigned int nr, int full)
+static __always_inline void format_clear_full_ptes(const enum mmp_format fmt, struct mmp_space *s,
+						   uint64_t addr, mmp_pte_t *ptep, unsigned int nr,
+						   int full)
 {
 #define MMP_FORMAT(f)							\
 	case MMP_FORMAT_##f: f##_clear_full_ptes(s, addr, ptep, nr, full); return;
-	MMP_DISPATCH(s)
+	MMP_DISPATCH_FORMAT(fmt)
 #undef MMP_FORMAT
+}
+
+static __always_inline void clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+					    unsigned int nr, int full)
+{
+	format_clear_full_ptes(s->format, s, addr, ptep, nr, full);
 }
 
 static __always_inline void wrprotect_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
@@ -167,14 +194,31 @@ static __always_inline int ptep_set_access_flags(struct mmp_space *s, uint64_t a
  * way this MMU does. The leaf as the TLB will cache it, or 0 when the access
  * faults.
  */
-static __always_inline mmp_pte_t hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep,
-						enum mmp_level level, unsigned int access)
+static __always_inline mmp_pte_t format_hw_update_leaf(const enum mmp_format fmt,
+						       struct mmp_space *s, mmp_pte_t *ep,
+						       enum mmp_level level, unsigned int access)
 {
 #define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_hw_update_leaf(s, ep, level, access);
-	MMP_DISPATCH(s)
+	MMP_DISPATCH_FORMAT(fmt)
 #undef MMP_FORMAT
 }
 
+static __always_inline mmp_pte_t hw_update_leaf(struct mmp_space *s, mmp_pte_t *ep,
+						enum mmp_level level, unsigned int access)
+{
+	return format_hw_update_leaf(s->format, s, ep, level, access);
+}
+
+/* pte_table() (lib/pgtable.c) for a path compiled per format. */
+static __always_inline mmp_pte_t *format_pte_table(const enum mmp_format fmt, struct mmp_space *s,
+						  mmp_pte_t pmd)
+{
+	if (!format_entry_test(fmt, pmd, MMP_PMD, MMP_E_TABLE))
+		return NULL;
+	return space_table(s, format_entry_pfn(fmt, pmd, MMP_PMD));
+}
+
 #undef MMP_DISPATCH
+#undef MMP_DISPATCH_FORMAT
 
 #endif /* MMP_ENTRY_OPS_H */

@@ -103,9 +103,15 @@ static bool __pte_range_none(struct mmp_space *s, mmp_pte_t *ptep, unsigned int 
 }
 
 /* The order-0 fault's one entry inline, a range out of line. */
+static __always_inline bool format_pte_range_none(const enum mmp_format fmt, struct mmp_space *s,
+						  mmp_pte_t *ptep, unsigned int nr)
+{
+	return nr == 1 ? !format_ptep_get(fmt, s, ptep) : __pte_range_none(s, ptep, nr);
+}
+
 static __always_inline bool pte_range_none(struct mmp_space *s, mmp_pte_t *ptep, unsigned int nr)
 {
-	return nr == 1 ? !ptep_get(s, ptep) : __pte_range_none(s, ptep, nr);
+	return format_pte_range_none(s->format, s, ptep, nr);
 }
 
 /*
@@ -158,7 +164,8 @@ static mmp_spinlock_t *pte_lock_recheck(struct vm_fault *vmf, mmp_pte_t *ptes)
 	return NULL;
 }
 
-static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
+static __always_inline int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes,
+					     const enum mmp_format fmt)
 {
 	struct mmp_space *s = vmf->s;
 	mmp_spinlock_t *ptl;
@@ -174,9 +181,10 @@ static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		ptl = pte_lock_recheck(vmf, ptes);
 		if (!ptl)
 			return 0;
-		if (!ptep_get(s, ptep)) {
-			set_ptes(s, vmf->address, ptep,
-					  mk_entry(s, s->phys->zero_pfn, f | MMP_E_SPECIAL, MMP_PTE), 1);
+		if (!format_ptep_get(fmt, s, ptep)) {
+			format_set_ptes(fmt, s, vmf->address, ptep,
+					format_mk_entry(fmt, s->phys->zero_pfn,
+							f | MMP_E_SPECIAL, MMP_PTE), 1);
 			count_inc(s, MMP_C_FAULT_ZERO);
 		} else {
 			count_inc(s, MMP_C_FAULT_SPURIOUS);
@@ -201,7 +209,7 @@ static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		folio_free(s->phys, pfn);
 		return 0;
 	}
-	if (!pte_range_none(s, ptep, nr)) {
+	if (!format_pte_range_none(fmt, s, ptep, nr)) {
 		spin_unlock(ptl);
 		folio_free(s->phys, pfn);
 		count_inc(s, MMP_C_FAULT_SPURIOUS);
@@ -212,7 +220,7 @@ static int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	rss_add(s, nr);
 	if (vmf->vma->flags & VM_WRITE)
 		f |= MMP_E_WRITE | MMP_E_DIRTY;
-	set_ptes(s, addr, ptep, mk_entry(s, pfn, f, MMP_PTE), nr);
+	format_set_ptes(fmt, s, addr, ptep, format_mk_entry(fmt, pfn, f, MMP_PTE), nr);
 	spin_unlock(ptl);
 	count_inc(s, MMP_C_FAULT_ANON);
 	return 0;
@@ -363,7 +371,7 @@ static void do_access_fault(struct vm_fault *vmf, mmp_pte_t *ptes)
  * (pte_offset_map): PT_RECLAIM frees tables through RCU, so the memory stays
  * valid, and the PTL-holding paths recheck the PMD before trusting it.
  */
-static int handle_pte_fault(struct vm_fault *vmf)
+static __always_inline int handle_pte_fault(struct vm_fault *vmf, const enum mmp_format fmt)
 {
 	struct mmp_space *s = vmf->s;
 	mmp_pte_t *ptes, pte;
@@ -372,15 +380,15 @@ static int handle_pte_fault(struct vm_fault *vmf)
 
 	rcu_read_lock();
 	vmf->pmdval = READ_ONCE(*vmf->pmdp);
-	ptes = pte_table(s, vmf->pmdval);
+	ptes = format_pte_table(fmt, s, vmf->pmdval);
 	if (!ptes)
 		goto out;	/* the PMD changed under us: retry the access */
-	pte = ptep_get(s, &ptes[level_index(vmf->address, MMP_PTE)]);
+	pte = format_ptep_get(fmt, s, &ptes[level_index(vmf->address, MMP_PTE)]);
 	if (!pte) {
-		ret = do_anonymous_page(vmf, ptes);
+		ret = do_anonymous_page(vmf, ptes, fmt);
 		goto out;
 	}
-	f = entry_test(s, pte, MMP_PTE, MMP_E_PRESENT | MMP_E_WRITE);
+	f = format_entry_test(fmt, pte, MMP_PTE, MMP_E_PRESENT | MMP_E_WRITE);
 	if ((f & MMP_E_PRESENT) && (((vmf->flags & FAULT_FLAG_WRITE) && !(f & MMP_E_WRITE)) ||
 				    (vmf->flags & FAULT_FLAG_UNSHARE)))
 		ret = do_wp_page(vmf, ptes);
@@ -393,7 +401,9 @@ out:
 	return ret;
 }
 
-int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, unsigned int flags)
+static __always_inline int __handle_mm_fault_fmt(struct mmp_space *s, struct mmp_vma *vma,
+						 uint64_t addr, unsigned int flags,
+						 const enum mmp_format fmt)
 {
 	struct vm_fault vmf = { .s = s, .vma = vma, .address = addr, .flags = flags };
 	unsigned int pf;
@@ -409,7 +419,7 @@ int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, u
 		if (ret != VM_FAULT_FALLBACK)
 			return ret;
 		count_inc(s, MMP_C_FAULT_FALLBACK);
-	} else if (vmf.orig_pmd && !entry_test(s, vmf.orig_pmd, MMP_PMD, MMP_E_TABLE)) {
+	} else if (vmf.orig_pmd && !format_entry_test(fmt, vmf.orig_pmd, MMP_PMD, MMP_E_TABLE)) {
 		pf = entry_flags(s, vmf.orig_pmd, MMP_PMD);
 		if (pf & MMP_E_LEAF) {
 			if ((pf & MMP_E_PRESENT) && (((flags & FAULT_FLAG_WRITE) && !(pf & MMP_E_WRITE)) ||
@@ -428,7 +438,20 @@ int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, u
 	}
 	if (pte_alloc(s, vmf.pmdp))
 		return -ENOMEM;
-	return handle_pte_fault(&vmf);
+	return handle_pte_fault(&vmf, fmt);
+}
+
+/* __handle_mm_fault_fmt() for the space's format: the fault path compiled per format. */
+int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, unsigned int flags)
+{
+	switch (s->format) {
+#define MMP_FORMAT(f)							\
+	case MMP_FORMAT_##f: return __handle_mm_fault_fmt(s, vma, addr, flags, MMP_FORMAT_##f);
+	MMP_FORMATS
+#undef MMP_FORMAT
+	default:
+		__builtin_unreachable();
+	}
 }
 
 /*
@@ -535,8 +558,9 @@ int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
  * rmap update and one gather entry per batch. With @reclaim (MADV_DONTNEED of
  * the whole table) the emptied table is freed too (PT_RECLAIM).
  */
-static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr, uint64_t end,
-			  bool reclaim)
+static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t *pmdp,
+					      uint64_t addr, uint64_t end, bool reclaim,
+					      const enum mmp_format fmt)
 {
 	struct mmp_space *s = tlb->s;
 	uint64_t start = addr;
@@ -555,7 +579,7 @@ static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr
 	}
 	ptep = &ptes[level_index(addr, MMP_PTE)];
 	for (; addr < end; addr += nr * PAGE_SIZE, ptep += nr) {
-		mmp_pte_t pte = ptep_get(s, ptep);
+		mmp_pte_t pte = format_ptep_get(fmt, s, ptep);
 		uint64_t pfn;
 		uint32_t head_pfn;
 		struct mmp_page *head;
@@ -563,17 +587,17 @@ static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr
 		nr = 1;
 		if (!pte)
 			continue;
-		if (entry_test(s, pte, MMP_PTE, MMP_E_SPECIAL)) {
-			clear_full_ptes(s, addr, ptep, 1, tlb->fullmm);
+		if (format_entry_test(fmt, pte, MMP_PTE, MMP_E_SPECIAL)) {
+			format_clear_full_ptes(fmt, s, addr, ptep, 1, tlb->fullmm);
 			tlb_remove_tlb_entries(tlb, addr, PAGE_SIZE);
 			continue;
 		}
-		pfn = entry_pfn(s, pte, MMP_PTE);
+		pfn = format_entry_pfn(fmt, pte, MMP_PTE);
 		head_pfn = folio_pfn(s->phys, pfn);
 		head = pfn_to_page(s->phys, head_pfn);
 		if (batch && head->order)
 			nr = folio_pte_batch(s, ptep, pte, (end - addr) >> PAGE_SHIFT);
-		clear_full_ptes(s, addr, ptep, nr, tlb->fullmm);
+		format_clear_full_ptes(fmt, s, addr, ptep, nr, tlb->fullmm);
 		tlb_remove_tlb_entries(tlb, addr, (uint64_t)nr * PAGE_SIZE);
 		folio_remove_rmap_ptes(head, pfn_to_page(s->phys, pfn), nr);
 		rss -= nr;
@@ -589,6 +613,22 @@ static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr
 	rcu_read_unlock();
 	if (freed != NO_PFN)
 		tlb_remove_table(tlb, freed, start, start + PMD_SIZE);
+}
+
+/* zap_pte_range_fmt() for the space's format: a copy per format, no dispatch per entry. */
+static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr, uint64_t end,
+			  bool reclaim)
+{
+	switch (tlb->s->format) {
+#define MMP_FORMAT(f)							\
+	case MMP_FORMAT_##f:						\
+		zap_pte_range_fmt(tlb, pmdp, addr, end, reclaim, MMP_FORMAT_##f); \
+		return;
+	MMP_FORMATS
+#undef MMP_FORMAT
+	default:
+		__builtin_unreachable();
+	}
 }
 
 static int zap_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t end, void *arg)

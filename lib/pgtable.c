@@ -102,7 +102,8 @@ static int table_install(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level leve
  * empty; NULL when there is none, or no memory.
  */
 static __always_inline mmp_pte_t *upper_table(struct mmp_space *s, mmp_pte_t *table,
-					      uint64_t addr, const enum mmp_level l, bool alloc)
+					      uint64_t addr, const enum mmp_level l, bool alloc,
+					      const enum mmp_format fmt)
 {
 	mmp_pte_t *ep = &table[level_index(addr, l)];
 	mmp_pte_t e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
@@ -111,34 +112,35 @@ static __always_inline mmp_pte_t *upper_table(struct mmp_space *s, mmp_pte_t *ta
 		if (table_install(s, ep, l))
 			return NULL;
 		e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
-	} else if (!alloc && !entry_test(s, e, l, MMP_E_TABLE)) {
+	} else if (!alloc && !format_entry_test(fmt, e, l, MMP_E_TABLE)) {
 		return NULL;
 	}
-	return entry_table(s, e, l);
+	return space_table(s, format_entry_pfn(fmt, e, l));
 }
 
 /*
  * The PMD entry for @addr from the top, level by level as the kernel's
  * p4d_alloc/pud_alloc/pmd_alloc (or p4d_offset/pud_offset/pmd_offset):
- * each level's step compiles at its own constant level.
+ * each level's step compiles at its own constant level, for format @fmt.
  */
-static __always_inline mmp_pte_t *pmd_walk(struct mmp_space *s, uint64_t addr, bool alloc)
+static __always_inline mmp_pte_t *pmd_walk_fmt(struct mmp_space *s, uint64_t addr, bool alloc,
+					       const enum mmp_format fmt)
 {
 	mmp_pte_t *table = space_table(s, s->pgd_pfn);
 
 	switch (pgd_level(s)) {
 	case MMP_PGD5:
-		table = upper_table(s, table, addr, MMP_PGD5, alloc);
+		table = upper_table(s, table, addr, MMP_PGD5, alloc, fmt);
 		if (!table)
 			return NULL;
 		/* fall through */
 	case MMP_P4D:
-		table = upper_table(s, table, addr, MMP_P4D, alloc);
+		table = upper_table(s, table, addr, MMP_P4D, alloc, fmt);
 		if (!table)
 			return NULL;
 		/* fall through */
 	case MMP_PUD:
-		table = upper_table(s, table, addr, MMP_PUD, alloc);
+		table = upper_table(s, table, addr, MMP_PUD, alloc, fmt);
 		if (!table)
 			return NULL;
 		/* fall through */
@@ -146,6 +148,18 @@ static __always_inline mmp_pte_t *pmd_walk(struct mmp_space *s, uint64_t addr, b
 		break;
 	}
 	return &table[level_index(addr, MMP_PMD)];
+}
+
+/* pmd_walk_fmt() for the space's format: a copy per format. */
+static __always_inline mmp_pte_t *pmd_walk(struct mmp_space *s, uint64_t addr, bool alloc)
+{
+	switch (s->format) {
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return pmd_walk_fmt(s, addr, alloc, MMP_FORMAT_##f);
+	MMP_FORMATS
+#undef MMP_FORMAT
+	default:
+		__builtin_unreachable();
+	}
 }
 
 /* The PMD entry for @addr, allocating the upper tables on the way (pmd_alloc). */
@@ -171,9 +185,7 @@ int pte_alloc(struct mmp_space *s, mmp_pte_t *pmdp)
 /* The PTE table a PMD entry points to, or NULL when the entry is none or a leaf. */
 mmp_pte_t *pte_table(struct mmp_space *s, mmp_pte_t pmd)
 {
-	if (!entry_test(s, pmd, MMP_PMD, MMP_E_TABLE))
-		return NULL;
-	return entry_table(s, pmd, MMP_PMD);
+	return format_pte_table(s->format, s, pmd);
 }
 
 mmp_pte_t *pte_offset_map_lock(struct mmp_space *s, mmp_pte_t *pmdp, mmp_spinlock_t **ptlp)
