@@ -558,6 +558,23 @@ int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
  * rmap update and one gather entry per batch. With @reclaim (MADV_DONTNEED of
  * the whole table) the emptied table is freed too (PT_RECLAIM).
  */
+/*
+ * Unmap @nr entries from @ptep mapping pages of one folio from @pfn on
+ * (zap_present_folio_ptes): clear them, queue their flush and the folio's
+ * references. Inlined with a constant 1 for a small folio, as the kernel's
+ * zap_present_ptes() calls it, so that case has no loops.
+ */
+static __always_inline void zap_present_folio_ptes(struct mmp_gather *tlb, uint64_t addr,
+						   mmp_pte_t *ptep, struct mmp_page *head,
+						   uint32_t head_pfn, struct mmp_page *page,
+						   unsigned int nr, const enum mmp_format fmt)
+{
+	format_clear_full_ptes(fmt, tlb->s, addr, ptep, nr, tlb->fullmm);
+	tlb_remove_tlb_entries(tlb, addr, (uint64_t)nr * PAGE_SIZE);
+	folio_remove_rmap_ptes(head, page, nr);
+	tlb_remove_folio_pages(tlb, head_pfn, nr);
+}
+
 static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t *pmdp,
 					      uint64_t addr, uint64_t end, bool reclaim,
 					      const enum mmp_format fmt)
@@ -582,7 +599,7 @@ static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 		mmp_pte_t pte = format_ptep_get(fmt, s, ptep);
 		uint64_t pfn;
 		uint32_t head_pfn;
-		struct mmp_page *head;
+		struct mmp_page *head, *page;
 
 		nr = 1;
 		if (!pte)
@@ -593,15 +610,17 @@ static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 			continue;
 		}
 		pfn = format_entry_pfn(fmt, pte, MMP_PTE);
-		head_pfn = folio_pfn(s->phys, pfn);
-		head = pfn_to_page(s->phys, head_pfn);
-		if (batch && head->order)
+		page = pfn_to_page(s->phys, pfn);
+		/* page_folio() */
+		head_pfn = unlikely(page->flags & PG_tail) ? page->tail.head : pfn;
+		head = head_pfn == pfn ? page : pfn_to_page(s->phys, head_pfn);
+		if (batch && head->order) {
 			nr = folio_pte_batch(s, ptep, pte, (end - addr) >> PAGE_SHIFT);
-		format_clear_full_ptes(fmt, s, addr, ptep, nr, tlb->fullmm);
-		tlb_remove_tlb_entries(tlb, addr, (uint64_t)nr * PAGE_SIZE);
-		folio_remove_rmap_ptes(head, pfn_to_page(s->phys, pfn), nr);
+			zap_present_folio_ptes(tlb, addr, ptep, head, head_pfn, page, nr, fmt);
+		} else {
+			zap_present_folio_ptes(tlb, addr, ptep, head, head_pfn, page, 1, fmt);
+		}
 		rss -= nr;
-		tlb_remove_folio_pages(tlb, head_pfn, nr);
 	}
 	/* Like add_mm_rss_vec: one update per table, not per entry. */
 	rss_add(s, rss);
