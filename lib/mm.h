@@ -54,6 +54,7 @@ struct mmp_gather {
 
 	struct gather_page local[MMU_GATHER_BUNDLE];
 	struct gather_page *pages;
+	/* max_pages <= MAX_GATHER_PAGES, nr_pages <= slots: slots <= max_pages bounds both. */
 	unsigned int nr_pages, max_pages, slots;
 
 	uint32_t tables[MAX_TABLE_BATCH];
@@ -94,7 +95,7 @@ static inline void tlb_remove_folio_pages(struct mmp_gather *tlb, uint32_t head_
 	/* A multi-page entry takes two slots, as the kernel's encoded_page pairs do. */
 	unsigned int slots = nr > 1 ? 2 : 1;
 
-	if (unlikely(tlb->slots + slots > MAX_GATHER_PAGES || tlb->nr_pages == tlb->max_pages))
+	if (unlikely(tlb->slots + slots > tlb->max_pages))
 		tlb_reserve_page(tlb, slots);
 	tlb->pages[tlb->nr_pages++] = (struct gather_page){ .pfn = head_pfn, .nr = nr };
 	tlb->slots += slots;

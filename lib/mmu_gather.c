@@ -193,15 +193,19 @@ void tlb_finish_mmu(struct mmp_gather *tlb)
 	dec_tlb_flush_pending(tlb->s);
 }
 
-/* Room for one more entry; grows the batch like __tlb_next_batch, or flushes. */
+/*
+ * Room for one more entry of @slots: a full batch (past MAX_GATHER_PAGES
+ * slots) is flushed, else the array grows like __tlb_next_batch, up to as many
+ * entries as a batch has slots.
+ */
 void tlb_reserve_page(struct mmp_gather *tlb, unsigned int slots)
 {
 	if (tlb->slots + slots > MAX_GATHER_PAGES) {
 		tlb_flush_mmu(tlb);
 		return;
 	}
-	if (tlb->nr_pages == tlb->max_pages) {
-		unsigned int max = tlb->max_pages * 4;
+	if (tlb->slots + slots > tlb->max_pages) {
+		unsigned int max = MIN(tlb->max_pages * 4, MAX_GATHER_PAGES);
 		struct gather_page *p;
 
 		if (tlb->pages == tlb->local) {
