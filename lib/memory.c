@@ -611,9 +611,12 @@ static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 		}
 		pfn = format_entry_pfn(fmt, pte, MMP_PTE);
 		page = pfn_to_page(s->phys, pfn);
-		/* page_folio() */
-		head_pfn = unlikely(page->flags & PG_tail) ? page->tail.head : pfn;
-		head = head_pfn == pfn ? page : pfn_to_page(s->phys, head_pfn);
+		head = page;		/* page_folio() */
+		head_pfn = pfn;
+		if (unlikely(page->flags & PG_tail)) {
+			head_pfn = page->tail.head;
+			head = pfn_to_page(s->phys, head_pfn);
+		}
 		if (batch && head->order) {
 			nr = folio_pte_batch(s, ptep, pte, (end - addr) >> PAGE_SHIFT);
 			zap_present_folio_ptes(tlb, addr, ptep, head, head_pfn, page, nr, fmt);
