@@ -315,6 +315,10 @@ void phys_free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order);
 /* Free several blocks under one lock acquisition (mmu_gather release). */
 void phys_free_pages_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uint8_t *orders,
 			  unsigned int nr);
+/* Its two halves: order-0 frames to the per-CPU list, larger blocks to the buddy lists. */
+void phys_free_frames_bulk(struct mmp_phys *phys, const uint32_t *pfns, unsigned int nr);
+void phys_free_blocks_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uint8_t *orders,
+			   unsigned int nr);
 static inline bool phys_pfn_valid(struct mmp_phys *phys, uint64_t pfn)
 {
 	return pfn < phys->nr_pages;

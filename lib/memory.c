@@ -617,7 +617,7 @@ static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 			head_pfn = page->tail.head;
 			head = pfn_to_page(s->phys, head_pfn);
 		}
-		if (batch && head->order) {
+		if (head->order && batch) {
 			nr = folio_pte_batch(s, ptep, pte, (end - addr) >> PAGE_SHIFT);
 			zap_present_folio_ptes(tlb, addr, ptep, head, head_pfn, page, nr, fmt);
 		} else {

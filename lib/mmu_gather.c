@@ -61,6 +61,15 @@ static void tlb_flush_mmu_tlbonly(struct mmp_gather *tlb)
 	tlb->end = 0;
 }
 
+/* Frames to the per-CPU list, then blocks to the buddy lists: one lock each per batch. */
+static void release_batch(struct mmp_phys *phys, const uint32_t *frames, unsigned int nr_frames,
+			  const uint32_t *blocks, const uint8_t *orders, unsigned int nr_blocks)
+{
+	phys_free_frames_bulk(phys, frames, nr_frames);
+	if (nr_blocks)
+		phys_free_blocks_bulk(phys, blocks, orders, nr_blocks);
+}
+
 /*
  * Drop the gathered folio references; folios whose last reference goes are
  * freed in bulk (folios_put_refs), one allocator lock per batch.
@@ -68,28 +77,36 @@ static void tlb_flush_mmu_tlbonly(struct mmp_gather *tlb)
 static void tlb_release_pages(struct mmp_gather *tlb)
 {
 	struct mmp_phys *phys = tlb->s->phys;
-	uint32_t pfns[64];
+	/* A batch of 64 folios: the small ones' frames, the large ones' heads and orders. */
+	uint32_t frames[64] = { 0 }, blocks[64];
 	uint8_t orders[64];
-	unsigned int nr = 0, freed = 0;
+	unsigned int nr_frames = 0, nr_blocks = 0, freed = 0;
 
 	for (unsigned int i = 0; i < tlb->nr_pages; i++) {
-		struct mmp_page *head = pfn_to_page(phys, tlb->pages[i].pfn);
+		uint32_t pfn = tlb->pages[i].pfn;
+		struct mmp_page *head = pfn_to_page(phys, pfn);
 		int left = folio_ref_sub_return(head, tlb->pages[i].nr);
 
-		MMP_BUG_ON(left < 0);
-		if (left)
+		if (left) {
+			MMP_BUG_ON(left < 0);
 			continue;
-		MMP_BUG_ON(folio_mapcount(head) != 0);
-		pfns[nr] = tlb->pages[i].pfn;
-		orders[nr++] = head->order;
-		if (nr == ARRAY_SIZE(pfns)) {
-			phys_free_pages_bulk(phys, pfns, orders, nr);
-			freed += nr;
-			nr = 0;
+		}
+		/* Still mapped: free_page_is_bad(), with CONFIG_DEBUG_VM as the kernel. */
+		MMP_BUG_ON(phys->debug_vm && folio_mapcount(head) != 0);
+		if (!head->order) {
+			frames[nr_frames++] = pfn;
+		} else {
+			blocks[nr_blocks] = pfn;
+			orders[nr_blocks++] = head->order;
+		}
+		if (nr_frames + nr_blocks == ARRAY_SIZE(frames)) {
+			release_batch(phys, frames, nr_frames, blocks, orders, nr_blocks);
+			freed += nr_frames + nr_blocks;
+			nr_frames = nr_blocks = 0;
 		}
 	}
-	phys_free_pages_bulk(phys, pfns, orders, nr);
-	count_add(tlb->s, MMP_C_FOLIO_FREE, freed + nr);
+	release_batch(phys, frames, nr_frames, blocks, orders, nr_blocks);
+	count_add(tlb->s, MMP_C_FOLIO_FREE, freed + nr_frames + nr_blocks);
 	tlb->nr_pages = 0;
 	tlb->slots = 0;
 }

@@ -355,14 +355,19 @@ static void pcp_count_frees(struct mmp_pcp *pcp, unsigned int *run)
  * free_frozen_page_commit: onto the hot end; past high, the coldest go back
  * in a batch. *@run counts the frees not yet settled by pcp_count_frees().
  */
-static void pcp_free(struct mmp_phys *phys, struct mmp_pcp *pcp, uint32_t pfn, unsigned int *run)
+static __always_inline void pcp_free(struct mmp_phys *phys, struct mmp_pcp *pcp, uint32_t pfn,
+				     unsigned int *run)
 {
 	struct mmp_page *page = pfn_to_page(phys, pfn);
 
-	MMP_BUG_ON(pfn >= phys->nr_pages);
-	MMP_BUG_ON(page->flags & (PG_buddy | PG_pcp));
 	if (phys->debug_vm) {
-		/* A double free of a frame inside a free buddy block (CONFIG_DEBUG_VM). */
+		/*
+		 * free_page_is_bad(), checked with check_pages_enabled as the
+		 * kernel does (CONFIG_DEBUG_VM): a frame out of range, already
+		 * free, or inside a free buddy block (a double free).
+		 */
+		MMP_BUG_ON(pfn >= phys->nr_pages);
+		MMP_BUG_ON(page->flags & (PG_buddy | PG_pcp));
 		spin_lock(&phys->lock);
 		MMP_BUG_ON(__free_block_of(phys, pfn) != NO_PFN);
 		spin_unlock(&phys->lock);
@@ -452,9 +457,12 @@ void phys_free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order)
 	phys_free_pages_bulk(phys, &pfn, (uint8_t[]){ order }, 1);
 }
 
-/* Order-0 frames go to this CPU's list, larger blocks to the buddy lists. */
-void phys_free_pages_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uint8_t *orders,
-			  unsigned int nr)
+/*
+ * The order-0 frames of @pfns (all of them without @orders) to this CPU's
+ * list, under one lock (free_unref_folios). Whether any block was larger.
+ */
+static __always_inline bool pcp_free_bulk(struct mmp_phys *phys, const uint32_t *pfns,
+					  const uint8_t *orders, unsigned int nr)
 {
 	struct mmp_pcp *pcp = this_pcp(phys);
 	unsigned int run = 0;
@@ -462,20 +470,38 @@ void phys_free_pages_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uin
 
 	spin_lock(&pcp->lock);
 	for (unsigned int i = 0; i < nr; i++) {
-		if (orders[i] == 0)
-			pcp_free(phys, pcp, pfns[i], &run);
-		else
+		if (orders && orders[i])
 			large = true;
+		else
+			pcp_free(phys, pcp, pfns[i], &run);
 	}
 	pcp_count_frees(pcp, &run);
 	spin_unlock(&pcp->lock);
-	if (!large)
-		return;
+	return large;
+}
+
+void phys_free_frames_bulk(struct mmp_phys *phys, const uint32_t *pfns, unsigned int nr)
+{
+	pcp_free_bulk(phys, pfns, NULL, nr);
+}
+
+/* The blocks of @pfns larger than a frame to the buddy lists, under one lock. */
+void phys_free_blocks_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uint8_t *orders,
+			   unsigned int nr)
+{
 	spin_lock(&phys->lock);
 	for (unsigned int i = 0; i < nr; i++)
 		if (orders[i])
 			__free_pages(phys, pfns[i], orders[i]);
 	spin_unlock(&phys->lock);
+}
+
+/* Order-0 frames go to this CPU's list, larger blocks to the buddy lists. */
+void phys_free_pages_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uint8_t *orders,
+			  unsigned int nr)
+{
+	if (pcp_free_bulk(phys, pfns, orders, nr))
+		phys_free_blocks_bulk(phys, pfns, orders, nr);
 }
 
 /* ---- public API -------------------------------------------------------------------------- */
