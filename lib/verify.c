@@ -404,10 +404,9 @@ static void check_tlb_books(struct verify *v, struct mmp_cpu *cpu, int c)
 	for (unsigned int set = 0; set < cpu->tlb_sets; set++) {
 		struct mmp_tlb_set *st = &cpu->sets[set];
 		struct mmp_tlb_entry *ways = &cpu->tlb[set * cpu->tlb_ways];
+		const uint8_t *tags = tlb_set_tags(cpu, set);
 		unsigned int live = 0;
 		uint64_t mask = 0;
-
-		const uint8_t *tags = tlb_set_tags(cpu, set);
 
 		for (unsigned int w = 0; w < cpu->tag_stride; w++) {
 			uint64_t key = w < cpu->tlb_ways ? ways[w].key : 0;
