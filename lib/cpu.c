@@ -237,13 +237,9 @@ static __always_inline void *page_walk_fmt(struct mmp_cpu *cpu, uint64_t va, uns
 /* page_walk_fmt() for the space's format: a copy per format. */
 static void *page_walk(struct mmp_cpu *cpu, uint64_t va, unsigned int access)
 {
-	switch (cpu->space->format) {
 #define MMP_FORMAT(f)	case MMP_FORMAT_##f: return page_walk_fmt(cpu, va, access, MMP_FORMAT_##f);
-	MMP_FORMATS
+	MMP_DISPATCH_FORMAT(cpu->space->format)
 #undef MMP_FORMAT
-	default:
-		__builtin_unreachable();
-	}
 }
 
 /*

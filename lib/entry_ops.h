@@ -42,7 +42,9 @@ static inline mmp_pte_t ptep_modify_counted(struct mmp_space *s, mmp_pte_t *ptep
 /*
  * A few operations also come as format_<op>(fmt, ...), for a hot loop compiled
  * once per format (fmt a constant there: no dispatch left at all), like
- * lib/format.h's format_entry_test().
+ * lib/format.h's format_entry_test(). Such a path is entered the same way:
+ * MMP_DISPATCH_FORMAT(s->format) with MMP_FORMAT(f) calling its body with
+ * MMP_FORMAT_##f (page_walk, pmd_walk, zap_pte_range, __handle_mm_fault).
  */
 
 /* ---- reading ---- */
@@ -219,6 +221,5 @@ static __always_inline mmp_pte_t *format_pte_table(const enum mmp_format fmt, st
 }
 
 #undef MMP_DISPATCH
-#undef MMP_DISPATCH_FORMAT
 
 #endif /* MMP_ENTRY_OPS_H */

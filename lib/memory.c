@@ -444,14 +444,10 @@ static __always_inline int __handle_mm_fault_fmt(struct mmp_space *s, struct mmp
 /* __handle_mm_fault_fmt() for the space's format: the fault path compiled per format. */
 int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, unsigned int flags)
 {
-	switch (s->format) {
 #define MMP_FORMAT(f)							\
 	case MMP_FORMAT_##f: return __handle_mm_fault_fmt(s, vma, addr, flags, MMP_FORMAT_##f);
-	MMP_FORMATS
+	MMP_DISPATCH_FORMAT(s->format)
 #undef MMP_FORMAT
-	default:
-		__builtin_unreachable();
-	}
 }
 
 /*
@@ -553,13 +549,7 @@ int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
 /* ---- zap ---------------------------------------------------------------------------- */
 
 /*
- * Zap [addr, end) of the PTE table under @pmdp (zap_pte_range). Entries of a
- * large folio go in batches (zap_present_folio_ptes): one clear_full_ptes, one
- * rmap update and one gather entry per batch. With @reclaim (MADV_DONTNEED of
- * the whole table) the emptied table is freed too (PT_RECLAIM).
- */
-/*
- * Unmap @nr entries from @ptep mapping pages of one folio from @pfn on
+ * Unmap @nr entries from @ptep mapping pages of folio @head from @page on
  * (zap_present_folio_ptes): clear them, queue their flush and the folio's
  * references. Inlined with a constant 1 for a small folio, as the kernel's
  * zap_present_ptes() calls it, so that case has no loops.
@@ -575,6 +565,12 @@ static __always_inline void zap_present_folio_ptes(struct mmp_gather *tlb, uint6
 	tlb_remove_folio_pages(tlb, head_pfn, nr);
 }
 
+/*
+ * Zap [addr, end) of the PTE table under @pmdp (zap_pte_range). Entries of a
+ * large folio go in batches (zap_present_folio_ptes): one clear_full_ptes, one
+ * rmap update and one gather entry per batch. With @reclaim (MADV_DONTNEED of
+ * the whole table) the emptied table is freed too (PT_RECLAIM).
+ */
 static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t *pmdp,
 					      uint64_t addr, uint64_t end, bool reclaim,
 					      const enum mmp_format fmt)
@@ -641,16 +637,12 @@ static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr, uint64_t end,
 			  bool reclaim)
 {
-	switch (tlb->s->format) {
 #define MMP_FORMAT(f)							\
 	case MMP_FORMAT_##f:						\
 		zap_pte_range_fmt(tlb, pmdp, addr, end, reclaim, MMP_FORMAT_##f); \
 		return;
-	MMP_FORMATS
+	MMP_DISPATCH_FORMAT(tlb->s->format)
 #undef MMP_FORMAT
-	default:
-		__builtin_unreachable();
-	}
 }
 
 static int zap_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t end, void *arg)

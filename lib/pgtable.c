@@ -153,13 +153,9 @@ static __always_inline mmp_pte_t *pmd_walk_fmt(struct mmp_space *s, uint64_t add
 /* pmd_walk_fmt() for the space's format: a copy per format. */
 static __always_inline mmp_pte_t *pmd_walk(struct mmp_space *s, uint64_t addr, bool alloc)
 {
-	switch (s->format) {
 #define MMP_FORMAT(f)	case MMP_FORMAT_##f: return pmd_walk_fmt(s, addr, alloc, MMP_FORMAT_##f);
-	MMP_FORMATS
+	MMP_DISPATCH_FORMAT(s->format)
 #undef MMP_FORMAT
-	default:
-		__builtin_unreachable();
-	}
 }
 
 /* The PMD entry for @addr, allocating the upper tables on the way (pmd_alloc). */
