@@ -124,7 +124,7 @@ static struct mmp_tlb_entry *tlb_lookup(struct mmp_cpu *cpu, uint64_t va)
  * Cache a translation of size class @k (cpu->shifts[k]): in the first free
  * way of its set, else over a victim taken in round-robin order.
  */
-static void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int k, uint64_t pfn,
+static __always_inline void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int k, uint64_t pfn,
 		       unsigned int eflags)
 {
 	unsigned int shift = cpu->shifts[k], way = 0;
@@ -172,8 +172,8 @@ static __always_inline void *walk_leaf(struct mmp_cpu *cpu, uint64_t va, mmp_pte
 				       const enum mmp_format fmt)
 {
 	struct mmp_space *s = cpu->space;
-	unsigned int f;
-	uint64_t pfn;
+	unsigned int f, k;
+	uint64_t pfn, base;
 
 	if (!format_entry_test(fmt, e, l, MMP_E_PRESENT))
 		return NULL;
@@ -183,16 +183,17 @@ static __always_inline void *walk_leaf(struct mmp_cpu *cpu, uint64_t va, mmp_pte
 	f = format_entry_test(fmt, e, l, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_CONT);
 	pfn = format_entry_pfn(fmt, e, l);
 	if (l == MMP_PMD) {
-		tlb_insert(cpu, va, cpu->nr_shifts - 1, pfn, f);
+		k = cpu->nr_shifts - 1;
+		base = pfn;
 	} else if (f & MMP_E_CONT) {
 		/* A contiguous entry may be cached as one translation of its block. */
-		unsigned int in_block = (va >> PAGE_SHIFT) &
-					((1u << (s->arch->cont_shift - PAGE_SHIFT)) - 1);
-
-		tlb_insert(cpu, va, TLB_CLASS_CONT, pfn - in_block, f);
+		k = TLB_CLASS_CONT;
+		base = pfn - ((va >> PAGE_SHIFT) & ((1u << (s->arch->cont_shift - PAGE_SHIFT)) - 1));
 	} else {
-		tlb_insert(cpu, va, TLB_CLASS_PAGE, pfn, f);
+		k = TLB_CLASS_PAGE;
+		base = pfn;
 	}
+	tlb_insert(cpu, va, k, base, f);
 	return (uint8_t *)pfn_to_virt(s->phys, pfn) + (va & (level_size(l) - 1));
 }
 
@@ -225,7 +226,7 @@ static __always_inline void *page_walk_fmt(struct mmp_cpu *cpu, uint64_t va, uns
 			if (!(f & MMP_E_TABLE))	/* a leaf: no PUD leaves are made */
 				return l == MMP_PMD ? walk_leaf(cpu, va, ep, e, MMP_PMD, access, fmt)
 						     : NULL;
-			table = space_table(s, format_entry_pfn(fmt, e, l));
+			table = format_entry_table(fmt, s, e, l);
 		}
 		*pwc = (struct mmp_pwc_entry){ va >> PMD_SHIFT, cpu->pwc_gen, table };
 	}

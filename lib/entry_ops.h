@@ -211,13 +211,25 @@ static __always_inline mmp_pte_t hw_update_leaf(struct mmp_space *s, mmp_pte_t *
 	return format_hw_update_leaf(s->format, s, ep, level, access);
 }
 
+/* ---- the tables ---- */
+
+/* The table that table entry @e at upper level @level points to (pmd_page_vaddr). */
+static __always_inline mmp_pte_t *format_entry_table(const enum mmp_format fmt,
+						     struct mmp_space *s, mmp_pte_t e,
+						     enum mmp_level level)
+{
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return space_table(s, f##_table_pfn(e, level));
+	MMP_DISPATCH_FORMAT(fmt)
+#undef MMP_FORMAT
+}
+
 /* pte_table() (lib/pgtable.c) for a path compiled per format. */
 static __always_inline mmp_pte_t *format_pte_table(const enum mmp_format fmt, struct mmp_space *s,
 						  mmp_pte_t pmd)
 {
 	if (!format_entry_test(fmt, pmd, MMP_PMD, MMP_E_TABLE))
 		return NULL;
-	return space_table(s, format_entry_pfn(fmt, pmd, MMP_PMD));
+	return format_entry_table(fmt, s, pmd, MMP_PMD);
 }
 
 #undef MMP_DISPATCH

@@ -409,7 +409,7 @@ static __always_inline int __handle_mm_fault_fmt(struct mmp_space *s, struct mmp
 	unsigned int pf;
 	int ret;
 
-	vmf.pmdp = pmd_alloc(s, addr);
+	vmf.pmdp = format_pmd_alloc(fmt, s, addr);
 	if (!vmf.pmdp)
 		return -ENOMEM;
 	vmf.orig_pmd = READ_ONCE(*vmf.pmdp);

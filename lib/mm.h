@@ -112,7 +112,6 @@ void pgtable_release(struct mmp_space *s, uint32_t pfn, enum mmp_counter how);
 void pgtable_put(struct mmp_space *s, uint32_t pfn);
 mmp_pte_t *pmd_alloc(struct mmp_space *s, uint64_t addr);
 mmp_pte_t *pmd_offset(struct mmp_space *s, uint64_t addr);
-int pte_alloc(struct mmp_space *s, mmp_pte_t *pmdp);
 mmp_pte_t *pte_table(struct mmp_space *s, mmp_pte_t pmd);
 /* Inside rcu_read_lock: the PTE table of *@pmdp, locked, rechecked; NULL if none. */
 mmp_pte_t *pte_offset_map_lock(struct mmp_space *s, mmp_pte_t *pmdp, mmp_spinlock_t **ptlp);
@@ -413,5 +412,7 @@ static inline unsigned int vma_entry_flags(const struct mmp_vma *vma)
 
 /* ptep_get, set_ptes, ...: inline per arch folder. */
 #include "entry_ops.h"
+/* pte_alloc, and the walk down to a PMD compiled per format. */
+#include "pgtable.h"
 
 #endif /* MMP_MM_H */

@@ -79,7 +79,7 @@ void pgtable_release(struct mmp_space *s, uint32_t pfn, enum mmp_counter how)
  * lock, publish under page_table_lock unless another thread won the race.
  * Release order makes the zeroed table visible before the entry.
  */
-static int table_install(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level)
+int table_install(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level)
 {
 	uint32_t pfn = pgtable_alloc(s);
 
@@ -96,68 +96,6 @@ static int table_install(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level leve
 	return 0;
 }
 
-/*
- * One step down from upper level @l (a constant, so its decode folds): the
- * table under @table's entry for @addr, allocated when @alloc and the entry is
- * empty; NULL when there is none, or no memory.
- */
-static __always_inline mmp_pte_t *upper_table(struct mmp_space *s, mmp_pte_t *table,
-					      uint64_t addr, const enum mmp_level l, bool alloc,
-					      const enum mmp_format fmt)
-{
-	mmp_pte_t *ep = &table[level_index(addr, l)];
-	mmp_pte_t e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
-
-	if (!e && alloc) {
-		if (table_install(s, ep, l))
-			return NULL;
-		e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
-	} else if (!alloc && !format_entry_test(fmt, e, l, MMP_E_TABLE)) {
-		return NULL;
-	}
-	return space_table(s, format_entry_pfn(fmt, e, l));
-}
-
-/*
- * The PMD entry for @addr from the top, level by level as the kernel's
- * p4d_alloc/pud_alloc/pmd_alloc (or p4d_offset/pud_offset/pmd_offset):
- * each level's step compiles at its own constant level, for format @fmt.
- */
-static __always_inline mmp_pte_t *pmd_walk_fmt(struct mmp_space *s, uint64_t addr, bool alloc,
-					       const enum mmp_format fmt)
-{
-	mmp_pte_t *table = space_table(s, s->pgd_pfn);
-
-	switch (pgd_level(s)) {
-	case MMP_PGD5:
-		table = upper_table(s, table, addr, MMP_PGD5, alloc, fmt);
-		if (!table)
-			return NULL;
-		/* fall through */
-	case MMP_P4D:
-		table = upper_table(s, table, addr, MMP_P4D, alloc, fmt);
-		if (!table)
-			return NULL;
-		/* fall through */
-	case MMP_PUD:
-		table = upper_table(s, table, addr, MMP_PUD, alloc, fmt);
-		if (!table)
-			return NULL;
-		/* fall through */
-	default:
-		break;
-	}
-	return &table[level_index(addr, MMP_PMD)];
-}
-
-/* pmd_walk_fmt() for the space's format: a copy per format. */
-static __always_inline mmp_pte_t *pmd_walk(struct mmp_space *s, uint64_t addr, bool alloc)
-{
-#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return pmd_walk_fmt(s, addr, alloc, MMP_FORMAT_##f);
-	MMP_DISPATCH_FORMAT(s->format)
-#undef MMP_FORMAT
-}
-
 /* The PMD entry for @addr, allocating the upper tables on the way (pmd_alloc). */
 mmp_pte_t *pmd_alloc(struct mmp_space *s, uint64_t addr)
 {
@@ -168,14 +106,6 @@ mmp_pte_t *pmd_alloc(struct mmp_space *s, uint64_t addr)
 mmp_pte_t *pmd_offset(struct mmp_space *s, uint64_t addr)
 {
 	return pmd_walk(s, addr, false);
-}
-
-/* Give an empty PMD entry a PTE table (pte_alloc); 0 when one is there already. */
-int pte_alloc(struct mmp_space *s, mmp_pte_t *pmdp)
-{
-	if (READ_ONCE(*pmdp))
-		return 0;
-	return table_install(s, pmdp, MMP_PMD);
 }
 
 /* The PTE table a PMD entry points to, or NULL when the entry is none or a leaf. */

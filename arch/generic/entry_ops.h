@@ -172,6 +172,19 @@ static __always_inline mmp_pte_t MMP_OP(hw_update_leaf)(struct mmp_space *s, mmp
 #endif
 
 /*
+ * The frame of the table an upper entry points to (pmd_page_vaddr,
+ * pud_pgtable). A table entry is always present, so a format that hides the
+ * pfn of a not-present leaf (x86's L1TF inversion) has nothing to undo here
+ * and may say so with a plainer decode.
+ */
+#ifndef __HAVE_ARCH_TABLE_PFN
+static __always_inline uint64_t MMP_OP(table_pfn)(mmp_pte_t e, enum mmp_level level)
+{
+	return MMP_OP(entry_pfn)(e, level);
+}
+#endif
+
+/*
  * The loop of folio_pte_batch (lib/pte_batch.c), compiled per folder so that
  * every entry operation in it is inline, with no dispatch per entry: from
  * entry @nr on, each entry with the @ignore attributes cleared must be
@@ -234,3 +247,4 @@ static __always_inline unsigned int MMP_OP(folio_pte_scan)(struct mmp_space *s, 
 #undef __HAVE_ARCH_PTEP_SET_ACCESS_FLAGS
 #undef __HAVE_ARCH_PTE_BATCH_HINT
 #undef __HAVE_ARCH_HW_UPDATE_LEAF
+#undef __HAVE_ARCH_TABLE_PFN

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * x86_64's entry operations where they differ from the generic ones: only the
+ * x86_64's entry operations where they differ from the generic ones: the
  * walker's accessed/dirty update, which the hardware does on the raw bits with
- * a locked compare-and-exchange (no decode and re-encode of the entry).
+ * a locked compare-and-exchange (no decode and re-encode of the entry), and a
+ * table entry's pfn, which L1TF never inverts.
  */
 #ifndef MMP_X86_64_ENTRY_OPS_H
 #define MMP_X86_64_ENTRY_OPS_H
@@ -30,6 +31,13 @@ static __always_inline mmp_pte_t x86_64_hw_update_leaf(struct mmp_space *s, mmp_
 			return old | need;
 		}
 	}
+}
+
+/* A table entry is present: its address bits as they are (pmd_page_vaddr()). */
+#define __HAVE_ARCH_TABLE_PFN
+static __always_inline uint64_t x86_64_table_pfn(mmp_pte_t e, enum mmp_level level)
+{
+	return (e & PTE_PFN_MASK) >> MMP_PAGE_SHIFT;
 }
 
 #endif /* MMP_X86_64_ENTRY_OPS_H */
