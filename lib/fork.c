@@ -35,8 +35,7 @@ static unsigned int copy_present_page(struct mmp_space *dst, struct mmp_vma *dst
 		return 0;
 	dst->copy->copy_page(pfn_to_virt(dst->phys, new_pfn), pfn_to_virt(dst->phys, pfn));
 	count_inc(dst, MMP_C_SUBPAGE_COPY);
-	folio_add_new_anon_rmap(pfn_to_page(dst->phys, new_pfn), 1, false);
-	folio_set_anon(pfn_to_page(dst->phys, new_pfn), dst_vma, addr);
+	folio_add_new_anon_rmap(pfn_to_page(dst->phys, new_pfn), dst_vma, addr, 1, false);
 	rss_add(dst, 1);
 	f |= MMP_E_DIRTY | (dst_vma->flags & VM_WRITE ? MMP_E_WRITE : 0);
 	set_ptes(dst, addr, dst_ptep, mk_entry(dst, new_pfn, f, MMP_PTE), 1);

@@ -267,19 +267,30 @@ static void copy_run(void *arg, unsigned int first, unsigned int nr, bool far)
 					c->src + ((size_t)first << PAGE_SHIFT), nr);
 }
 
-/* Zero a new folio for user space; the sub-page at @addr_hint is touched first after. */
-void folio_zero_user(struct mmp_space *s, uint32_t pfn, unsigned int order, uint64_t addr_hint)
+static __attribute__((noinline)) void folio_zero_large(struct mmp_space *s, uint32_t pfn,
+							unsigned int order, uint64_t addr_hint)
 {
 	struct huge_copy_ctx c = {
 		.op = __atomic_load_n(&s->copy, __ATOMIC_ACQUIRE),
 		.dst = pfn_to_virt(s->phys, pfn),
 	};
 
-	if (order == 0)
-		c.op->clear_page(c.dst);
-	else
-		process_huge_page(s, addr_hint, 1u << order, clear_run, &c);
 	count_add(s, MMP_C_SUBPAGE_CLEAR, 1u << order);
+	process_huge_page(s, addr_hint, 1u << order, clear_run, &c);
+}
+
+/*
+ * Zero a new folio for user space; the sub-page at @addr_hint is touched first
+ * after. A small folio is one clear_page (clear_user_highpage), a tail call.
+ */
+void folio_zero_user(struct mmp_space *s, uint32_t pfn, unsigned int order, uint64_t addr_hint)
+{
+	if (order) {
+		folio_zero_large(s, pfn, order, addr_hint);
+		return;
+	}
+	count_inc(s, MMP_C_SUBPAGE_CLEAR);
+	__atomic_load_n(&s->copy, __ATOMIC_ACQUIRE)->clear_page(pfn_to_virt(s->phys, pfn));
 }
 
 /* Copy folio @src into the new folio @dst (COW); the sub-page at @addr_hint is written next. */

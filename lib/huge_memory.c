@@ -155,8 +155,7 @@ int do_huge_pmd_anonymous_page(struct vm_fault *vmf)
 		return 0;
 	}
 	head = pfn_to_page(s->phys, pfn);
-	folio_add_new_anon_rmap(head, HPAGE_PMD_NR, true);
-	folio_set_anon(head, vmf->vma, haddr);
+	folio_add_new_anon_rmap(head, vmf->vma, haddr, HPAGE_PMD_NR, true);
 	rss_add(s, HPAGE_PMD_NR);
 	pgtable_trans_huge_deposit(s, vmf->pmdp, pgtable);
 	if (vmf->vma->flags & VM_WRITE)
@@ -197,8 +196,7 @@ static void huge_pmd_replace(struct vm_fault *vmf, mmp_pte_t orig, uint32_t pfn)
 	struct mmp_page *head = pfn_to_page(s->phys, pfn);
 
 	pmdp_huge_clear_flush(s, vmf->pmdp, haddr);
-	folio_add_new_anon_rmap(head, HPAGE_PMD_NR, true);
-	folio_set_anon(head, vmf->vma, haddr);
+	folio_add_new_anon_rmap(head, vmf->vma, haddr, HPAGE_PMD_NR, true);
 	set_pmd_at(s, vmf->pmdp, mk_entry(s, pfn, f, MMP_PMD));
 }
 

@@ -115,16 +115,14 @@ static __always_inline bool pte_range_none(struct mmp_space *s, mmp_pte_t *ptep,
 }
 
 /*
- * The largest enabled mTHP order whose naturally aligned range fits the VMA and
- * is still all none (alloc_anon_folio); falls back order by order, to 0.
+ * The largest enabled mTHP order of @orders whose naturally aligned range fits
+ * the VMA and is still all none (alloc_anon_folio); falls back order by
+ * order, to 0.
  */
-static uint32_t alloc_anon_folio(struct vm_fault *vmf, mmp_pte_t *pte_table_base,
-				 unsigned int *order_out)
+static uint32_t alloc_anon_mthp(struct vm_fault *vmf, mmp_pte_t *pte_table_base, uint32_t orders,
+				unsigned int *order_out)
 {
 	struct mmp_space *s = vmf->s;
-	/* mTHP orders: PTE-mapped, 2 up to below the PMD order. */
-	uint32_t orders = thp_vma_allowable_orders(s, vmf->vma) &
-			  ((1u << HPAGE_PMD_ORDER) - 1) & ~3u;
 
 	for (unsigned int order; orders; orders &= ~(1u << order)) {
 		uint64_t size, start;
@@ -145,6 +143,20 @@ static uint32_t alloc_anon_folio(struct vm_fault *vmf, mmp_pte_t *pte_table_base
 	}
 	*order_out = 0;
 	return folio_alloc_anon(s, 0);
+}
+
+/* The folio an anonymous write fault maps: order 0 unless mTHP orders are enabled. */
+static __always_inline uint32_t alloc_anon_folio(struct vm_fault *vmf, mmp_pte_t *pte_table_base,
+						 unsigned int *order_out)
+{
+	/* mTHP orders: PTE-mapped, 2 up to below the PMD order. */
+	uint32_t orders = thp_vma_allowable_orders(vmf->s, vmf->vma) &
+			  ((1u << HPAGE_PMD_ORDER) - 1) & ~3u;
+
+	if (orders)
+		return alloc_anon_mthp(vmf, pte_table_base, orders, order_out);
+	*order_out = 0;
+	return folio_alloc_anon(vmf->s, 0);
 }
 
 /*
@@ -215,8 +227,7 @@ static __always_inline int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *pt
 		count_inc(s, MMP_C_FAULT_SPURIOUS);
 		return 0;
 	}
-	folio_add_new_anon_rmap(pfn_to_page(s->phys, pfn), nr, false);
-	folio_set_anon(pfn_to_page(s->phys, pfn), vmf->vma, addr);
+	folio_add_new_anon_rmap(pfn_to_page(s->phys, pfn), vmf->vma, addr, nr, false);
 	rss_add(s, nr);
 	if (vmf->vma->flags & VM_WRITE)
 		f |= MMP_E_WRITE | MMP_E_DIRTY;
@@ -307,8 +318,7 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	ptep_get_and_clear(s, addr, ptep);
 	flush_tlb_page(s, addr);
 	dec_tlb_flush_pending(s);
-	folio_add_new_anon_rmap(pfn_to_page(s->phys, new_pfn), 1, false);
-	folio_set_anon(pfn_to_page(s->phys, new_pfn), vmf->vma, addr);
+	folio_add_new_anon_rmap(pfn_to_page(s->phys, new_pfn), vmf->vma, addr, 1, false);
 	/* wp_page_copy: an unshared copy keeps the old entry's permission, clean. */
 	if (unshare)
 		f = (f & ~(MMP_E_SPECIAL | MMP_E_DIRTY | MMP_E_CONT)) | MMP_E_ACCESSED;

@@ -225,9 +225,19 @@ int do_munmap(struct mmp_space *s, uint64_t start, uint64_t end);
 /* ---- reverse map and reclaim (lib/rmap.c, lib/vmscan.c, lib/huge_memory.c) ---- */
 
 int anon_vma_prepare(struct mmp_space *s, struct mmp_vma *vma);
-/* anon_vma_prepare for a fault: 0, -ENOMEM, or VM_FAULT_RETRY under the VMA lock alone. */
-int vmf_anon_prepare(struct vm_fault *vmf);
-void folio_set_anon(struct mmp_page *head, struct mmp_vma *vma, uint64_t addr);
+int __vmf_anon_prepare(struct vm_fault *vmf);
+
+/*
+ * anon_vma_prepare for a fault: 0, -ENOMEM, or VM_FAULT_RETRY under the VMA
+ * lock alone. Inline while the VMA has its anon_vma, as the kernel's
+ * anon_vma_prepare() is.
+ */
+static inline int vmf_anon_prepare(struct vm_fault *vmf)
+{
+	if (likely(READ_ONCE(vmf->vma->anon_vma)))
+		return 0;
+	return __vmf_anon_prepare(vmf);
+}
 typedef bool (*rmap_fn)(struct mmp_space *s, struct mmp_vma *vma, uint32_t head_pfn,
 			uint64_t start, uint64_t end, void *arg);
 bool rmap_walk_anon(struct mmp_space *self, uint32_t head_pfn, rmap_fn fn, void *arg);
@@ -287,15 +297,42 @@ static inline int folio_mapcount(struct mmp_page *head)
 			   : __atomic_load_n(&head->mapcount, __ATOMIC_RELAXED);
 }
 
-/*
- * A new folio's first mapping (folio_add_new_anon_rmap): no table maps it yet.
- * A stale lockless read may still reach the recycled frame, but GUP-fast's
- * folio_try_get fails while the count is 0, which it is until this store.
- * @nr PTEs map pages [0, nr), or one PMD maps it all.
- */
-static inline void folio_add_new_anon_rmap(struct mmp_page *head, int nr, bool pmd)
+static inline void page_flag_set(struct mmp_page *p, uint32_t f)
 {
-	/* (Droppable memory is never swapbacked: folio_set_anon clears it.) */
+	__atomic_fetch_or(&p->flags, f, __ATOMIC_RELAXED);
+}
+
+static inline void page_flag_clear(struct mmp_page *p, uint32_t f)
+{
+	__atomic_fetch_and(&p->flags, ~f, __ATOMIC_RELAXED);
+}
+
+static inline bool page_flag_test(struct mmp_page *p, uint32_t f)
+{
+	return __atomic_load_n(&p->flags, __ATOMIC_RELAXED) & f;
+}
+
+/* folio->mapping and folio->index of a new folio whose first page maps at @addr. */
+static inline void __folio_set_anon(struct mmp_page *head, struct mmp_vma *vma, uint64_t addr)
+{
+	head->anon_vma = vma->anon_vma->id;
+	head->index = linear_page_index(vma, addr);
+	/* MAP_DROPPABLE memory is never swapbacked: reclaim may always drop it. */
+	if (vma->flags & VM_DROPPABLE)
+		page_flag_clear(head, PG_swapbacked);
+}
+
+/*
+ * A new folio's first mapping (folio_add_new_anon_rmap): @nr PTEs of @vma from
+ * @addr map pages [0, nr), or one PMD maps it all; no table maps it yet. Its
+ * anon_vma and index come first (__folio_set_anon). A stale lockless read may
+ * still reach the recycled frame, but GUP-fast's folio_try_get fails while the
+ * count is 0, which it is until the last store.
+ */
+static inline void folio_add_new_anon_rmap(struct mmp_page *head, struct mmp_vma *vma,
+					   uint64_t addr, int nr, bool pmd)
+{
+	__folio_set_anon(head, vma, addr);
 	if (pmd) {
 		head->folio.entire_mapcount = 1;
 		head->folio.large_mapcount = 1;
@@ -342,21 +379,6 @@ static inline void folio_remove_rmap_pmd(struct mmp_page *head)
 static inline bool entry_present(unsigned int eflags)
 {
 	return eflags & (MMP_E_PRESENT | MMP_E_PROTNONE);
-}
-
-static inline void page_flag_set(struct mmp_page *p, uint32_t f)
-{
-	__atomic_fetch_or(&p->flags, f, __ATOMIC_RELAXED);
-}
-
-static inline void page_flag_clear(struct mmp_page *p, uint32_t f)
-{
-	__atomic_fetch_and(&p->flags, ~f, __ATOMIC_RELAXED);
-}
-
-static inline bool page_flag_test(struct mmp_page *p, uint32_t f)
-{
-	return __atomic_load_n(&p->flags, __ATOMIC_RELAXED) & f;
 }
 
 /* A lazyfree folio found dirty goes back to being swap-backed anonymous memory. */

@@ -315,8 +315,18 @@ static void __rmqueue_bulk(struct mmp_phys *phys, struct mmp_pcp *pcp, unsigned 
 	}
 }
 
+/* An empty list takes a batch from the buddy lists (pcp->lock held); out of line, as it is rare. */
+static __attribute__((noinline)) void pcp_refill(struct mmp_phys *phys, struct mmp_pcp *pcp)
+{
+	unsigned int batch = pcp_alloc_batch(phys, pcp);
+
+	spin_lock(&phys->lock);
+	__rmqueue_bulk(phys, pcp, batch);
+	spin_unlock(&phys->lock);
+}
+
 /* rmqueue_pcplist: the hottest frame of this CPU's list, refilled a batch at a time. */
-static uint32_t pcp_alloc(struct mmp_phys *phys)
+static __always_inline uint32_t pcp_alloc(struct mmp_phys *phys)
 {
 	struct mmp_pcp *pcp = this_pcp(phys);
 	uint32_t mask = phys->pcp_ring_mask, pfn = NO_PFN;
@@ -324,14 +334,9 @@ static uint32_t pcp_alloc(struct mmp_phys *phys)
 	spin_lock(&pcp->lock);
 	/* An allocation ends a run of frees: the next drain is smaller. */
 	pcp->free_count >>= 1;
-	if (!pcp->count) {
-		unsigned int batch = pcp_alloc_batch(phys, pcp);
-
-		spin_lock(&phys->lock);
-		__rmqueue_bulk(phys, pcp, batch);
-		spin_unlock(&phys->lock);
-	}
-	if (pcp->count) {
+	if (unlikely(!pcp->count))
+		pcp_refill(phys, pcp);
+	if (likely(pcp->count)) {
 		pfn = *pcp_slot(pcp, mask, --pcp->count);
 		pfn_to_page(phys, pfn)->flags = 0;
 	}
@@ -382,17 +387,13 @@ static __always_inline void pcp_free(struct mmp_phys *phys, struct mmp_pcp *pcp,
 	}
 }
 
-uint32_t phys_alloc_pages(struct mmp_phys *phys, unsigned int order)
+/* A block from the buddy lists, or, out of memory, after draining every CPU's list. */
+static __attribute__((noinline)) uint32_t phys_alloc_pages_slow(struct mmp_phys *phys,
+								unsigned int order)
 {
-	uint32_t pfn;
+	uint32_t pfn = NO_PFN;
 
-	if (order > MMP_MAX_ORDER)
-		return NO_PFN;
-	if (order == 0) {
-		pfn = pcp_alloc(phys);
-		if (pfn != NO_PFN)
-			return pfn;
-	} else {
+	if (order) {
 		spin_lock(&phys->lock);
 		pfn = __alloc_pages(phys, order);
 		spin_unlock(&phys->lock);
@@ -405,6 +406,20 @@ uint32_t phys_alloc_pages(struct mmp_phys *phys, unsigned int order)
 	pfn = __alloc_pages(phys, order);
 	spin_unlock(&phys->lock);
 	return pfn;
+}
+
+uint32_t phys_alloc_pages(struct mmp_phys *phys, unsigned int order)
+{
+	uint32_t pfn;
+
+	if (likely(order == 0)) {
+		pfn = pcp_alloc(phys);
+		if (likely(pfn != NO_PFN))
+			return pfn;
+	} else if (order > MMP_MAX_ORDER) {
+		return NO_PFN;
+	}
+	return phys_alloc_pages_slow(phys, order);
 }
 
 /* ---- freeing -------------------------------------------------------------------------- */

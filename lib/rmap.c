@@ -75,30 +75,18 @@ int anon_vma_prepare(struct mmp_space *s, struct mmp_vma *vma)
  * looks at may be changing; it needs the mmap read lock, taken if free, or
  * the fault is retried under it.
  */
-int vmf_anon_prepare(struct vm_fault *vmf)
+int __vmf_anon_prepare(struct vm_fault *vmf)
 {
 	struct mmp_space *s = vmf->s;
 	bool vma_lock = vmf->flags & FAULT_FLAG_VMA_LOCK;
 	int ret;
 
-	if (likely(READ_ONCE(vmf->vma->anon_vma)))
-		return 0;
 	if (vma_lock && !mmap_read_trylock(s))
 		return VM_FAULT_RETRY;
 	ret = anon_vma_prepare(s, vmf->vma) ? -ENOMEM : 0;
 	if (vma_lock)
 		mmap_read_unlock(s);
 	return ret;
-}
-
-/* folio->mapping and folio->index of a new folio whose first page maps at @addr. */
-void folio_set_anon(struct mmp_page *head, struct mmp_vma *vma, uint64_t addr)
-{
-	head->anon_vma = vma->anon_vma->id;
-	head->index = linear_page_index(vma, addr);
-	/* MAP_DROPPABLE memory is never swapbacked: reclaim may always drop it. */
-	if (vma->flags & VM_DROPPABLE)
-		page_flag_clear(head, PG_swapbacked);
 }
 
 /*

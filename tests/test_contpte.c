@@ -33,7 +33,7 @@ static void set_anon(struct mmp_space *s, uint64_t pfn, uint64_t addr)
 	struct mmp_vma *vma = find_vma(s, addr);
 
 	must(vma && anon_vma_prepare(s, vma) == 0, "an anon_vma");
-	folio_set_anon(pfn_to_page(s->phys, pfn), vma, addr);
+	__folio_set_anon(pfn_to_page(s->phys, pfn), vma, addr);
 }
 
 /* Turn an order-4 block into 16 order-0 folios: consecutive pfns, one folio each. */
