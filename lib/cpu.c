@@ -209,7 +209,6 @@ static __always_inline void *page_walk_fmt(struct mmp_cpu *cpu, uint64_t va, uns
 	struct mmp_pwc_entry *pwc = &cpu->pwc[(va >> PMD_SHIFT) % MMP_PWC_ENTRIES];
 	mmp_pte_t *table, *ep;
 
-	count_inc(s, MMP_C_PAGE_WALK);
 	if (pwc->gen == cpu->pwc_gen && pwc->region == va >> PMD_SHIFT) {
 		table = pwc->ptes;
 	} else {
@@ -310,7 +309,8 @@ static void *translate(struct mmp_cpu *cpu, uint64_t va, unsigned int access, bo
 		 */
 		tlb_entry_drop(cpu, te);
 	}
-	count_inc(s, MMP_C_TLB_MISS);
+	/* The miss sends the walker (counted here: one shard lookup for both). */
+	count_add2(s, MMP_C_TLB_MISS, MMP_C_PAGE_WALK, 1);
 	return page_walk(cpu, va, access);
 }
 

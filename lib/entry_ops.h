@@ -18,8 +18,7 @@
 static inline mmp_pte_t ptep_modify_counted(struct mmp_space *s, mmp_pte_t *ptep,
 					    unsigned int set, unsigned int clear)
 {
-	count_inc(s, MMP_C_PTE_READ);
-	count_inc(s, MMP_C_PTE_WRITE);
+	count_add2(s, MMP_C_PTE_READ, MMP_C_PTE_WRITE, 1);
 	return ptep_modify(s, ptep, MMP_PTE, set, clear);
 }
 

@@ -531,6 +531,23 @@ static inline void count_inc(struct mmp_space *s, enum mmp_counter c)
 	count_add(s, c, 1);
 }
 
+/* @n more of two counters that move together (a ptep_get is a PTE read): one shard lookup. */
+static inline void count_add2(struct mmp_space *s, enum mmp_counter a, enum mmp_counter b,
+			      uint64_t n)
+{
+	uint32_t off = mmp_thread_counter_off;
+	uint64_t *v;
+
+	if (unlikely(off >= (MMP_COUNTER_SHARDS - 1) * sizeof(struct mmp_counter_shard))) {
+		count_add_slow(s, a, n);
+		count_add_slow(s, b, n);
+		return;
+	}
+	v = ((struct mmp_counter_shard *)((char *)s->counters + off))->v;
+	v[a] += n;
+	v[b] += n;
+}
+
 static inline void *space_table(struct mmp_space *s, uint64_t pfn)
 {
 	return pfn_to_virt(s->phys, pfn);

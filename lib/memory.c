@@ -93,8 +93,7 @@ static bool __pte_range_none(struct mmp_space *s, mmp_pte_t *ptep, unsigned int 
 
 		while (i < nr && !READ_ONCE(ptep[i]))
 			i++;
-		count_add(s, MMP_C_PTEP_GET, i - start);
-		count_add(s, MMP_C_PTE_READ, i - start);
+		count_add2(s, MMP_C_PTEP_GET, MMP_C_PTE_READ, i - start);
 		if (i == nr)
 			return true;
 		if (ptep_get(s, ptep + i))	/* not none (or cleared since: go on) */

@@ -19,8 +19,7 @@ static __always_inline mmp_pte_t arm64_ptep_get(struct mmp_space *s, mmp_pte_t *
 
 	if (unlikely(pte_valid_cont(pte)))
 		return contpte_ptep_get(s, ptep);
-	count_inc(s, MMP_C_PTE_READ);
-	count_inc(s, MMP_C_PTEP_GET);
+	count_add2(s, MMP_C_PTE_READ, MMP_C_PTEP_GET, 1);
 	return pte;
 }
 
@@ -46,8 +45,9 @@ static __always_inline void arm64_set_ptes(struct mmp_space *s, uint64_t addr, m
 	pte &= ~PTE_CONT;
 	if (likely(nr == 1) && !pte_valid_cont(__atomic_load_n(ptep, __ATOMIC_ACQUIRE)) &&
 	    !cont_completes_block(addr, arm64_pte_pfn(pte), CONT_PTES)) {
-		count_inc(s, MMP_C_PTE_READ);
-		raw_set(s, ptep, pte);
+		/* The unfold check's read and raw_set()'s write. */
+		count_add2(s, MMP_C_PTE_READ, MMP_C_PTE_WRITE, 1);
+		__atomic_store_n(ptep, pte, __ATOMIC_RELEASE);
 		return;
 	}
 	contpte_set_ptes(s, addr, ptep, pte, nr);

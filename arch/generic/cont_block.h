@@ -25,8 +25,7 @@ static inline mmp_pte_t raw_get(struct mmp_space *s, mmp_pte_t *ptep)
 
 static inline mmp_pte_t raw_get_and_clear(struct mmp_space *s, mmp_pte_t *ptep)
 {
-	count_inc(s, MMP_C_PTE_READ);
-	count_inc(s, MMP_C_PTE_WRITE);
+	count_add2(s, MMP_C_PTE_READ, MMP_C_PTE_WRITE, 1);
 	return __atomic_exchange_n(ptep, 0, __ATOMIC_ACQ_REL);
 }
 
@@ -35,8 +34,7 @@ static inline void raw_clear_range(struct mmp_space *s, mmp_pte_t *ptep, unsigne
 {
 	for (unsigned int i = 0; i < nr; i++)
 		__atomic_exchange_n(ptep + i, 0, __ATOMIC_ACQ_REL);
-	count_add(s, MMP_C_PTE_READ, nr);
-	count_add(s, MMP_C_PTE_WRITE, nr);
+	count_add2(s, MMP_C_PTE_READ, MMP_C_PTE_WRITE, nr);
 }
 
 static inline void raw_set(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t pte)

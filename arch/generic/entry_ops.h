@@ -14,8 +14,7 @@
 #ifndef __HAVE_ARCH_PTEP_GET
 static __always_inline mmp_pte_t MMP_OP(ptep_get)(struct mmp_space *s, mmp_pte_t *ptep)
 {
-	count_inc(s, MMP_C_PTEP_GET);
-	count_inc(s, MMP_C_PTE_READ);
+	count_add2(s, MMP_C_PTEP_GET, MMP_C_PTE_READ, 1);
 	return READ_ONCE(*ptep);
 }
 #endif
@@ -46,8 +45,7 @@ static __always_inline void MMP_OP(set_ptes)(struct mmp_space *s, uint64_t addr,
 static __always_inline mmp_pte_t MMP_OP(ptep_get_and_clear)(struct mmp_space *s, uint64_t addr,
 							    mmp_pte_t *ptep)
 {
-	count_inc(s, MMP_C_PTE_READ);
-	count_inc(s, MMP_C_PTE_WRITE);
+	count_add2(s, MMP_C_PTE_READ, MMP_C_PTE_WRITE, 1);
 	return __atomic_exchange_n(ptep, 0, __ATOMIC_ACQ_REL);
 }
 #endif
@@ -218,8 +216,7 @@ static __always_inline unsigned int MMP_OP(folio_pte_scan)(struct mmp_space *s, 
 			*merged |= MMP_OP(entry_flags)(e, MMP_PTE) &
 				   (MMP_E_WRITE | MMP_E_ACCESSED | MMP_E_DIRTY);
 	}
-	count_add(s, MMP_C_PTEP_GET, reads);
-	count_add(s, MMP_C_PTE_READ, reads);
+	count_add2(s, MMP_C_PTEP_GET, MMP_C_PTE_READ, reads);
 #else
 	while (nr < max_nr) {
 		mmp_pte_t e = MMP_OP(ptep_get)(s, ptep + nr);

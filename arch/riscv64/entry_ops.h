@@ -17,8 +17,7 @@ static __always_inline mmp_pte_t riscv64_ptep_get(struct mmp_space *s, mmp_pte_t
 
 	if (unlikely(pte_napot(raw)))
 		return napot_ptep_get(s, ptep);
-	count_inc(s, MMP_C_PTE_READ);
-	count_inc(s, MMP_C_PTEP_GET);
+	count_add2(s, MMP_C_PTE_READ, MMP_C_PTEP_GET, 1);
 	return raw;
 }
 
