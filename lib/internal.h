@@ -102,19 +102,19 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static inline void spin_lock(mmp_spinlock_t *l)
+static __always_inline void spin_lock(mmp_spinlock_t *l)
 {
 	while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE))
 		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED))
 			cpu_relax();
 }
 
-static inline bool spin_trylock(mmp_spinlock_t *l)
+static __always_inline bool spin_trylock(mmp_spinlock_t *l)
 {
 	return !__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE);
 }
 
-static inline void spin_unlock(mmp_spinlock_t *l)
+static __always_inline void spin_unlock(mmp_spinlock_t *l)
 {
 	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
 }
@@ -495,7 +495,7 @@ struct mmp_space {
 
 void count_add_slow(struct mmp_space *s, enum mmp_counter c, uint64_t n);
 
-static inline void count_add(struct mmp_space *s, enum mmp_counter c, uint64_t n)
+static __always_inline void count_add(struct mmp_space *s, enum mmp_counter c, uint64_t n)
 {
 	/* Unassigned (UINT32_MAX) and the shared shard fail the test: the slow path. */
 	uint32_t off = mmp_thread_counter_off;
@@ -526,14 +526,14 @@ static inline uint64_t count_this_thread(struct mmp_space *s, enum mmp_counter c
 			       __ATOMIC_RELAXED);
 }
 
-static inline void count_inc(struct mmp_space *s, enum mmp_counter c)
+static __always_inline void count_inc(struct mmp_space *s, enum mmp_counter c)
 {
 	count_add(s, c, 1);
 }
 
 /* @n more of two counters that move together (a ptep_get is a PTE read): one shard lookup. */
-static inline void count_add2(struct mmp_space *s, enum mmp_counter a, enum mmp_counter b,
-			      uint64_t n)
+static __always_inline void count_add2(struct mmp_space *s, enum mmp_counter a,
+					enum mmp_counter b, uint64_t n)
 {
 	uint32_t off = mmp_thread_counter_off;
 	uint64_t *v;

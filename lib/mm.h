@@ -329,8 +329,9 @@ static inline void __folio_set_anon(struct mmp_page *head, struct mmp_vma *vma, 
  * still reach the recycled frame, but GUP-fast's folio_try_get fails while the
  * count is 0, which it is until the last store.
  */
-static inline void folio_add_new_anon_rmap(struct mmp_page *head, struct mmp_vma *vma,
-					   uint64_t addr, int nr, bool pmd)
+static __always_inline void folio_add_new_anon_rmap(struct mmp_page *head,
+						    struct mmp_vma *vma, uint64_t addr,
+						    int nr, bool pmd)
 {
 	__folio_set_anon(head, vma, addr);
 	if (pmd) {
@@ -389,7 +390,7 @@ static inline void folio_set_swapbacked(struct mmp_page *head)
 }
 
 /* add_mm_counter(MM_ANONPAGES): this thread's shard, summed by get_mm_rss. */
-static inline void rss_add(struct mmp_space *s, int64_t nr)
+static __always_inline void rss_add(struct mmp_space *s, int64_t nr)
 {
 	int shard = counter_shard();
 
