@@ -64,23 +64,23 @@ int copy_ops_find(const struct mmp_arch *arch, const char *name, const struct mm
 #define HPAGE_PMD_ORDER	MMP_PMD_ORDER
 #define HPAGE_PMD_NR	(1u << HPAGE_PMD_ORDER)
 
-static inline unsigned int level_shift(enum mmp_level level)
+static __always_inline unsigned int level_shift(enum mmp_level level)
 {
 	return PAGE_SHIFT + 9 * level;
 }
 
-static inline uint64_t level_size(enum mmp_level level)
+static __always_inline uint64_t level_size(enum mmp_level level)
 {
 	return 1ULL << level_shift(level);
 }
 
-static inline unsigned int level_index(uint64_t addr, enum mmp_level level)
+static __always_inline unsigned int level_index(uint64_t addr, enum mmp_level level)
 {
 	return (addr >> level_shift(level)) & (PTRS_PER_TABLE - 1);
 }
 
 /* End of the @level entry's span that contains @addr, capped at @end (pmd_addr_end & co). */
-static inline uint64_t level_addr_end(uint64_t addr, uint64_t end, enum mmp_level level)
+static __always_inline uint64_t level_addr_end(uint64_t addr, uint64_t end, enum mmp_level level)
 {
 	uint64_t next = (addr + level_size(level)) & ~(level_size(level) - 1);
 
@@ -93,7 +93,7 @@ typedef struct {
 	int v;
 } mmp_spinlock_t;
 
-static inline void cpu_relax(void)
+static __always_inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
@@ -119,7 +119,7 @@ static __always_inline void spin_unlock(mmp_spinlock_t *l)
 	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
 }
 
-static inline bool spin_is_locked(mmp_spinlock_t *l)
+static __always_inline bool spin_is_locked(mmp_spinlock_t *l)
 {
 	return __atomic_load_n(&l->v, __ATOMIC_RELAXED);
 }
@@ -134,27 +134,27 @@ typedef struct {
 	unsigned int sequence;
 } seqcount_t;
 
-static inline void raw_write_seqcount_begin(seqcount_t *s)
+static __always_inline void raw_write_seqcount_begin(seqcount_t *s)
 {
 	__atomic_store_n(&s->sequence, s->sequence + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);	/* smp_wmb: odd before the section's stores */
 }
 
-static inline void raw_write_seqcount_end(seqcount_t *s)
+static __always_inline void raw_write_seqcount_end(seqcount_t *s)
 {
 	/* smp_wmb, then even: the section's stores before the count says it is over. */
 	__atomic_store_n(&s->sequence, s->sequence + 1, __ATOMIC_RELEASE);
 }
 
 /* Start a read section unless a writer is inside: false (and no section) when it is odd. */
-static inline bool raw_seqcount_try_begin(const seqcount_t *s, unsigned int *start)
+static __always_inline bool raw_seqcount_try_begin(const seqcount_t *s, unsigned int *start)
 {
 	*start = __atomic_load_n(&s->sequence, __ATOMIC_ACQUIRE);
 	return !(*start & 1);
 }
 
 /* Did a writer enter since @start? Then what was read may be stale. */
-static inline bool read_seqcount_retry(const seqcount_t *s, unsigned int start)
+static __always_inline bool read_seqcount_retry(const seqcount_t *s, unsigned int start)
 {
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);	/* smp_rmb: the section's loads first */
 	return __atomic_load_n(&s->sequence, __ATOMIC_RELAXED) != start;
@@ -244,7 +244,7 @@ struct mmp_pcp {
 	uint32_t *pfns;		/* ring of phys->pcp_ring_mask + 1 slots */
 } __attribute__((aligned(64)));
 
-static inline uint32_t *pcp_slot(struct mmp_pcp *pcp, uint32_t mask, uint32_t i)
+static __always_inline uint32_t *pcp_slot(struct mmp_pcp *pcp, uint32_t mask, uint32_t i)
 {
 	return &pcp->pfns[(pcp->head + i) & mask];
 }
@@ -294,17 +294,17 @@ struct mmp_phys {
 	uint64_t next_space_id;
 };
 
-static inline void *pfn_to_virt(struct mmp_phys *phys, uint64_t pfn)
+static __always_inline void *pfn_to_virt(struct mmp_phys *phys, uint64_t pfn)
 {
 	return phys->base + (pfn << PAGE_SHIFT);
 }
 
-static inline struct mmp_page *pfn_to_page(struct mmp_phys *phys, uint64_t pfn)
+static __always_inline struct mmp_page *pfn_to_page(struct mmp_phys *phys, uint64_t pfn)
 {
 	return &phys->memmap[pfn];
 }
 
-static inline uint64_t page_to_pfn(struct mmp_phys *phys, struct mmp_page *page)
+static __always_inline uint64_t page_to_pfn(struct mmp_phys *phys, struct mmp_page *page)
 {
 	return (uint64_t)(page - phys->memmap);
 }
@@ -319,7 +319,7 @@ void phys_free_pages_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uin
 void phys_free_frames_bulk(struct mmp_phys *phys, const uint32_t *pfns, unsigned int nr);
 void phys_free_blocks_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uint8_t *orders,
 			   unsigned int nr);
-static inline bool phys_pfn_valid(struct mmp_phys *phys, uint64_t pfn)
+static __always_inline bool phys_pfn_valid(struct mmp_phys *phys, uint64_t pfn)
 {
 	return pfn < phys->nr_pages;
 }
@@ -359,7 +359,7 @@ extern __thread int mmp_thread_shard __attribute__((tls_model("initial-exec")));
 extern __thread uint32_t mmp_thread_counter_off __attribute__((tls_model("initial-exec")));
 int mmp_thread_shard_slow(void);
 
-static inline int counter_shard(void)
+static __always_inline int counter_shard(void)
 {
 	int s = mmp_thread_shard;
 
@@ -436,7 +436,7 @@ struct vma_tree {
 	seqcount_t seq;			/* odd while the tree or a VMA's range changes */
 };
 
-static inline uint64_t linear_page_index(const struct mmp_vma *vma, uint64_t addr)
+static __always_inline uint64_t linear_page_index(const struct mmp_vma *vma, uint64_t addr)
 {
 	return vma->pgoff + ((addr - vma->start) >> MMP_PAGE_SHIFT);
 }
@@ -518,7 +518,7 @@ static __always_inline void count_add(struct mmp_space *s, enum mmp_counter c, u
 }
 
 /* This thread's count of @c so far: the difference around a call is what the call did. */
-static inline uint64_t count_this_thread(struct mmp_space *s, enum mmp_counter c)
+static __always_inline uint64_t count_this_thread(struct mmp_space *s, enum mmp_counter c)
 {
 	int shard = counter_shard();
 
@@ -548,7 +548,7 @@ static __always_inline void count_add2(struct mmp_space *s, enum mmp_counter a,
 	v[b] += n;
 }
 
-static inline void *space_table(struct mmp_space *s, uint64_t pfn)
+static __always_inline void *space_table(struct mmp_space *s, uint64_t pfn)
 {
 	return pfn_to_virt(s->phys, pfn);
 }
@@ -556,7 +556,7 @@ static inline void *space_table(struct mmp_space *s, uint64_t pfn)
 /* ---- geometry: from the back end, never assumed ---------------------------------------- */
 
 /* The level of the space's top table, its PGD (levels above are folded into it). */
-static inline enum mmp_level pgd_level(const struct mmp_space *s)
+static __always_inline enum mmp_level pgd_level(const struct mmp_space *s)
 {
 	return (enum mmp_level)(s->arch->levels - 1);
 }
@@ -565,7 +565,7 @@ static inline enum mmp_level pgd_level(const struct mmp_space *s)
 #define TASK_SIZE(s)	((s)->arch->task_size)
 
 /* DEFAULT_MAP_WINDOW: mmap stays below it unless the hint lies above it. */
-static inline uint64_t map_window(const struct mmp_space *s)
+static __always_inline uint64_t map_window(const struct mmp_space *s)
 {
 	return s->arch->map_window ? s->arch->map_window : s->arch->task_size;
 }
@@ -621,12 +621,12 @@ static __always_inline mmp_pte_t entry_set_flags(const struct mmp_space *s, mmp_
 }
 
 /* The table an upper-level entry points to. */
-static inline mmp_pte_t *entry_table(struct mmp_space *s, mmp_pte_t e, enum mmp_level l)
+static __always_inline mmp_pte_t *entry_table(struct mmp_space *s, mmp_pte_t e, enum mmp_level l)
 {
 	return space_table(s, entry_pfn(s, e, l));
 }
 
-static inline mmp_spinlock_t *pte_lockptr(struct mmp_space *s, mmp_pte_t *pte_table)
+static __always_inline mmp_spinlock_t *pte_lockptr(struct mmp_space *s, mmp_pte_t *pte_table)
 {
 	uint64_t pfn = ((uint8_t *)pte_table - s->phys->base) >> PAGE_SHIFT;
 
@@ -636,14 +636,14 @@ static inline mmp_spinlock_t *pte_lockptr(struct mmp_space *s, mmp_pte_t *pte_ta
 /* ---- folios ------------------------------------------------------------------------ */
 
 /* The pfn of the folio head that @pfn belongs to (compound_head). */
-static inline uint64_t folio_pfn(struct mmp_phys *phys, uint64_t pfn)
+static __always_inline uint64_t folio_pfn(struct mmp_phys *phys, uint64_t pfn)
 {
 	struct mmp_page *p = pfn_to_page(phys, pfn);
 
 	return unlikely(p->flags & PG_tail) ? p->tail.head : pfn;
 }
 
-static inline unsigned int folio_nr_pages(struct mmp_page *head)
+static __always_inline unsigned int folio_nr_pages(struct mmp_page *head)
 {
 	return 1u << head->order;
 }

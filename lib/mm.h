@@ -232,7 +232,7 @@ int __vmf_anon_prepare(struct vm_fault *vmf);
  * lock alone. Inline while the VMA has its anon_vma, as the kernel's
  * anon_vma_prepare() is.
  */
-static inline int vmf_anon_prepare(struct vm_fault *vmf)
+static __always_inline int vmf_anon_prepare(struct vm_fault *vmf)
 {
 	if (likely(READ_ONCE(vmf->vma->anon_vma)))
 		return 0;
@@ -313,7 +313,8 @@ static inline bool page_flag_test(struct mmp_page *p, uint32_t f)
 }
 
 /* folio->mapping and folio->index of a new folio whose first page maps at @addr. */
-static inline void __folio_set_anon(struct mmp_page *head, struct mmp_vma *vma, uint64_t addr)
+static __always_inline void __folio_set_anon(struct mmp_page *head, struct mmp_vma *vma,
+					     uint64_t addr)
 {
 	head->anon_vma = vma->anon_vma->id;
 	head->index = linear_page_index(vma, addr);

@@ -89,7 +89,7 @@ static inline void vma_mark_detached(struct mmp_space *s, struct mmp_vma *vma)
 }
 
 /* Read-lock @vma unless a writer has it (vma_start_read); false: use the mmap lock. */
-static inline bool vma_start_read(struct mmp_space *s, struct mmp_vma *vma)
+static __always_inline bool vma_start_read(struct mmp_space *s, struct mmp_vma *vma)
 {
 	unsigned int c;
 
@@ -109,7 +109,7 @@ static inline bool vma_start_read(struct mmp_space *s, struct mmp_vma *vma)
 	return true;
 }
 
-static inline void vma_end_read(struct mmp_vma *vma)
+static __always_inline void vma_end_read(struct mmp_vma *vma)
 {
 	__atomic_fetch_sub(&vma->vm_refcnt, 1, __ATOMIC_RELEASE);
 }

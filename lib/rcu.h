@@ -21,14 +21,14 @@ extern __thread int mmp_rcu_nesting __attribute__((tls_model("initial-exec")));
  * fast path is inlined where lib/ is built with _LGPL_SOURCE (lib/meson.build)
  * and is a call into liburcu elsewhere.
  */
-static inline void rcu_read_lock(void)
+static __always_inline void rcu_read_lock(void)
 {
 	if (__builtin_expect(!mmp_rcu_nesting, 0))
 		mmp_rcu_register_lazy();
 	urcu_memb_read_lock();
 }
 
-static inline void rcu_read_unlock(void)
+static __always_inline void rcu_read_unlock(void)
 {
 	urcu_memb_read_unlock();
 }

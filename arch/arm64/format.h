@@ -32,22 +32,22 @@
 #define PTE_PRESENT_INVALID	PTE_NG
 #define PTE_WRITE	PTE_DBM
 
-static inline uint64_t arm64_pte_pfn(mmp_pte_t pte)
+static __always_inline uint64_t arm64_pte_pfn(mmp_pte_t pte)
 {
 	return (pte & PTE_ADDR_MASK) >> MMP_PAGE_SHIFT;
 }
 
-static inline bool pte_valid_cont(mmp_pte_t pte)
+static __always_inline bool pte_valid_cont(mmp_pte_t pte)
 {
 	return (pte & (PTE_VALID | PTE_CONT)) == (PTE_VALID | PTE_CONT);
 }
 
-static inline bool arm64_pte_dirty(mmp_pte_t pte)
+static __always_inline bool arm64_pte_dirty(mmp_pte_t pte)
 {
 	return (pte & PTE_DIRTY) || ((pte & PTE_DBM) && !(pte & PTE_RDONLY));
 }
 
-static inline mmp_pte_t arm64_pte_mkdirty(mmp_pte_t pte)
+static __always_inline mmp_pte_t arm64_pte_mkdirty(mmp_pte_t pte)
 {
 	pte |= PTE_DIRTY;
 	return pte & PTE_WRITE ? pte & ~PTE_RDONLY : pte;

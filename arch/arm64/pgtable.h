@@ -17,7 +17,7 @@
 
 
 /* pte_mkold(pte_mkclean(pte)) without the pfn: what must match across a contpte block. */
-static inline mmp_pte_t arm64_pte_prot_noad(mmp_pte_t pte)
+static __always_inline mmp_pte_t arm64_pte_prot_noad(mmp_pte_t pte)
 {
 	return ((pte & ~(PTE_AF | PTE_DIRTY)) | PTE_RDONLY) & ~PTE_ADDR_MASK;
 }

@@ -17,34 +17,35 @@
 
 /* ---- raw entries, as the hardware walker sees them, counted ---- */
 
-static inline mmp_pte_t raw_get(struct mmp_space *s, mmp_pte_t *ptep)
+static __always_inline mmp_pte_t raw_get(struct mmp_space *s, mmp_pte_t *ptep)
 {
 	count_inc(s, MMP_C_PTE_READ);
 	return __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
 }
 
-static inline mmp_pte_t raw_get_and_clear(struct mmp_space *s, mmp_pte_t *ptep)
+static __always_inline mmp_pte_t raw_get_and_clear(struct mmp_space *s, mmp_pte_t *ptep)
 {
 	count_add2(s, MMP_C_PTE_READ, MMP_C_PTE_WRITE, 1);
 	return __atomic_exchange_n(ptep, 0, __ATOMIC_ACQ_REL);
 }
 
 /* @nr entries cleared, counted once for the run. */
-static inline void raw_clear_range(struct mmp_space *s, mmp_pte_t *ptep, unsigned int nr)
+static __always_inline void raw_clear_range(struct mmp_space *s, mmp_pte_t *ptep, unsigned int nr)
 {
 	for (unsigned int i = 0; i < nr; i++)
 		__atomic_exchange_n(ptep + i, 0, __ATOMIC_ACQ_REL);
 	count_add2(s, MMP_C_PTE_READ, MMP_C_PTE_WRITE, nr);
 }
 
-static inline void raw_set(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t pte)
+static __always_inline void raw_set(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t pte)
 {
 	count_inc(s, MMP_C_PTE_WRITE);
 	__atomic_store_n(ptep, pte, __ATOMIC_RELEASE);
 }
 
 /* Clear @bits, keeping what the walker sets meanwhile; the old value. */
-static inline mmp_pte_t raw_clear_bits(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t bits)
+static __always_inline mmp_pte_t raw_clear_bits(struct mmp_space *s, mmp_pte_t *ptep,
+						 mmp_pte_t bits)
 {
 	count_inc(s, MMP_C_PTE_READ);
 	count_inc(s, MMP_C_PTE_WRITE);
@@ -53,19 +54,20 @@ static inline mmp_pte_t raw_clear_bits(struct mmp_space *s, mmp_pte_t *ptep, mmp
 
 /* ---- geometry: blocks of @nr entries (a power of two), naturally aligned ---- */
 
-static inline mmp_pte_t *cont_align_down(mmp_pte_t *ptep, unsigned int nr)
+static __always_inline mmp_pte_t *cont_align_down(mmp_pte_t *ptep, unsigned int nr)
 {
 	return (mmp_pte_t *)((uintptr_t)ptep & ~(uintptr_t)(nr * sizeof(mmp_pte_t) - 1));
 }
 
 /* Entries from @ptep to the end of its block (pte_batch_hint of a folded entry). */
-static inline unsigned int cont_entries_left(const mmp_pte_t *ptep, unsigned int nr)
+static __always_inline unsigned int cont_entries_left(const mmp_pte_t *ptep, unsigned int nr)
 {
 	return nr - (((uintptr_t)ptep / sizeof(mmp_pte_t)) & (nr - 1));
 }
 
 /* Does one folio cover the @nr pages from @base_pfn? A block must not span two. */
-static inline bool folio_covers_block(struct mmp_space *s, uint64_t base_pfn, unsigned int nr)
+static __always_inline bool folio_covers_block(struct mmp_space *s, uint64_t base_pfn,
+						unsigned int nr)
 {
 	uint64_t head = folio_pfn(s->phys, base_pfn);
 	struct mmp_page *page = pfn_to_page(s->phys, head);
@@ -79,7 +81,7 @@ static inline bool folio_covers_block(struct mmp_space *s, uint64_t base_pfn, un
  * of an aligned run? Core writes low to high, so only then can a fold complete
  * (contpte_try_fold).
  */
-static inline bool cont_completes_block(uint64_t addr, uint64_t pfn, unsigned int nr)
+static __always_inline bool cont_completes_block(uint64_t addr, uint64_t pfn, unsigned int nr)
 {
 	return ((addr >> PAGE_SHIFT) & (nr - 1)) == nr - 1 && (pfn & (nr - 1)) == nr - 1;
 }

@@ -31,24 +31,24 @@
 #define NAPOT_SIZE	(NAPOT_PTES * MMP_PAGE_SIZE)
 #define NAPOT_MASK	(~(NAPOT_SIZE - 1))
 
-static inline uint64_t rv_ppn(mmp_pte_t pte)
+static __always_inline uint64_t rv_ppn(mmp_pte_t pte)
 {
 	return (pte & _PAGE_PFN_MASK) >> _PAGE_PFN_SHIFT;
 }
 
-static inline bool pte_napot(mmp_pte_t pte)
+static __always_inline bool pte_napot(mmp_pte_t pte)
 {
 	return (pte & (_PAGE_V | _PAGE_NAPOT)) == (_PAGE_V | _PAGE_NAPOT);
 }
 
 /* The first pfn of a NAPOT run: its ppn with the size encoding cleared. */
-static inline uint64_t napot_base_pfn(mmp_pte_t pte)
+static __always_inline uint64_t napot_base_pfn(mmp_pte_t pte)
 {
 	return rv_ppn(pte) & ~(uint64_t)(NAPOT_PTES - 1);
 }
 
 /* pte_mknapot: all 16 entries hold the same value; ppn[3:0] says the size. */
-static inline mmp_pte_t pte_mknapot(mmp_pte_t pte)
+static __always_inline mmp_pte_t pte_mknapot(mmp_pte_t pte)
 {
 	uint64_t ppn = (rv_ppn(pte) & ~(uint64_t)(NAPOT_PTES - 1)) | (NAPOT_PTES >> 1);
 

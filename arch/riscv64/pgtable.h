@@ -13,7 +13,7 @@
 
 
 /* A NAPOT entry as core mm sees it at @ptep: a plain entry for this very page. */
-static inline mmp_pte_t napot_normalize(mmp_pte_t pte, const mmp_pte_t *ptep)
+static __always_inline mmp_pte_t napot_normalize(mmp_pte_t pte, const mmp_pte_t *ptep)
 {
 	uint64_t pfn = napot_base_pfn(pte) + (((uintptr_t)ptep >> 3) & (NAPOT_PTES - 1));
 
@@ -21,7 +21,7 @@ static inline mmp_pte_t napot_normalize(mmp_pte_t pte, const mmp_pte_t *ptep)
 }
 
 /* Everything that must match across a block, A/D aside. */
-static inline mmp_pte_t rv_prot_noad(mmp_pte_t pte)
+static __always_inline mmp_pte_t rv_prot_noad(mmp_pte_t pte)
 {
 	return pte & ~(_PAGE_PFN_MASK | _PAGE_A | _PAGE_D | _PAGE_NAPOT);
 }

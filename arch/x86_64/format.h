@@ -30,7 +30,7 @@
  * stores the pfn inverted, so a speculative walk through it reaches no real
  * memory (the kernel's protnone_mask(), since 4.19).
  */
-static inline uint64_t protnone_mask(mmp_pte_t e)
+static __always_inline uint64_t protnone_mask(mmp_pte_t e)
 {
 	return e && !(e & _PAGE_PRESENT) ? PTE_PFN_MASK : 0;
 }
