@@ -210,6 +210,15 @@ static __always_inline mmp_pte_t hw_update_leaf(struct mmp_space *s, mmp_pte_t *
 	return format_hw_update_leaf(s->format, s, ep, level, access);
 }
 
+/* A present PTE with @eflags added, raw (pte_mkwrite, pte_mkdirty, pte_mkspecial). */
+static __always_inline mmp_pte_t format_pte_set_flags(const enum mmp_format fmt, mmp_pte_t e,
+						      unsigned int eflags)
+{
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_pte_set_flags(e, eflags);
+	MMP_DISPATCH_FORMAT(fmt)
+#undef MMP_FORMAT
+}
+
 /* ---- the tables ---- */
 
 /* The table that table entry @e at upper level @level points to (pmd_page_vaddr). */

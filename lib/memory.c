@@ -180,11 +180,11 @@ static __always_inline int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *pt
 {
 	struct mmp_space *s = vmf->s;
 	mmp_spinlock_t *ptl;
-	unsigned int f = vma_entry_flags(vmf->vma), order, nr;
+	unsigned int order, nr;
 	int ret;
 	uint64_t addr;
 	uint32_t pfn;
-	mmp_pte_t *ptep;
+	mmp_pte_t *ptep, entry;
 
 	if (!(vmf->flags & FAULT_FLAG_WRITE)) {
 		/* A read maps the shared zero page; the first write will COW it. */
@@ -193,9 +193,9 @@ static __always_inline int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *pt
 		if (!ptl)
 			return 0;
 		if (!format_ptep_get(fmt, s, ptep)) {
+			entry = format_pfn_pte(fmt, s->phys->zero_pfn, READ_ONCE(vmf->vma->page_prot));
 			format_set_ptes(fmt, s, vmf->address, ptep,
-					format_mk_entry(fmt, s->phys->zero_pfn,
-							f | MMP_E_SPECIAL, MMP_PTE), 1);
+					format_pte_set_flags(fmt, entry, MMP_E_SPECIAL), 1);
 			count_inc(s, MMP_C_FAULT_ZERO);
 		} else {
 			count_inc(s, MMP_C_FAULT_SPURIOUS);
@@ -228,9 +228,10 @@ static __always_inline int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *pt
 	}
 	folio_add_new_anon_rmap(pfn_to_page(s->phys, pfn), vmf->vma, addr, nr, false);
 	rss_add(s, nr);
+	entry = format_pfn_pte(fmt, pfn, READ_ONCE(vmf->vma->page_prot));
 	if (vmf->vma->flags & VM_WRITE)
-		f |= MMP_E_WRITE | MMP_E_DIRTY;
-	format_set_ptes(fmt, s, addr, ptep, format_mk_entry(fmt, pfn, f, MMP_PTE), nr);
+		entry = format_pte_set_flags(fmt, entry, MMP_E_WRITE | MMP_E_DIRTY);
+	format_set_ptes(fmt, s, addr, ptep, entry, nr);
 	spin_unlock(ptl);
 	count_inc(s, MMP_C_FAULT_ANON);
 	return 0;

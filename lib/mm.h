@@ -434,6 +434,17 @@ static inline unsigned int vma_entry_flags(const struct mmp_vma *vma)
 	return f;
 }
 
+/*
+ * vm_page_prot: the PTE of pfn 0 that a new user mapping of @vma starts from
+ * (vm_get_page_prot), encoded once when the flags are set, so that a fault
+ * only adds the pfn (pfn_pte). Private writable memory is mapped read-only
+ * here; a write fault adds write and dirty, as the kernel's COW mappings do.
+ */
+static inline void vma_set_page_prot(struct mmp_space *s, struct mmp_vma *vma)
+{
+	WRITE_ONCE(vma->page_prot, mk_entry(s, 0, vma_entry_flags(vma), MMP_PTE));
+}
+
 /* ptep_get, set_ptes, ...: inline per arch folder. */
 #include "entry_ops.h"
 /* pte_alloc, and the walk down to a PMD compiled per format. */

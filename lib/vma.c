@@ -122,6 +122,7 @@ int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long 
 		return -ENOMEM;
 	*vma = (struct mmp_vma){ .start = start, .end = end, .flags = flags, .pgoff = pgoff,
 				 .anon_vma = anon_vma };
+	vma_set_page_prot(s, vma);
 	vma_lock_init(s, vma);
 	anon_vma_get(anon_vma);
 	vma_tree_insert(&s->vmas, vma);
@@ -147,6 +148,7 @@ int vma_split(struct mmp_space *s, uint64_t addr)
 			split_huge_pmd(s, pmdp, addr & PMD_MASK);
 	}
 	*new = (struct mmp_vma){ .start = addr, .end = vma->end, .flags = vma->flags,
+				 .page_prot = vma->page_prot,
 				 .pgoff = linear_page_index(vma, addr),
 				 .anon_vma = vma->anon_vma };
 	vma_lock_init(s, new);
@@ -324,6 +326,7 @@ int vma_modify_flags(struct mmp_space *s, uint64_t start, uint64_t end, vma_flag
 			if (change)
 				change(s, vma, flags, arg);
 			WRITE_ONCE(vma->flags, flags);
+			vma_set_page_prot(s, vma);
 			vma_merge_range(s, addr, piece_end);
 		}
 		addr = piece_end;

@@ -10,7 +10,8 @@
  *  (b) injected leaks are caught, each undone leaves verify passing again (its
  *      tallies stay clean across failures): a stray table, a table unlinked
  *      and never sent to be freed, a stray frame, a stray 2 MiB block, a table
- *      marked in flight that no batch holds, a batch count with no table;
+ *      marked in flight that no batch holds, a batch count with no table, a
+ *      VMA's vm_page_prot out of step with its flags;
  *  (c) munmap and verify back to back, RCU callbacks landing under verify:
  *      every verify passes and none waits; with 64 KiB folios (contpte,
  *      Svnapot) too.
@@ -213,6 +214,14 @@ static void check_leaks(const char *arch)
 	tap_eq(mmp_space_verify(s), -EUCLEAN, "%s: a folio reference nobody holds", arch);
 	folio_ref_sub_return(pfn_to_page(phys, pfn), 1);
 	tap_eq(mmp_space_verify(s), 0, "%s: passes once it is dropped", arch);
+
+	/* A VMA whose vm_page_prot no longer matches its flags (a missed vma_set_page_prot). */
+	must(mmp_mprotect(s, a, 2 * MiB, MMP_PROT_READ) == 0, "mprotect");
+	tap_eq(mmp_space_verify(s), 0, "%s: mprotect keeps vm_page_prot in step", arch);
+	find_vma(s, a)->page_prot ^= 1ULL << 63;
+	tap_eq(mmp_space_verify(s), -EUCLEAN, "%s: a vm_page_prot that is not the flags'", arch);
+	find_vma(s, a)->page_prot ^= 1ULL << 63;
+	tap_eq(mmp_space_verify(s), 0, "%s: passes once it is right", arch);
 
 	tap_eq(mmp_cpu_detach(cpu), 0, "%s: detach", arch);
 	tap_eq(mmp_space_destroy(s), 0, "%s: destroy", arch);

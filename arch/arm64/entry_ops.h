@@ -97,6 +97,27 @@ static __always_inline void arm64_clear_full_ptes(struct mmp_space *s, uint64_t 
 #define arm64_ptep_set_access_flags	contpte_ptep_set_access_flags
 
 /*
+ * pte_mkyoung, pte_mkspecial, pte_mkwrite (DBM; AP[2] cleared when already
+ * dirty) and pte_mkdirty (the software bit; AP[2] cleared when writable).
+ */
+#define __HAVE_ARCH_PTE_SET_FLAGS
+static __always_inline mmp_pte_t arm64_pte_set_flags(mmp_pte_t e, unsigned int f)
+{
+	if (f & MMP_E_ACCESSED)
+		e |= PTE_AF;
+	if (f & MMP_E_SPECIAL)
+		e |= PTE_SPECIAL;
+	if (f & MMP_E_WRITE) {
+		e |= PTE_WRITE;
+		if (e & PTE_DIRTY)
+			e &= ~PTE_RDONLY;
+	}
+	if (f & MMP_E_DIRTY)
+		e = arm64_pte_mkdirty(e);
+	return e;
+}
+
+/*
  * FEAT_HAFDBS: set AF on any access; on a write, a DBM entry gets AP[2]
  * cleared (hardware dirty) and a non-DBM read-only entry faults. One entry at
  * a time, with an atomic update, as the hardware does.

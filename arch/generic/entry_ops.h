@@ -170,6 +170,19 @@ static __always_inline mmp_pte_t MMP_OP(hw_update_leaf)(struct mmp_space *s, mmp
 #endif
 
 /*
+ * A present PTE with the attributes of @eflags added, raw (pte_mkyoung,
+ * pte_mkdirty, pte_mkwrite, pte_mkspecial): what mk_entry would make of the
+ * entry's pfn and its flags with @eflags.
+ */
+#ifndef __HAVE_ARCH_PTE_SET_FLAGS
+static __always_inline mmp_pte_t MMP_OP(pte_set_flags)(mmp_pte_t e, unsigned int eflags)
+{
+	return MMP_OP(mk_entry)(MMP_OP(entry_pfn)(e, MMP_PTE),
+				MMP_OP(entry_flags)(e, MMP_PTE) | eflags, MMP_PTE);
+}
+#endif
+
+/*
  * The frame of the table an upper entry points to (pmd_page_vaddr,
  * pud_pgtable). A table entry is always present, so a format that hides the
  * pfn of a not-present leaf (x86's L1TF inversion) has nothing to undo here
@@ -245,3 +258,4 @@ static __always_inline unsigned int MMP_OP(folio_pte_scan)(struct mmp_space *s, 
 #undef __HAVE_ARCH_PTE_BATCH_HINT
 #undef __HAVE_ARCH_HW_UPDATE_LEAF
 #undef __HAVE_ARCH_TABLE_PFN
+#undef __HAVE_ARCH_PTE_SET_FLAGS

@@ -2,8 +2,8 @@
 /*
  * x86_64's entry operations where they differ from the generic ones: the
  * walker's accessed/dirty update, which the hardware does on the raw bits with
- * a locked compare-and-exchange (no decode and re-encode of the entry), and a
- * table entry's pfn, which L1TF never inverts.
+ * a locked compare-and-exchange (no decode and re-encode of the entry), bits
+ * set on a present entry, and a table entry's pfn, which L1TF never inverts.
  */
 #ifndef MMP_X86_64_ENTRY_OPS_H
 #define MMP_X86_64_ENTRY_OPS_H
@@ -31,6 +31,14 @@ static __always_inline mmp_pte_t x86_64_hw_update_leaf(struct mmp_space *s, mmp_
 			return old | need;
 		}
 	}
+}
+
+/* Present: only bits to set (pte_mkyoung, pte_mkdirty, pte_mkwrite, pte_mkspecial). */
+#define __HAVE_ARCH_PTE_SET_FLAGS
+static __always_inline mmp_pte_t x86_64_pte_set_flags(mmp_pte_t e, unsigned int f)
+{
+	return e | (f & MMP_E_ACCESSED ? _PAGE_ACCESSED : 0) | (f & MMP_E_DIRTY ? _PAGE_DIRTY : 0) |
+	       (f & MMP_E_WRITE ? _PAGE_RW : 0) | (f & MMP_E_SPECIAL ? _PAGE_SOFTW1 : 0);
 }
 
 /* A table entry is present: its address bits as they are (pmd_page_vaddr()). */
