@@ -14,8 +14,11 @@
 
 /* ---- folios ----------------------------------------------------------------- */
 
-/* A new anonymous folio of 2^order pages, not yet mapped; NO_PFN when out of memory. */
-uint32_t folio_alloc_anon(struct mmp_space *s, unsigned int order)
+/*
+ * A new anonymous folio of 2^order pages, not yet mapped; NO_PFN when out of
+ * memory. Inline in the anonymous fault; folio_alloc_anon() elsewhere.
+ */
+static __always_inline uint32_t __folio_alloc_anon(struct mmp_space *s, unsigned int order)
 {
 	uint32_t pfn = phys_alloc_pages(s->phys, order);
 	struct mmp_page *head;
@@ -34,6 +37,11 @@ uint32_t folio_alloc_anon(struct mmp_space *s, unsigned int order)
 	head->refcount = 0;
 	count_inc(s, MMP_C_FOLIO_ALLOC_O0 + order);
 	return pfn;
+}
+
+uint32_t folio_alloc_anon(struct mmp_space *s, unsigned int order)
+{
+	return __folio_alloc_anon(s, order);
 }
 
 void folio_free(struct mmp_phys *phys, uint32_t head_pfn)
@@ -155,7 +163,7 @@ static __always_inline uint32_t alloc_anon_folio(struct vm_fault *vmf, mmp_pte_t
 	if (orders)
 		return alloc_anon_mthp(vmf, pte_table_base, orders, order_out);
 	*order_out = 0;
-	return folio_alloc_anon(vmf->s, 0);
+	return __folio_alloc_anon(vmf->s, 0);
 }
 
 /*

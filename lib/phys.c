@@ -316,32 +316,73 @@ static void __rmqueue_bulk(struct mmp_phys *phys, struct mmp_pcp *pcp, unsigned 
 }
 
 /* An empty list takes a batch from the buddy lists (pcp->lock held); out of line, as it is rare. */
-static __attribute__((noinline)) void pcp_refill(struct mmp_phys *phys, struct mmp_pcp *pcp)
+/* Take the hottest frame of @pcp and unlock it: NO_PFN when the list is empty. */
+static __always_inline uint32_t pcp_pop_unlock(struct mmp_phys *phys, struct mmp_pcp *pcp)
 {
-	unsigned int batch = pcp_alloc_batch(phys, pcp);
+	uint32_t pfn = NO_PFN;
 
-	spin_lock(&phys->lock);
-	__rmqueue_bulk(phys, pcp, batch);
-	spin_unlock(&phys->lock);
-}
-
-/* rmqueue_pcplist: the hottest frame of this CPU's list, refilled a batch at a time. */
-static __always_inline uint32_t pcp_alloc(struct mmp_phys *phys)
-{
-	struct mmp_pcp *pcp = this_pcp(phys);
-	uint32_t mask = phys->pcp_ring_mask, pfn = NO_PFN;
-
-	spin_lock(&pcp->lock);
-	/* An allocation ends a run of frees: the next drain is smaller. */
-	pcp->free_count >>= 1;
-	if (unlikely(!pcp->count))
-		pcp_refill(phys, pcp);
 	if (likely(pcp->count)) {
-		pfn = *pcp_slot(pcp, mask, --pcp->count);
+		pfn = *pcp_slot(pcp, phys->pcp_ring_mask, --pcp->count);
 		pfn_to_page(phys, pfn)->flags = 0;
 	}
 	spin_unlock(&pcp->lock);
 	return pfn;
+}
+
+static uint32_t phys_alloc_pages_slow(struct mmp_phys *phys, unsigned int order);
+
+/*
+ * An empty list takes a batch from the buddy lists first (pcp->lock held);
+ * with none left, the allocation goes the out-of-memory way. Out of line and
+ * called last, so the common case saves no registers.
+ */
+static __attribute__((noinline)) uint32_t pcp_refill_pop_unlock(struct mmp_phys *phys,
+								struct mmp_pcp *pcp)
+{
+	unsigned int batch = pcp_alloc_batch(phys, pcp);
+	uint32_t pfn;
+
+	spin_lock(&phys->lock);
+	__rmqueue_bulk(phys, pcp, batch);
+	spin_unlock(&phys->lock);
+	pfn = pcp_pop_unlock(phys, pcp);
+	return pfn != NO_PFN ? pfn : phys_alloc_pages_slow(phys, 0);
+}
+
+/*
+ * rmqueue_pcplist: the hottest frame of list @pcp, refilled a batch at a
+ * time; NO_PFN only when memory is out.
+ */
+static __always_inline uint32_t __pcp_alloc(struct mmp_phys *phys, struct mmp_pcp *pcp)
+{
+	spin_lock(&pcp->lock);
+	/* An allocation ends a run of frees: the next drain is smaller. */
+	pcp->free_count >>= 1;
+	if (unlikely(!pcp->count))
+		return pcp_refill_pop_unlock(phys, pcp);
+	return pcp_pop_unlock(phys, pcp);
+}
+
+/* A thread's first allocation on this phys: its shard found, its list brought online. */
+static __attribute__((noinline)) uint32_t pcp_alloc_first(struct mmp_phys *phys)
+{
+	return __pcp_alloc(phys, this_pcp(phys));
+}
+
+/* From this thread's list; the rare first use (this_pcp's slow steps) out of line. */
+static __always_inline uint32_t pcp_alloc(struct mmp_phys *phys)
+{
+	int shard = phys_pcp_shard;
+	struct mmp_pcp *pcp;
+
+	if (shard < 0)
+		shard = mmp_thread_shard;
+	if (unlikely(shard < 0))
+		return pcp_alloc_first(phys);
+	pcp = &phys->pcp[shard];
+	if (unlikely(!READ_ONCE(pcp->online)))
+		return pcp_alloc_first(phys);
+	return __pcp_alloc(phys, pcp);
 }
 
 /*
@@ -389,7 +430,7 @@ static __always_inline void pcp_free(struct mmp_phys *phys, struct mmp_pcp *pcp,
 
 /* A block from the buddy lists, or, out of memory, after draining every CPU's list. */
 static __attribute__((noinline)) uint32_t phys_alloc_pages_slow(struct mmp_phys *phys,
-								unsigned int order)
+								 unsigned int order)
 {
 	uint32_t pfn = NO_PFN;
 
@@ -410,15 +451,10 @@ static __attribute__((noinline)) uint32_t phys_alloc_pages_slow(struct mmp_phys 
 
 uint32_t phys_alloc_pages(struct mmp_phys *phys, unsigned int order)
 {
-	uint32_t pfn;
-
-	if (likely(order == 0)) {
-		pfn = pcp_alloc(phys);
-		if (likely(pfn != NO_PFN))
-			return pfn;
-	} else if (order > MMP_MAX_ORDER) {
+	if (likely(order == 0))
+		return pcp_alloc(phys);
+	if (order > MMP_MAX_ORDER)
 		return NO_PFN;
-	}
 	return phys_alloc_pages_slow(phys, order);
 }
 
