@@ -13,6 +13,8 @@
 #include "mm.h"
 #include "rcu.h"
 
+__thread char mmp_cpu_thread_id __attribute__((tls_model("initial-exec")));
+
 static void cpu_free(struct mmp_cpu *cpu)
 {
 	free(cpu->tlb);
@@ -43,7 +45,7 @@ MMP_EXPORT int mmp_cpu_attach(struct mmp_space *s, struct mmp_cpu **out)
 	}
 	tlb_reset(cpu);
 	cpu->space = s;
-	cpu->thread = pthread_self();
+	cpu->thread = cpu_thread_id();
 	cpu->pwc_gen = 1;
 	cpu->shifts[cpu->nr_shifts++] = PAGE_SHIFT;
 	if (s->arch->cont_shift)
@@ -78,7 +80,7 @@ MMP_EXPORT int mmp_cpu_detach(struct mmp_cpu *cpu)
 {
 	struct mmp_space *s;
 
-	if (!cpu || !pthread_equal(cpu->thread, pthread_self()))
+	if (!cpu || cpu->thread != cpu_thread_id())
 		return -EINVAL;
 	s = cpu->space;
 	spin_lock(&s->cpus_lock);
@@ -357,7 +359,7 @@ static int user_access(struct mmp_cpu *cpu, uint64_t addr, size_t len, unsigned 
 
 	if (!cpu)
 		return -EINVAL;
-	if (!pthread_equal(cpu->thread, pthread_self()))
+	if (cpu->thread != cpu_thread_id())
 		return -EINVAL;
 	if (len == 0)
 		return 0;

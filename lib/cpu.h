@@ -42,7 +42,7 @@ enum { TLB_CLASS_PAGE, TLB_CLASS_CONT };
 struct mmp_cpu {
 	struct mmp_space *space;
 	int index;		/* in space->cpus */
-	pthread_t thread;
+	const void *thread;	/* cpu_thread_id() of the thread that attached it */
 	/*
 	 * Held for one access (translate + copy). A shootdown takes it, so the
 	 * flusher waits for an access in flight as an IPI waits for its ack.
@@ -82,6 +82,17 @@ struct mmp_cpu {
 	} pwc[MMP_PWC_ENTRIES];
 	uint64_t pwc_gen;
 };
+
+extern __thread char mmp_cpu_thread_id __attribute__((tls_model("initial-exec")));
+
+/*
+ * The calling thread, told apart from every other live thread by the address
+ * of its own copy of a thread-local byte: no call, where pthread_self() is one.
+ */
+static __always_inline const void *cpu_thread_id(void)
+{
+	return &mmp_cpu_thread_id;
+}
 
 /* The key of @va's translation of size class @k: aligned va | generation << 6 | shift << 1 | 1. */
 static inline uint64_t tlb_key(struct mmp_cpu *cpu, uint64_t va, unsigned int k)

@@ -56,7 +56,7 @@ void tlb_invalidate_local(struct mmp_cpu *cpu, uint64_t start, uint64_t end, uns
 static void flush_cpus(struct mmp_space *s, uint64_t start, uint64_t end, unsigned int stride_shift,
 		       bool all)
 {
-	pthread_t self = pthread_self();
+	const void *self = cpu_thread_id();
 
 	spin_lock(&s->cpus_lock);
 	for (int i = 0; i < MMP_MAX_CPUS; i++) {
@@ -64,7 +64,7 @@ static void flush_cpus(struct mmp_space *s, uint64_t start, uint64_t end, unsign
 
 		if (!cpu)
 			continue;
-		if (!pthread_equal(cpu->thread, self) && !s->arch->tlbi_broadcast)
+		if (cpu->thread != self && !s->arch->tlbi_broadcast)
 			count_inc(s, MMP_C_TLB_IPI);
 		spin_lock(&cpu->lock);
 		if (all)
