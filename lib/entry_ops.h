@@ -210,6 +210,15 @@ static __always_inline mmp_pte_t hw_update_leaf(struct mmp_space *s, mmp_pte_t *
 	return format_hw_update_leaf(s->format, s, ep, level, access);
 }
 
+/* The PTE of @pfn with the attributes of @prot, a PTE of pfn 0 (pfn_pte; vm_page_prot). */
+static __always_inline mmp_pte_t format_pfn_pte(const enum mmp_format fmt, uint64_t pfn,
+						mmp_pte_t prot)
+{
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_pfn_pte(pfn, prot);
+	MMP_DISPATCH_FORMAT(fmt)
+#undef MMP_FORMAT
+}
+
 /* A present PTE with @eflags added, raw (pte_mkwrite, pte_mkdirty, pte_mkspecial). */
 static __always_inline mmp_pte_t format_pte_set_flags(const enum mmp_format fmt, mmp_pte_t e,
 						      unsigned int eflags)

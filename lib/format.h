@@ -78,21 +78,6 @@ format_pte_clear_flags(enum mmp_format fmt, mmp_pte_t e, unsigned int eflags)
 	}
 }
 
-/*
- * A present PTE mapping @pfn with the attributes of @prot, a present PTE of pfn
- * 0 (pfn_pte, mk_pte; vm_page_prot, vma_set_page_prot).
- */
-static __always_inline mmp_pte_t format_pfn_pte(enum mmp_format fmt, uint64_t pfn, mmp_pte_t prot)
-{
-	switch (fmt) {
-#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_pte_advance_pfn(prot, pfn);
-	MMP_FORMATS
-#undef MMP_FORMAT
-	default:
-		__builtin_unreachable();
-	}
-}
-
 /* The same present PTE @nr pages further (pte_advance_pfn). */
 static __always_inline mmp_pte_t
 format_pte_advance_pfn(enum mmp_format fmt, mmp_pte_t e, uint64_t nr)

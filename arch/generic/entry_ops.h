@@ -170,6 +170,17 @@ static __always_inline mmp_pte_t MMP_OP(hw_update_leaf)(struct mmp_space *s, mmp
 #endif
 
 /*
+ * The PTE mapping @pfn with the attributes of @prot, a PTE of pfn 0 (pfn_pte,
+ * mk_pte; a VMA's vm_page_prot): @prot advanced by @pfn pages.
+ */
+#ifndef __HAVE_ARCH_PFN_PTE
+static __always_inline mmp_pte_t MMP_OP(pfn_pte)(uint64_t pfn, mmp_pte_t prot)
+{
+	return MMP_OP(pte_advance_pfn)(prot, pfn);
+}
+#endif
+
+/*
  * A present PTE with the attributes of @eflags added, raw (pte_mkyoung,
  * pte_mkdirty, pte_mkwrite, pte_mkspecial): what mk_entry would make of the
  * entry's pfn and its flags with @eflags.
@@ -259,3 +270,4 @@ static __always_inline unsigned int MMP_OP(folio_pte_scan)(struct mmp_space *s, 
 #undef __HAVE_ARCH_HW_UPDATE_LEAF
 #undef __HAVE_ARCH_TABLE_PFN
 #undef __HAVE_ARCH_PTE_SET_FLAGS
+#undef __HAVE_ARCH_PFN_PTE

@@ -33,6 +33,16 @@ static __always_inline mmp_pte_t x86_64_hw_update_leaf(struct mmp_space *s, mmp_
 	}
 }
 
+/*
+ * The pfn field of @prot is 0, or all ones for PROT_NONE (0 inverted), so an
+ * exclusive or puts @pfn in either way (pfn_pte's protnone_mask()).
+ */
+#define __HAVE_ARCH_PFN_PTE
+static __always_inline mmp_pte_t x86_64_pfn_pte(uint64_t pfn, mmp_pte_t prot)
+{
+	return prot ^ ((pfn << MMP_PAGE_SHIFT) & PTE_PFN_MASK);
+}
+
 /* Present: only bits to set (pte_mkyoung, pte_mkdirty, pte_mkwrite, pte_mkspecial). */
 #define __HAVE_ARCH_PTE_SET_FLAGS
 static __always_inline mmp_pte_t x86_64_pte_set_flags(mmp_pte_t e, unsigned int f)
