@@ -79,6 +79,14 @@ struct hc_calib_set {
  */
 #define HC_MERGE	1.15
 #define HC_STABLE	0.10	/* stable: every interval within 10% of its median */
+/*
+ * No read counts as surely slower than L1/L2 unless it takes at least this
+ * many times the calibrated L1/L2 read: on shared vCPUs that read itself moves
+ * between about 150 and 250 ns within and between runs (clock and frequency),
+ * so a pooled calibration can sit in the fast state while a target's samples
+ * sit in the slow one, 1.7x apart, both hot.
+ */
+#define HC_COLD_RATIO	2.0
 
 struct hc_calib {
 	double read_ns[HC_NR_CLASSES];	/* median 4 KiB read from each level; NAN when absent */
@@ -113,7 +121,8 @@ const char *hc_calib_class_name(const struct hc_calib *c, enum hc_class k, char 
 double hc_hot_limit(const struct hc_calib *c);
 /*
  * Reads surely slower than L1/L2: the lowest end of the intervals of the levels
- * above the class of L2, and at least hc_hot_limit(); NAN when none.
+ * above the class of L2, at least hc_hot_limit() and at least HC_COLD_RATIO
+ * times the slowest level of the class of L2; NAN when none.
  */
 double hc_cold_limit(const struct hc_calib *c);
 /* The calibration as a JSON object into @buf; the characters written. */

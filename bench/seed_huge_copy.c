@@ -161,7 +161,9 @@ static void copy_ci(const struct hc_run *h, int p, int v, int o, struct bench_ci
  * The claim "the target is read from L1/L2 at every n": met for a target when
  * the interval of its median read time lies below the boundary between L2 and
  * the next level up, not met when it lies above the calibrated interval of that
- * level too (a load that slows every read must not turn hot into cold),
+ * level too and at HC_COLD_RATIO times the L1/L2 read at least (a load that
+ * slows every read, or the calibration catching the host in a faster state
+ * than the target's samples, must not turn hot into cold; hc_cold_limit()),
  * inconclusive between. @miss gets the targets that are not, or not surely.
  */
 static enum bench_verdict target_hot(const struct hc_run *h, int p, int v, int o, char *miss,

@@ -164,6 +164,7 @@ static void check_calibration(void)
 	const double odd[HC_NR_CLASSES] = { 171, 160, 400, 600 };
 	const double close[HC_NR_CLASSES] = { 50, 65, 450, 480 };
 	const double no_l3[HC_NR_CLASSES] = { 50, 65, NAN, 600 };
+	const double low_l3[HC_NR_CLASSES] = { 160, 160, 300, 700 };
 	struct hc_calib c;
 	char name[32];
 	double prev = 0;
@@ -195,6 +196,18 @@ static void check_calibration(void)
 	calib_of(&c, no_l3, 0.05);
 	tap_ok(isnan(c.read_ns[HC_L3]), "an absent L3 stays absent");
 	tap_ok(hc_hot_limit(&c) > 65 && hc_hot_limit(&c) < 600, "hot limit between L2 and DRAM");
+
+	/* L3 calibrated barely apart from L1/L2: its interval alone would put cold near hot. */
+	calib_of(&c, low_l3, 0.05);
+	tap_ok(c.group[HC_L3] == HC_L3, "L3 300 ns over L1/L2 160 ns: a class of its own (%s)",
+	       hc_calib_class_name(&c, HC_L3, name, sizeof(name)));
+	tap_ok(c.read_lo[HC_L3] < 2 * c.read_ns[HC_L2], "its interval starts below 2x L1/L2 (%.0f)",
+	       c.read_lo[HC_L3]);
+	tap_ok(hc_cold_limit(&c) >= HC_COLD_RATIO * c.read_ns[HC_L2] &&
+	       hc_cold_limit(&c) >= HC_COLD_RATIO * c.read_ns[HC_L1],
+	       "cold not below %.1fx L1/L2 all the same (%.0f ns)", HC_COLD_RATIO, hc_cold_limit(&c));
+	tap_ok(hc_hot_limit(&c) < 2 * c.read_ns[HC_L2], "hot limit left where it was (%.0f ns)",
+	       hc_hot_limit(&c));
 
 	calib_of(&c, odd, 1.5);
 	tap_ok(!c.stable, "150%% noise: not stable");
