@@ -126,8 +126,8 @@ static struct mmp_tlb_entry *tlb_lookup(struct mmp_cpu *cpu, uint64_t va)
  * Cache a translation of size class @k (cpu->shifts[k]): in the first free
  * way of its set, else over a victim taken in round-robin order.
  */
-static __always_inline void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int k, uint64_t pfn,
-		       unsigned int eflags)
+static __always_inline void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigned int k,
+				       uint64_t pfn, unsigned int eflags)
 {
 	unsigned int shift = cpu->shifts[k], way = 0;
 	uint32_t index = tlb_set_index(cpu, va, shift);

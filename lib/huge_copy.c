@@ -267,6 +267,7 @@ static void copy_run(void *arg, unsigned int first, unsigned int nr, bool far)
 					c->src + ((size_t)first << PAGE_SHIFT), nr);
 }
 
+/* A large folio's sub-pages in process_huge_page's order; out of line, as it is rare. */
 static __attribute__((noinline)) void folio_zero_large(struct mmp_space *s, uint32_t pfn,
 							unsigned int order, uint64_t addr_hint)
 {

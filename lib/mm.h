@@ -238,6 +238,7 @@ static __always_inline int vmf_anon_prepare(struct vm_fault *vmf)
 		return 0;
 	return __vmf_anon_prepare(vmf);
 }
+
 typedef bool (*rmap_fn)(struct mmp_space *s, struct mmp_vma *vma, uint32_t head_pfn,
 			uint64_t start, uint64_t end, void *arg);
 bool rmap_walk_anon(struct mmp_space *self, uint32_t head_pfn, rmap_fn fn, void *arg);

@@ -315,7 +315,6 @@ static void __rmqueue_bulk(struct mmp_phys *phys, struct mmp_pcp *pcp, unsigned 
 	}
 }
 
-/* An empty list takes a batch from the buddy lists (pcp->lock held); out of line, as it is rare. */
 /* Take the hottest frame of @pcp and unlock it: NO_PFN when the list is empty. */
 static __always_inline uint32_t pcp_pop_unlock(struct mmp_phys *phys, struct mmp_pcp *pcp)
 {
