@@ -109,13 +109,12 @@ static inline uint32_t tlb_set_index(struct mmp_cpu *cpu, uint64_t va, unsigned 
 
 static struct mmp_tlb_entry *tlb_lookup(struct mmp_cpu *cpu, uint64_t va)
 {
-	for (unsigned int k = 0; k < cpu->nr_shifts; k++) {
-		unsigned int shift = cpu->shifts[k];
+	/* Only the size classes that hold a translation, smallest first. */
+	for (unsigned int m = cpu->live_classes; m; m &= m - 1) {
+		unsigned int k = __builtin_ctz(m);
 		struct mmp_tlb_entry *te;
 
-		if (!cpu->nr_live[k])
-			continue;
-		te = tlb_find(cpu, tlb_set_index(cpu, va, shift), tlb_key(cpu, va, k));
+		te = tlb_find(cpu, tlb_set_index(cpu, va, cpu->shifts[k]), tlb_key(cpu, va, k));
 		if (te)
 			return te;
 	}
@@ -151,13 +150,13 @@ static __always_inline void tlb_insert(struct mmp_cpu *cpu, uint64_t va, unsigne
 		/* A full set: every way is live, the victim's stays taken. */
 		way = cpu->victim;
 		cpu->victim = way + 1 < cpu->tlb_ways ? way + 1 : 0;
-		cpu->nr_live[set[way].cls]--;
+		tlb_class_put(cpu, set[way].cls);
 	}
 	e = &set[way];
 	e->key = tlb_key(cpu, va, k);
 	tlb_set_tags(cpu, index)[way] = tlb_tag(e->key);
 	e->cls = k;
-	cpu->nr_live[k]++;
+	tlb_class_get(cpu, k);
 	e->pfn = pfn;
 	e->shift = shift;
 	e->write = !!(eflags & MMP_E_WRITE);

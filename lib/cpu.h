@@ -56,6 +56,7 @@ struct mmp_cpu {
 	unsigned int shifts[3];	/* translation sizes this MMU caches: 4K, contpte, PMD */
 	/* Live entries per size: a lookup skips sizes the TLB holds none of. */
 	unsigned int nr_live[3];
+	unsigned int live_classes;	/* bit k set while nr_live[k] > 0: what a lookup probes */
 	/* Per size, a key is (va & key_mask) | key_tail (tlb_set_gen() keeps the tails). */
 	uint64_t key_mask[3], key_tail[3];
 	struct mmp_tlb_entry *tlb;
@@ -179,6 +180,19 @@ static inline unsigned int tlb_entry_way(struct mmp_cpu *cpu, struct mmp_tlb_ent
 	return te - &cpu->tlb[(size_t)te->set * cpu->tlb_ways];
 }
 
+/* One live translation of size class @k more, or fewer; live_classes follows. */
+static inline void tlb_class_get(struct mmp_cpu *cpu, unsigned int k)
+{
+	cpu->nr_live[k]++;
+	cpu->live_classes |= 1u << k;
+}
+
+static inline void tlb_class_put(struct mmp_cpu *cpu, unsigned int k)
+{
+	if (!--cpu->nr_live[k])
+		cpu->live_classes &= ~(1u << k);
+}
+
 /* Drop one translation (invlpg of the entry). */
 static inline void tlb_entry_drop(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
 {
@@ -187,7 +201,7 @@ static inline void tlb_entry_drop(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
 	if (tlb_entry_live(cpu, te)) {
 		struct mmp_tlb_set *st = &cpu->sets[te->set];
 
-		cpu->nr_live[te->cls]--;
+		tlb_class_put(cpu, te->cls);
 		st->live--;
 		st->mask &= ~(1ULL << (way % 64));
 	}

@@ -16,6 +16,7 @@ void tlb_invalidate_all(struct mmp_cpu *cpu)
 {
 	cpu->pwc_gen++;
 	memset(cpu->nr_live, 0, sizeof(cpu->nr_live));
+	cpu->live_classes = 0;
 	tlb_set_gen(cpu, (cpu->gen + 1) & 63);
 	if (!cpu->gen) {
 		tlb_reset(cpu);

@@ -450,11 +450,16 @@ static void check_tlb_books(struct verify *v, struct mmp_cpu *cpu, int c)
 			report(v, "space %llu: cpu %d: TLB keys of shift %u are made for another "
 			       "generation than %u", (unsigned long long)v->s->id, c, cpu->shifts[k],
 			       cpu->gen);
-	for (unsigned int k = 0; k < cpu->nr_shifts; k++)
+	for (unsigned int k = 0; k < cpu->nr_shifts; k++) {
 		if (cpu->nr_live[k] != nr_live[k])
 			report(v, "space %llu: cpu %d: %u live TLB entries of shift %u, counted %u",
 			       (unsigned long long)v->s->id, c, nr_live[k], cpu->shifts[k],
 			       cpu->nr_live[k]);
+		if (!!(cpu->live_classes & (1u << k)) != !!nr_live[k])
+			report(v, "space %llu: cpu %d: TLB entries of shift %u %s, live_classes %#x",
+			       (unsigned long long)v->s->id, c, cpu->shifts[k],
+			       nr_live[k] ? "live" : "none", cpu->live_classes);
+	}
 }
 
 /* No CPU may hold a translation more permissive than the tables when no flush is due. */
