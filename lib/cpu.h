@@ -54,7 +54,7 @@ struct mmp_cpu {
 	unsigned int gen;	/* a full flush moves to the next generation (6 bits) */
 	unsigned int nr_shifts;
 	unsigned int shifts[3];	/* translation sizes this MMU caches: 4K, contpte, PMD */
-	/* Live entries per size: a lookup skips sizes the TLB holds none of. */
+	/* Live entries per size; a lookup and a flush probe only the sizes live_classes names. */
 	unsigned int nr_live[3];
 	unsigned int live_classes;	/* bit k set while nr_live[k] > 0: what a lookup probes */
 	/* Per size, a key is (va & key_mask) | key_tail (tlb_set_gen() keeps the tails). */

@@ -240,6 +240,12 @@ static __always_inline mmp_pte_t *format_entry_table(const enum mmp_format fmt,
 #undef MMP_FORMAT
 }
 
+static __always_inline mmp_pte_t *entry_table(struct mmp_space *s, mmp_pte_t e,
+					      enum mmp_level level)
+{
+	return format_entry_table(s->format, s, e, level);
+}
+
 /* pte_table() (lib/pgtable.c) for a path compiled per format. */
 static __always_inline mmp_pte_t *format_pte_table(const enum mmp_format fmt, struct mmp_space *s,
 						  mmp_pte_t pmd)

@@ -622,12 +622,6 @@ static __always_inline mmp_pte_t entry_set_flags(const struct mmp_space *s, mmp_
 	return format_mk_entry(s->format, format_entry_pfn(s->format, e, l), (f | set) & ~clear, l);
 }
 
-/* The table an upper-level entry points to. */
-static __always_inline mmp_pte_t *entry_table(struct mmp_space *s, mmp_pte_t e, enum mmp_level l)
-{
-	return space_table(s, entry_pfn(s, e, l));
-}
-
 static __always_inline mmp_spinlock_t *pte_lockptr(struct mmp_space *s, mmp_pte_t *pte_table)
 {
 	uint64_t pfn = ((uint8_t *)pte_table - s->phys->base) >> PAGE_SHIFT;

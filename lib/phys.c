@@ -193,13 +193,33 @@ static void __attribute__((cold)) pcp_online(struct mmp_phys *phys, struct mmp_p
 
 __thread int phys_pcp_shard __attribute__((tls_model("initial-exec"))) = -1;
 
+/*
+ * This thread's list in *@pcp once its shard is known and the list online,
+ * with no call; false while a first use's steps are due (this_pcp).
+ */
+static __always_inline bool this_pcp_ready(struct mmp_phys *phys, struct mmp_pcp **pcp)
+{
+	int shard = phys_pcp_shard;
+
+	if (shard < 0)
+		shard = mmp_thread_shard;
+	if (unlikely(shard < 0))
+		return false;
+	*pcp = &phys->pcp[shard];
+	return likely(READ_ONCE((*pcp)->online));
+}
+
 /* This thread's list, brought online by its first use. Take no lock before. */
 static __always_inline struct mmp_pcp *this_pcp(struct mmp_phys *phys)
 {
-	int shard = phys_pcp_shard;
-	struct mmp_pcp *pcp = &phys->pcp[shard >= 0 ? shard : counter_shard()];
+	struct mmp_pcp *pcp;
+	int shard;
 
-	if (unlikely(!READ_ONCE(pcp->online)))
+	if (likely(this_pcp_ready(phys, &pcp)))
+		return pcp;
+	shard = phys_pcp_shard;
+	pcp = &phys->pcp[shard >= 0 ? shard : counter_shard()];
+	if (!READ_ONCE(pcp->online))
 		pcp_online(phys, pcp);
 	return pcp;
 }
@@ -371,15 +391,9 @@ static __attribute__((noinline)) uint32_t pcp_alloc_first(struct mmp_phys *phys)
 /* From this thread's list; the rare first use (this_pcp's slow steps) out of line. */
 static __always_inline uint32_t pcp_alloc(struct mmp_phys *phys)
 {
-	int shard = phys_pcp_shard;
 	struct mmp_pcp *pcp;
 
-	if (shard < 0)
-		shard = mmp_thread_shard;
-	if (unlikely(shard < 0))
-		return pcp_alloc_first(phys);
-	pcp = &phys->pcp[shard];
-	if (unlikely(!READ_ONCE(pcp->online)))
+	if (unlikely(!this_pcp_ready(phys, &pcp)))
 		return pcp_alloc_first(phys);
 	return __pcp_alloc(phys, pcp);
 }

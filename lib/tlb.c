@@ -40,12 +40,10 @@ void tlb_invalidate_local(struct mmp_cpu *cpu, uint64_t start, uint64_t end, uns
 	/* invlpg drops the paging-structure caches too (all of them, here). */
 	cpu->pwc_gen++;
 	for (uint64_t va = start; va < end; va += 1ULL << shift) {
-		for (unsigned int k = 0; k < cpu->nr_shifts; k++) {
-			unsigned int sh = cpu->shifts[k];
+		for (unsigned int m = cpu->live_classes; m; m &= m - 1) {
+			unsigned int k = __builtin_ctz(m), sh = cpu->shifts[k];
 			struct mmp_tlb_entry *te;
 
-			if (!cpu->nr_live[k])
-				continue;
 			/* A set holds a key once (verify checks): one drop at most. */
 			te = tlb_find(cpu, (va >> sh) & (cpu->tlb_sets - 1), tlb_key(cpu, va, k));
 			if (te)

@@ -444,13 +444,12 @@ static void check_tlb_books(struct verify *v, struct mmp_cpu *cpu, int c)
 			       "holds %u (%#llx)", (unsigned long long)v->s->id, c, set, st->live,
 			       (unsigned long long)st->mask, live, (unsigned long long)mask);
 	}
-	for (unsigned int k = 0; k < cpu->nr_shifts; k++)
+	for (unsigned int k = 0; k < cpu->nr_shifts; k++) {
 		if (cpu->key_mask[k] != ~((1ULL << cpu->shifts[k]) - 1) ||
 		    cpu->key_tail[k] != ((uint64_t)cpu->gen << 6 | cpu->shifts[k] << 1 | 1))
 			report(v, "space %llu: cpu %d: TLB keys of shift %u are made for another "
 			       "generation than %u", (unsigned long long)v->s->id, c, cpu->shifts[k],
 			       cpu->gen);
-	for (unsigned int k = 0; k < cpu->nr_shifts; k++) {
 		if (cpu->nr_live[k] != nr_live[k])
 			report(v, "space %llu: cpu %d: %u live TLB entries of shift %u, counted %u",
 			       (unsigned long long)v->s->id, c, nr_live[k], cpu->shifts[k],
