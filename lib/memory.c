@@ -438,7 +438,7 @@ static __always_inline int __handle_mm_fault_fmt(struct mmp_space *s, struct mmp
 			return ret;
 		count_inc(s, MMP_C_FAULT_FALLBACK);
 	} else if (vmf.orig_pmd && !format_entry_test(fmt, vmf.orig_pmd, MMP_PMD, MMP_E_TABLE)) {
-		pf = entry_flags(s, vmf.orig_pmd, MMP_PMD);
+		pf = format_entry_flags(fmt, vmf.orig_pmd, MMP_PMD);
 		if (pf & MMP_E_LEAF) {
 			if ((pf & MMP_E_PRESENT) && (((flags & FAULT_FLAG_WRITE) && !(pf & MMP_E_WRITE)) ||
 						     (flags & FAULT_FLAG_UNSHARE))) {
