@@ -219,10 +219,15 @@ static __always_inline mmp_pte_t format_pfn_pte(const enum mmp_format fmt, uint6
 #undef MMP_FORMAT
 }
 
-/* A present PTE with @eflags added, raw (pte_mkwrite, pte_mkdirty, pte_mkspecial). */
+/*
+ * A present PTE with @eflags added, raw (pte_mkyoung, pte_mkwrite,
+ * pte_mkdirty, pte_mkspecial): those four flags only, all a back end's own
+ * pte_set_flags need handle. Callers pass constants, so the check costs nothing.
+ */
 static __always_inline mmp_pte_t format_pte_set_flags(const enum mmp_format fmt, mmp_pte_t e,
 						      unsigned int eflags)
 {
+	MMP_BUG_ON(eflags & ~(MMP_E_ACCESSED | MMP_E_WRITE | MMP_E_DIRTY | MMP_E_SPECIAL));
 #define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_pte_set_flags(e, eflags);
 	MMP_DISPATCH_FORMAT(fmt)
 #undef MMP_FORMAT

@@ -120,7 +120,13 @@ static int map_huge_zero(struct vm_fault *vmf, uint64_t haddr)
 	return 0;
 }
 
-/* The first touch of an empty, THP-eligible PMD range (do_huge_pmd_anonymous_page). */
+/*
+ * The first touch of an empty, THP-eligible PMD range (do_huge_pmd_anonymous_page).
+ * The PMD is encoded from the VMA's flags, not from vm_page_prot as the
+ * kernel's mk_huge_pmd() does: vm_page_prot holds a PTE-level encoding, and a
+ * leaf PMD's bits differ (x86's PSE, arm64's block type). Once per 2 MiB, the
+ * decode costs nothing that matters.
+ */
 int do_huge_pmd_anonymous_page(struct vm_fault *vmf)
 {
 	struct mmp_space *s = vmf->s;

@@ -423,7 +423,7 @@ struct mmp_vma {
 	 */
 	unsigned int vm_refcnt;		/* atomic: readers, or VMA_LOCK_WRITER */
 	/* vm_page_prot, set with flags (vma_set_page_prot): a fault reads it on the line it wrote. */
-	mmp_pte_t page_prot;
+	mmp_pte_t vm_page_prot;
 };
 
 _Static_assert(offsetof(struct mmp_vma, flags) == 64 && offsetof(struct mmp_vma, vm_refcnt) == 128,

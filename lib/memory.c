@@ -201,7 +201,7 @@ static __always_inline int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *pt
 		if (!ptl)
 			return 0;
 		if (!format_ptep_get(fmt, s, ptep)) {
-			entry = format_pfn_pte(fmt, s->phys->zero_pfn, READ_ONCE(vmf->vma->page_prot));
+			entry = format_pfn_pte(fmt, s->phys->zero_pfn, READ_ONCE(vmf->vma->vm_page_prot));
 			format_set_ptes(fmt, s, vmf->address, ptep,
 					format_pte_set_flags(fmt, entry, MMP_E_SPECIAL), 1);
 			count_inc(s, MMP_C_FAULT_ZERO);
@@ -236,7 +236,7 @@ static __always_inline int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *pt
 	}
 	folio_add_new_anon_rmap(pfn_to_page(s->phys, pfn), vmf->vma, addr, nr, false);
 	rss_add(s, nr);
-	entry = format_pfn_pte(fmt, pfn, READ_ONCE(vmf->vma->page_prot));
+	entry = format_pfn_pte(fmt, pfn, READ_ONCE(vmf->vma->vm_page_prot));
 	if (vmf->vma->flags & VM_WRITE)
 		entry = format_pte_set_flags(fmt, entry, MMP_E_WRITE | MMP_E_DIRTY);
 	format_set_ptes(fmt, s, addr, ptep, entry, nr);

@@ -319,9 +319,6 @@ static __always_inline void __folio_set_anon(struct mmp_page *head, struct mmp_v
 {
 	head->anon_vma = vma->anon_vma->id;
 	head->index = linear_page_index(vma, addr);
-	/* MAP_DROPPABLE memory is never swapbacked: reclaim may always drop it. */
-	if (vma->flags & VM_DROPPABLE)
-		page_flag_clear(head, PG_swapbacked);
 }
 
 /*
@@ -335,6 +332,9 @@ static __always_inline void folio_add_new_anon_rmap(struct mmp_page *head,
 						    struct mmp_vma *vma, uint64_t addr,
 						    int nr, bool pmd)
 {
+	/* MAP_DROPPABLE memory is never swapbacked: reclaim may always drop it. */
+	if (unlikely(vma->flags & VM_DROPPABLE))
+		page_flag_clear(head, PG_swapbacked);
 	__folio_set_anon(head, vma, addr);
 	if (pmd) {
 		head->folio.entire_mapcount = 1;
@@ -436,14 +436,19 @@ static inline unsigned int vma_entry_flags(const struct mmp_vma *vma)
 }
 
 /*
- * vm_page_prot: the PTE of pfn 0 that a new user mapping of @vma starts from
- * (vm_get_page_prot), encoded once when the flags are set, so that a fault
- * only adds the pfn (pfn_pte). Private writable memory is mapped read-only
- * here; a write fault adds write and dirty, as the kernel's COW mappings do.
+ * The PTE of pfn 0 that a new user mapping of @vma starts from, for its
+ * flags. Private writable memory is mapped read-only here; a write fault adds
+ * write and dirty, as the kernel's COW mappings do.
  */
+static inline mmp_pte_t vm_get_page_prot(struct mmp_space *s, const struct mmp_vma *vma)
+{
+	return mk_entry(s, 0, vma_entry_flags(vma), MMP_PTE);
+}
+
+/* vm_page_prot, encoded once when the flags are set: a fault only adds the pfn (pfn_pte). */
 static inline void vma_set_page_prot(struct mmp_space *s, struct mmp_vma *vma)
 {
-	WRITE_ONCE(vma->page_prot, mk_entry(s, 0, vma_entry_flags(vma), MMP_PTE));
+	WRITE_ONCE(vma->vm_page_prot, vm_get_page_prot(s, vma));
 }
 
 /* ptep_get, set_ptes, ...: inline per arch folder. */

@@ -349,11 +349,11 @@ static void check_vmas(struct verify *v)
 			report(v, "space %llu: VMA %u [%#llx, %#llx) is malformed or overlaps",
 			       (unsigned long long)s->id, i, (unsigned long long)vma->start,
 			       (unsigned long long)vma->end);
-		if (vma->page_prot != mk_entry(s, 0, vma_entry_flags(vma), MMP_PTE))
+		if (vma->vm_page_prot != vm_get_page_prot(s, vma))
 			report(v, "space %llu: VMA [%#llx, %#llx): vm_page_prot %#llx does not "
 			       "match its flags %#lx", (unsigned long long)s->id,
 			       (unsigned long long)vma->start, (unsigned long long)vma->end,
-			       (unsigned long long)vma->page_prot, vma->flags);
+			       (unsigned long long)vma->vm_page_prot, vma->flags);
 	}
 	/* As in Linux, a MAP_FIXED that splits a VMA may end one above the limit. */
 	if (s->vmas.nr > MMP_MAX_MAP_COUNT + 1)

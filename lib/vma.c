@@ -148,7 +148,7 @@ int vma_split(struct mmp_space *s, uint64_t addr)
 			split_huge_pmd(s, pmdp, addr & PMD_MASK);
 	}
 	*new = (struct mmp_vma){ .start = addr, .end = vma->end, .flags = vma->flags,
-				 .page_prot = vma->page_prot,
+				 .vm_page_prot = vma->vm_page_prot,
 				 .pgoff = linear_page_index(vma, addr),
 				 .anon_vma = vma->anon_vma };
 	vma_lock_init(s, new);

@@ -218,9 +218,9 @@ static void check_leaks(const char *arch)
 	/* A VMA whose vm_page_prot no longer matches its flags (a missed vma_set_page_prot). */
 	must(mmp_mprotect(s, a, 2 * MiB, MMP_PROT_READ) == 0, "mprotect");
 	tap_eq(mmp_space_verify(s), 0, "%s: mprotect keeps vm_page_prot in step", arch);
-	find_vma(s, a)->page_prot ^= 1ULL << 63;
+	find_vma(s, a)->vm_page_prot ^= 1ULL << 63;
 	tap_eq(mmp_space_verify(s), -EUCLEAN, "%s: a vm_page_prot that is not the flags'", arch);
-	find_vma(s, a)->page_prot ^= 1ULL << 63;
+	find_vma(s, a)->vm_page_prot ^= 1ULL << 63;
 	tap_eq(mmp_space_verify(s), 0, "%s: passes once it is right", arch);
 
 	tap_eq(mmp_cpu_detach(cpu), 0, "%s: detach", arch);
