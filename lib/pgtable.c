@@ -75,9 +75,9 @@ void pgtable_release(struct mmp_space *s, uint32_t pfn, enum mmp_counter how)
 }
 
 /*
- * Point an empty upper entry at a new table (pmd_install): allocate outside the
- * lock, publish under page_table_lock unless another thread won the race.
- * Release order makes the zeroed table visible before the entry.
+ * pmd_install: the table is allocated outside the lock and published under
+ * page_table_lock unless another thread won the race; release order makes
+ * the zeroed table visible before the entry.
  */
 int table_install(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level)
 {

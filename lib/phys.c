@@ -382,7 +382,11 @@ static __always_inline uint32_t __pcp_alloc(struct mmp_phys *phys, struct mmp_pc
 	return pcp_pop_unlock(phys, pcp);
 }
 
-/* A thread's first allocation on this phys: its shard found, its list brought online. */
+/*
+ * A thread's first allocation on this phys: its shard found, its list brought
+ * online. A thread left without a shard of its own (all taken) comes here on
+ * every allocation and uses the shared list.
+ */
 static __attribute__((noinline)) uint32_t pcp_alloc_first(struct mmp_phys *phys)
 {
 	return __pcp_alloc(phys, this_pcp(phys));

@@ -71,9 +71,10 @@ int anon_vma_prepare(struct mmp_space *s, struct mmp_vma *vma)
 }
 
 /*
- * vmf_anon_prepare: under the VMA lock alone the neighbours anon_vma_prepare
- * looks at may be changing; it needs the mmap read lock, taken if free, or
- * the fault is retried under it.
+ * vmf_anon_prepare's slow half, for a VMA without its anon_vma yet (the
+ * inline check is in mm.h): under the VMA lock alone the neighbours
+ * anon_vma_prepare looks at may be changing; it needs the mmap read lock,
+ * taken if free, or the fault is retried under it.
  */
 int __vmf_anon_prepare(struct vm_fault *vmf)
 {

@@ -34,7 +34,7 @@ void tlb_reset(struct mmp_cpu *cpu)
 			cpu->tlb[(size_t)set * cpu->tlb_ways + w] = (struct mmp_tlb_entry){ .set = set };
 }
 
-/* Drop this CPU's translations of [start, end), probing every page size. */
+/* Drop this CPU's translations of [start, end), probing the size classes that hold any. */
 void tlb_invalidate_local(struct mmp_cpu *cpu, uint64_t start, uint64_t end, unsigned int shift)
 {
 	/* invlpg drops the paging-structure caches too (all of them, here). */

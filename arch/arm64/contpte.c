@@ -231,8 +231,7 @@ static void wrprotect_one(struct mmp_space *s, mmp_pte_t *ptep)
 		new = (new & ~PTE_WRITE) | PTE_RDONLY;
 	} while (!__atomic_compare_exchange_n(ptep, &old, new, false, __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
-	count_inc(s, MMP_C_PTE_READ);
-	count_inc(s, MMP_C_PTE_WRITE);
+	count_add2(s, MMP_C_PTE_READ, MMP_C_PTE_WRITE, 1);
 }
 
 /* Whole blocks are write-protected in place, keeping CONT; partial ends unfold. */
@@ -316,7 +315,6 @@ void contpte_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_
 				new = (new & ~PTE_DIRTY) | PTE_RDONLY;	/* pte_mkclean */
 		} while (!__atomic_compare_exchange_n(ptep, &old, new, false, __ATOMIC_ACQ_REL,
 						      __ATOMIC_ACQUIRE));
-		count_inc(s, MMP_C_PTE_READ);
-		count_inc(s, MMP_C_PTE_WRITE);
+		count_add2(s, MMP_C_PTE_READ, MMP_C_PTE_WRITE, 1);
 	}
 }

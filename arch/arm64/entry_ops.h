@@ -45,7 +45,7 @@ static __always_inline void arm64_set_ptes(struct mmp_space *s, uint64_t addr, m
 	pte &= ~PTE_CONT;
 	if (likely(nr == 1) && !pte_valid_cont(__atomic_load_n(ptep, __ATOMIC_ACQUIRE)) &&
 	    !cont_completes_block(addr, arm64_pte_pfn(pte), CONT_PTES)) {
-		/* The unfold check's read and raw_set()'s write. */
+		/* The unfold check's read and the write, counted as raw_set() would. */
 		count_add2(s, MMP_C_PTE_READ, MMP_C_PTE_WRITE, 1);
 		__atomic_store_n(ptep, pte, __ATOMIC_RELEASE);
 		return;

@@ -47,8 +47,7 @@ static __always_inline void raw_set(struct mmp_space *s, mmp_pte_t *ptep, mmp_pt
 static __always_inline mmp_pte_t raw_clear_bits(struct mmp_space *s, mmp_pte_t *ptep,
 						 mmp_pte_t bits)
 {
-	count_inc(s, MMP_C_PTE_READ);
-	count_inc(s, MMP_C_PTE_WRITE);
+	count_add2(s, MMP_C_PTE_READ, MMP_C_PTE_WRITE, 1);
 	return __atomic_fetch_and(ptep, ~bits, __ATOMIC_ACQ_REL);
 }
 
