@@ -76,7 +76,15 @@ static void on_fault(int sig)
 	raise(sig);
 }
 
-/* Copy one page's worth with a fault caught: false if the access faulted. */
+/*
+ * Copy one page's worth with a fault caught: false if the access faulted.
+ *
+ * Volatile orders fault_armed's stores only against other volatile accesses:
+ * without the compiler barriers, an optimizing build sinks a small copy below
+ * "fault_armed = 0" (gcc -O3 turned the one-byte copy of a touch into a load
+ * and store after it), and the fault then kills the agent instead of being
+ * caught. The barriers also keep a copy into a dead local from being dropped.
+ */
 static bool guarded_copy(void *dst, const void *src, size_t n)
 {
 	if (sigsetjmp(fault_jmp, 1)) {
@@ -84,12 +92,14 @@ static bool guarded_copy(void *dst, const void *src, size_t n)
 		return false;
 	}
 	fault_armed = 1;
+	__asm__ volatile("" ::: "memory");
 	/*
 	 * A fault jumps out of memcpy and abandons it. The range never crosses
 	 * a page, so a write that faults stored nothing (the page is read-only
 	 * or unmapped as a whole).
 	 */
 	memcpy(dst, src, n);
+	__asm__ volatile("" ::: "memory");
 	fault_armed = 0;
 	return true;
 }
