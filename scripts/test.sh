@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The whole test suite: a native build (build/), an ASan+UBSan build
-# (build-asan/) and an aarch64 cross build run under qemu-aarch64 (build-arm64/,
-# scripts/test-arm64.sh), each followed by meson test. All run even when one
+# The whole test suite: a native build (build/), a release build
+# (build-release/), an ASan+UBSan build (build-asan/) and an aarch64 cross
+# build run under qemu-aarch64 (build-arm64/, scripts/test-arm64.sh), each
+# followed by meson test. All run even when one
 # fails; the last line printed is "N passed, N failed[, N skipped]" over all.
 # MMP_TEST_ARGS (word-split) is passed to every meson test run, e.g.
 #   MMP_TEST_ARGS='--suite conformance -v' bash scripts/test.sh
@@ -121,6 +122,14 @@ if configure build -Dbenches=true -Dwerror=true; then
 	run_suite build native
 else
 	fail_one "native: meson setup failed"
+fi
+
+# Release: what people build to measure. The optimizer may expose what the
+# default build hides (it once sank a copy out of a fault-catching window).
+if configure build-release -Dbuildtype=release -Dbenches=true -Dwerror=true; then
+	run_suite build-release release
+else
+	fail_one "release: meson setup failed"
 fi
 
 # ASan + UBSan. Sanitized code runs about twice as slow: double the timeouts.
