@@ -24,12 +24,35 @@
 
 /* ---- CPUID ---------------------------------------------------------------------- */
 
+/*
+ * CPUID traps to the hypervisor under KVM (about 25 us a call seen here), and
+ * every space creation asks: each answer is read once and kept. Racing first
+ * readers store the same value.
+ */
+static bool cpuid_once(int *cache, bool (*read)(void))
+{
+	int v = __atomic_load_n(cache, __ATOMIC_RELAXED);
+
+	if (v < 0) {
+		v = read();
+		__atomic_store_n(cache, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
 /* ERMS: CPUID.(EAX=7,ECX=0):EBX bit 9. */
-static bool have_erms(void)
+static bool read_erms(void)
 {
 	unsigned int a, b, c, d;
 
 	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 9));
+}
+
+static bool have_erms(void)
+{
+	static int erms = -1;
+
+	return cpuid_once(&erms, read_erms);
 }
 
 static bool have_avx2(void)
@@ -45,7 +68,7 @@ static bool have_avx512(void)
 }
 
 /* CLZERO: CPUID.(EAX=0x80000008):EBX bit 0, AMD only (Intel leaves it reserved). */
-static bool have_clzero(void)
+static bool read_clzero(void)
 {
 	unsigned int a, b, c, d;
 
@@ -54,6 +77,13 @@ static bool have_clzero(void)
 		return false;
 	__cpuid(0x80000008, a, b, c, d);
 	return b & 1;
+}
+
+static bool have_clzero(void)
+{
+	static int clzero = -1;
+
+	return cpuid_once(&clzero, read_clzero);
 }
 
 /* ---- rep movsb / rep stosb ---------------------------------------------------------- */
