@@ -450,6 +450,8 @@ static __always_inline uint64_t linear_page_index(const struct mmp_vma *vma, uin
 struct mmp_cpu;		/* a simulated CPU (lib/cpu.h) */
 
 struct mmp_space {
+	/* References to the struct itself (mm_count): its users' one, table batches in flight. */
+	int mm_count;			/* atomic */
 	struct mmp_phys *phys;
 	const struct mmp_arch *arch;
 	enum mmp_format format;		/* arch->format, one load nearer */

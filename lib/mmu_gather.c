@@ -114,7 +114,7 @@ static void tlb_release_pages(struct mmp_gather *tlb)
 /* A batch of detached tables on its way through a grace period (struct mmu_table_batch). */
 struct table_batch {
 	struct rcu_head rcu;
-	struct mmp_space *s;
+	struct mmp_space *s;	/* held by mmgrab until the callback */
 	int shard;		/* of the thread that queued it: its per-CPU list */
 	unsigned int nr;
 	uint32_t tables[];
@@ -142,6 +142,7 @@ static void tlb_remove_table_rcu(struct rcu_head *head)
 	phys_pcp_shard = -1;
 	__atomic_fetch_sub(&phys->nr_pt_rcu, b->nr, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&phys->pt_rcu_lock);
+	mmdrop(b->s);
 	free(b);
 }
 
@@ -162,6 +163,8 @@ static void tlb_table_flush(struct mmp_gather *tlb)
 			pgtable_release(s, tlb->tables[i], MMP_C_PGTABLE_FREE_SYNC);
 	} else if (READ_ONCE(s->opts[MMP_OPT_RCU_TABLE_FREE]) &&
 		   (b = malloc(sizeof(*b) + tlb->nr_tables * sizeof(b->tables[0])))) {
+		/* The space may exit before the grace period ends: keep its struct. */
+		mmgrab(s);
 		b->s = s;
 		b->shard = counter_shard();
 		b->nr = tlb->nr_tables;

@@ -32,6 +32,18 @@ static uint64_t mmap_base(const struct mmp_arch *arch)
 	return (top - gap) & PAGE_MASK;
 }
 
+/*
+ * The last reference to the space itself is gone (__mmdrop): free what is
+ * left of it. Its mappings, tables and PGD went with exit_mmap and the unlink.
+ */
+void __mmdrop(struct mmp_space *s)
+{
+	pthread_rwlock_destroy(&s->mmap_lock);
+	free(s->rss);
+	free(s->counters);
+	free(s);
+}
+
 /* A space with an empty PGD and no VMAs; not yet visible on the phys. */
 int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_space **out)
 {
@@ -51,6 +63,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 		return -ENOMEM;
 	}
 	memset(s->rss, 0, sizeof(*s->rss) * MMP_COUNTER_SHARDS);
+	s->mm_count = 1;	/* the reference of its users, dropped by mmp_space_destroy */
 	s->phys = phys;
 	s->arch = arch;
 	s->format = arch->format;
@@ -72,9 +85,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	/* The PGD belongs to the mm itself (pgd_alloc): not counted in VmPTE. */
 	s->pgd_pfn = phys_alloc_pages(phys, 0);
 	if (s->pgd_pfn == NO_PFN) {
-		free(s->rss);
-		free(s->counters);
-		free(s);
+		__mmdrop(s);
 		return -ENOMEM;
 	}
 	pfn_to_page(phys, s->pgd_pfn)->flags = PG_table;
@@ -199,13 +210,13 @@ MMP_EXPORT int mmp_space_destroy(struct mmp_space *s)
 	mmap_write_lock(s);
 	exit_mmap(s);
 	mmap_write_unlock(s);
-	/* Table batches still in a grace period point at this space. */
-	rcu_barrier();
 	space_unlink(s);
-	pthread_rwlock_destroy(&s->mmap_lock);
-	free(s->rss);
-	free(s->counters);
-	free(s);
+	/*
+	 * As the kernel's exit, this never waits for a grace period: a table
+	 * batch still in one holds its own reference (mmgrab), and the struct
+	 * goes with the last mmdrop.
+	 */
+	mmdrop(s);
 	return 0;
 }
 

@@ -17,14 +17,12 @@
  *      Svnapot) too.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <semaphore.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 #include "mm.h"
 #include "rcu.h"
+#include "grace.h"
 #include "util.h"
 
 #define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
@@ -61,60 +59,20 @@ static int churn(struct mmp_space *s, uint64_t addr)
 	return err ? err : mmp_munmap(s, addr, CHUNK);
 }
 
-/* ---- a reader that keeps a grace period from ending -------------------------------- */
-
-struct reader {
-	pthread_t thread;
-	sem_t ready, release;
-};
-
-static void *reader_fn(void *arg)
-{
-	struct reader *r = arg;
-	struct timespec ts;
-
-	rcu_read_lock();
-	sem_post(&r->ready);
-	/* Bounded: a verify that waits for the grace period fails the test, it does not hang it. */
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += 10;
-	while (sem_timedwait(&r->release, &ts) && errno == EINTR)
-		;
-	rcu_read_unlock();
-	return NULL;
-}
-
-static void reader_start(struct reader *r)
-{
-	sem_init(&r->ready, 0, 0);
-	sem_init(&r->release, 0, 0);
-	tap_require(pthread_create(&r->thread, NULL, reader_fn, r) == 0, "reader thread");
-	while (sem_wait(&r->ready) && errno == EINTR)
-		;
-}
-
-static void reader_stop(struct reader *r)
-{
-	sem_post(&r->release);
-	pthread_join(r->thread, NULL);
-	sem_destroy(&r->ready);
-	sem_destroy(&r->release);
-}
-
 /* ---- (a) tables in flight -------------------------------------------------------- */
 
 static void check_in_flight(const char *arch)
 {
 	struct mmp_space *s = new_space(phys, arch);
 	uint64_t b0, freed0, fails = 0, waiting;
-	struct reader r;
+	struct grace_holder r;
 	uint32_t pfn;
 
 	tap_require(mmp_space_set_opt(s, MMP_OPT_RCU_TABLE_FREE, 1) == 0, "RCU table free");
 	settle();
 	freed0 = counter(s, MMP_C_PGTABLE_FREE_RCU);
 	b0 = barriers();
-	reader_start(&r);
+	grace_hold(&r);
 	for (int i = 0; i < ROUNDS; i++) {
 		must(churn(s, BASE + i * CHUNK) == 0, "%s: map, populate, unmap", arch);
 		fails += mmp_space_verify(s) != 0;
@@ -136,7 +94,7 @@ static void check_in_flight(const char *arch)
 	tap_eq(mmp_space_verify(s), 0, "%s: verify passes once it is freed", arch);
 	tap_eq(barriers() - b0, 0, "%s: still no rcu_barrier", arch);
 
-	reader_stop(&r);
+	grace_release(&r);
 	settle();
 	tap_eq(in_flight(), 0, "%s: the grace period ended, every table came home", arch);
 	tap_eq(counter(s, MMP_C_PGTABLE_FREE_RCU) - freed0, waiting,

@@ -176,15 +176,13 @@ static void proc_stat(struct rp_engine *e, struct rp_proc *p, bool gone)
  */
 static void proc_put(struct rp_engine *e, struct rp_proc *p)
 {
-	struct mmp_phys_stat ps;
 	struct mmp_counters c;
 	double ns = 0;
 
 	if (--p->nr_tasks > 0)
 		return;
 	verify(e, p->space);
-	/* Page tables still in a grace period count once it ends: let it end (rcu_barrier). */
-	mmp_phys_stat(e->phys, &ps);
+	/* Tables in a grace period were counted when queued: no need to wait for it. */
 	mmp_space_counters(p->space, &c);
 	for (int i = 0; i < MMP_NR_COUNTERS; i++)
 		e->res->counters.v[i] += c.v[i];

@@ -132,8 +132,11 @@ static inline int mmp_space_create(struct mmp_phys *phys, const struct mmp_space
 
 /**
  * mmp_space_destroy() - tear down (exit_mmap); -EBUSY while CPUs are attached.
- * Pages the space pinned stay allocated, as a pinned page outlives its process
- * in the kernel: drop those pins with mmp_phys_unpin(), since @space is gone.
+ * Never waits for an RCU grace period, as the kernel's exit does not: page
+ * tables still in one reach the allocator when it ends (mmp_phys_destroy()
+ * waits for them). Pages the space pinned stay allocated, as a pinned page
+ * outlives its process in the kernel: drop those pins with mmp_phys_unpin(),
+ * since @space is gone.
  */
 int mmp_space_destroy(struct mmp_space *space);
 
