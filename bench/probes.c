@@ -20,11 +20,16 @@
  *               keeps (high_max is an eighth of it) instead of handing it on
  *               to the buddy lists.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <mmprim/mmprim.h>
 
@@ -218,6 +223,160 @@ static int probe_pcp_drain(int rounds)
 	return 0;
 }
 
+/* ---- exit --------------------------------------------------------------------- */
+
+#define EXIT_TOUCH	BENCH_MIB	/* the small process: 1 MiB written */
+#define EXIT_LOOPS	200		/* forks, exits or destroys per round and variant */
+#define EXIT_VARIANTS	4
+
+/*
+ * The host's own fork + exit of a small process, in a helper that first drops
+ * this program's big buffers (a fork copies the page tables of every private
+ * mapping written to): the helper forks EXIT_LOOPS children that _exit at
+ * once, waits for each, and writes the mean per child down @fd.
+ */
+static void host_fork_exit_helper(int fd)
+{
+	uint8_t *p;
+	double t0, ns;
+
+	munmap(cold, PROBE_BYTES);
+	p = map_anon(EXIT_TOUCH, 0);
+	if (!p)
+		_exit(1);
+	memset(p, 1, EXIT_TOUCH);
+	t0 = bench_now();
+	for (int i = 0; i < EXIT_LOOPS; i++) {
+		/* The bare system call: fork() would run liburcu's atfork handlers, 12 ms a fork. */
+		pid_t pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+
+		if (pid == 0)
+			_exit(0);
+		if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+			_exit(1);
+	}
+	ns = (bench_now() - t0) * 1e9 / EXIT_LOOPS;
+	_exit(write(fd, &ns, sizeof(ns)) == sizeof(ns) ? 0 : 1);
+}
+
+static int host_fork_exit(double *ns)
+{
+	int fds[2], status;
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		host_fork_exit_helper(fds[1]);
+	}
+	close(fds[1]);
+	if (pid < 0 || read(fds[0], ns, sizeof(*ns)) != sizeof(*ns)) {
+		close(fds[0]);
+		return -1;
+	}
+	close(fds[0]);
+	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+}
+
+/* A small simulated process: @EXIT_TOUCH written from a CPU, detached again. */
+static int small_space(struct mmp_phys *phys, struct mmp_space **out)
+{
+	struct mmp_space_config cfg = { .arch = "x86_64" };
+	struct mmp_cpu *cpu;
+	uint64_t addr;
+	int err = mmp_space_create(phys, &cfg, out);
+
+	if (err)
+		return err;
+	err = mmp_cpu_attach(*out, &cpu);
+	if (err)
+		return err;
+	err = mmp_mmap(*out, 0, EXIT_TOUCH, MMP_PROT_READ | MMP_PROT_WRITE, 0, &addr);
+	if (!err)
+		err = mmp_memset(cpu, addr, 1, EXIT_TOUCH);
+	mmp_cpu_detach(cpu);
+	return err;
+}
+
+/* One timed variant of the simulator's: mean ns per fork + exit, create + destroy or destroy. */
+static int sim_exit_variant(struct mmp_phys *phys, struct mmp_space *parent, int v, double *ns)
+{
+	struct mmp_space *s[EXIT_LOOPS];
+	struct mmp_space_config cfg = { .arch = "x86_64" };
+	double t = 0, t0;
+	int err = 0;
+
+	for (int i = 0; i < EXIT_LOOPS && !err; i++) {
+		switch (v) {
+		case 1:		/* fork + exit */
+			t0 = bench_now();
+			err = mmp_fork(parent, &s[i]);
+			if (!err)
+				err = mmp_space_destroy(s[i]);
+			t += bench_now() - t0;
+			break;
+		case 2:		/* create + destroy of an empty space */
+			t0 = bench_now();
+			err = mmp_space_create(phys, &cfg, &s[i]);
+			if (!err)
+				err = mmp_space_destroy(s[i]);
+			t += bench_now() - t0;
+			break;
+		case 3:		/* destroy alone, of a space with 1 MiB written */
+			err = small_space(phys, &s[i]);
+			t0 = bench_now();
+			if (!err)
+				err = mmp_space_destroy(s[i]);
+			t += bench_now() - t0;
+			break;
+		}
+	}
+	*ns = t * 1e9 / EXIT_LOOPS;
+	return err;
+}
+
+static int probe_exit(int rounds)
+{
+	static const char *const what[EXIT_VARIANTS] = {
+		"host fork + exit (1 MiB written)", "mmp_fork + destroy (same)",
+		"mmp_space_create + destroy", "mmp_space_destroy (1 MiB written)",
+	};
+	double t[EXIT_VARIANTS][MAX_ROUNDS], ratio[MAX_ROUNDS], med, lo, hi;
+	struct mmp_space *parent = NULL;
+	struct mmp_phys *phys;
+	int err = mmp_phys_create(256 * BENCH_MIB, &phys);
+
+	if (!err)
+		err = small_space(phys, &parent);
+	for (int r = 0; r < rounds && !err; r++)
+		for (int k = 0; k < EXIT_VARIANTS && !err; k++) {
+			int v = (k + r) % EXIT_VARIANTS;
+
+			err = v ? sim_exit_variant(phys, parent, v, &t[v][r]) :
+				  host_fork_exit(&t[0][r]) ? -EIO : 0;
+		}
+	if (parent)
+		mmp_space_destroy(parent);
+	if (phys)
+		mmp_phys_destroy(phys);
+	if (err) {
+		fprintf(stderr, "mmprim-probes: exit: %s\n", mmp_strerror(err));
+		return -1;
+	}
+	printf("exit: processes that come and go (x86_64 back end), per process\n");
+	for (int v = 0; v < EXIT_VARIANTS; v++) {
+		bench_median_ci(t[v], rounds, &med, &lo, &hi);
+		printf("  %-34s %8.2f us [%.2f, %.2f]\n", what[v], med / 1e3, lo / 1e3, hi / 1e3);
+	}
+	for (int r = 0; r < rounds; r++)
+		ratio[r] = t[1][r] / t[0][r];
+	bench_median_ci(ratio, rounds, &med, &lo, &hi);
+	printf("  %-34s %8.3fx [%.3f, %.3f]\n", "simulator over host, fork + exit", med, lo, hi);
+	return 0;
+}
+
 static const struct probe {
 	const char *name;
 	int (*run)(int rounds);
@@ -226,13 +385,14 @@ static const struct probe {
 	{ "host-fault", probe_host_fault, 7 },
 	{ "zap-rmw", probe_zap_rmw, 15 },
 	{ "pcp-drain", probe_pcp_drain, 9 },
+	{ "exit", probe_exit, 15 },
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: mmprim-probes [host-fault|zap-rmw|pcp-drain|all] [--rounds N]\n"
-		   "What the host charges for the work of issue 11's time budgets, without the\n"
-		   "simulator: medians per 4 KiB page with 95%% intervals (see bench/probes.c).\n");
+	fprintf(f, "usage: mmprim-probes [host-fault|zap-rmw|pcp-drain|exit|all] [--rounds N]\n"
+		   "What the host charges for the work behind the time budgets, beside the\n"
+		   "simulator's own: medians with 95%% intervals (see bench/probes.c).\n");
 }
 
 int main(int argc, char **argv)
