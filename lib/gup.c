@@ -260,7 +260,17 @@ static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool
 			if (ptes) {
 				pte = ptep_get(s, &ptes[level_index(addr, MMP_PTE)]);
 				f = entry_flags(s, pte, MMP_PTE);
-				if ((f & MMP_E_PRESENT) && !(f & MMP_E_SPECIAL) &&
+				if ((f & MMP_E_PRESENT) && !write &&
+				    entry_pfn(s, pte, MMP_PTE) == s->phys->zero_pfn) {
+					/*
+					 * A read pin takes the shared zero page as it
+					 * is mapped, with no reference: the zero page
+					 * is never pinned (try_grab_folio, since 6.5).
+					 * Only a long-term pin would unshare it.
+					 */
+					*pfn = s->phys->zero_pfn;
+					ok = true;
+				} else if ((f & MMP_E_PRESENT) && !(f & MMP_E_SPECIAL) &&
 				    (!write || (f & MMP_E_WRITE)) &&
 				    page_flag_test(pfn_to_page(s->phys, entry_pfn(s, pte, MMP_PTE)),
 						   PG_anon_exclusive)) {
@@ -276,9 +286,10 @@ static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool
 		if (ok)
 			return 0;
 		/*
-		 * Not there, read-only for a write pin, or shared (or the zero page)
-		 * for a read pin: fault like a user access, or unshare (FOLL_PIN,
-		 * gup_must_unshare), so the pin and the mapping stay the same page.
+		 * Not there, read-only for a write pin, or shared (or the huge zero
+		 * folio) for a read pin: fault like a user access, or unshare
+		 * (FOLL_PIN, gup_must_unshare), so the pin and the mapping stay the
+		 * same page.
 		 */
 		if (!write && pte)
 			err = __handle_mm_fault(s, vma, addr, FAULT_FLAG_UNSHARE);
@@ -287,6 +298,16 @@ static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool
 		if (err && err != VM_FAULT_FALLBACK)
 			return err;
 	}
+}
+
+/* The pins among @pfns that hold a folio: the shared zero page is handed out unpinned. */
+static unsigned int real_pins(struct mmp_phys *phys, const uint64_t *pfns, unsigned int nr)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < nr; i++)
+		n += pfns[i] != phys->zero_pfn;
+	return n;
 }
 
 MMP_EXPORT int mmp_gup(struct mmp_space *s, uint64_t addr, unsigned int nr, bool write,
@@ -313,12 +334,13 @@ MMP_EXPORT int mmp_gup(struct mmp_space *s, uint64_t addr, unsigned int nr, bool
 	pthread_rwlock_unlock(&s->mmap_lock);
 	if (err) {
 		/* All or nothing: give back what was taken. */
-		__atomic_fetch_add(&s->phys->nr_pinned, got, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->phys->nr_pinned, real_pins(s->phys, pfns, got),
+				   __ATOMIC_RELAXED);
 		mmp_unpin(s, pfns, got);
 		return err;
 	}
 	count_add(s, MMP_C_GUP_SLOW, got);
-	__atomic_fetch_add(&s->phys->nr_pinned, got, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->phys->nr_pinned, real_pins(s->phys, pfns, got), __ATOMIC_RELAXED);
 	return got;
 }
 
@@ -337,6 +359,8 @@ static int unpin_user_pages(struct mmp_phys *phys, struct mmp_space *s, const ui
 	for (i = 0; i < nr; i++) {
 		struct mmp_page *head;
 
+		if (pfns[i] == phys->zero_pfn)
+			continue;	/* never pinned: nothing to drop (gup_put_folio) */
 		if (!phys_pfn_valid(phys, pfns[i]))
 			break;
 		head = pfn_to_page(phys, folio_pfn(phys, pfns[i]));
@@ -346,14 +370,16 @@ static int unpin_user_pages(struct mmp_phys *phys, struct mmp_space *s, const ui
 	if (i < nr) {
 		/* Refuse the whole call: put back the pins already taken off. */
 		while (i-- > 0)
-			folio_pin(pfn_to_page(phys, folio_pfn(phys, pfns[i])));
+			if (pfns[i] != phys->zero_pfn)
+				folio_pin(pfn_to_page(phys, folio_pfn(phys, pfns[i])));
 		return -EINVAL;
 	}
 	for (i = 0; i < nr; i++) {
-		if (__folio_put_refs(phys, folio_pfn(phys, pfns[i]), 1) && s)
+		if (pfns[i] != phys->zero_pfn &&
+		    __folio_put_refs(phys, folio_pfn(phys, pfns[i]), 1) && s)
 			count_inc(s, MMP_C_FOLIO_FREE);
 	}
-	__atomic_fetch_sub(&phys->nr_pinned, nr, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&phys->nr_pinned, real_pins(phys, pfns, nr), __ATOMIC_RELAXED);
 	return 0;
 }
 

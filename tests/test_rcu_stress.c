@@ -200,6 +200,9 @@ static bool pin_ok(struct run *r, uint64_t pfn, const char **why)
 	struct mmp_page *head;
 	uint32_t flags;
 
+	/* A read pin of a page never written gets the zero page, unpinned. */
+	if (pfn == phys->zero_pfn)
+		return true;
 	/* The broken run may hand out anything: look before dereferencing. */
 	head_pfn = pfn < phys->nr_pages ? folio_pfn(phys, pfn) : pfn;
 	if (head_pfn >= phys->nr_pages) {

@@ -509,8 +509,11 @@ int mmp_gup_fast(struct mmp_space *space, uint64_t addr, unsigned int nr, bool w
 
 /**
  * mmp_gup() - pin all @nr pages, faulting in what is missing (with the mmap
- * lock, as pin_user_pages); a write pin breaks copy-on-write, a read pin
- * unshares, so the pin and the mapping stay the same page. Races with other
+ * lock, as pin_user_pages without FOLL_LONGTERM); a write pin breaks
+ * copy-on-write, a read pin unshares an anonymous page shared with another
+ * process, so the pin and the mapping stay the same page. A read pin of a page
+ * never written gets the shared zero page (its pfn), holding no pin on it, as
+ * the kernel never pins the zero page (since Linux 6.5). Races with other
  * threads are retried inside. All or nothing: returns @nr, or (nothing pinned)
  *  -EINVAL: as mmp_gup_fast();
  *  -EFAULT: the range reaches beyond the task size, or a page has no VMA or no
@@ -522,8 +525,9 @@ int mmp_gup(struct mmp_space *space, uint64_t addr, unsigned int nr, bool write,
 /**
  * mmp_unpin() - drop the pins mmp_gup_fast() or mmp_gup() took on @pfns, in
  * any space of the same phys as @space (a folio the last pin frees is counted
- * in @space). All or nothing: -EINVAL for a NULL @space, NULL @pfns with @nr,
- * or a frame that holds no pin (nothing is unpinned then).
+ * in @space). The zero page is skipped: it was handed out unpinned. All or
+ * nothing: -EINVAL for a NULL @space, NULL @pfns with @nr, or a frame that
+ * holds no pin (nothing is unpinned then).
  */
 int mmp_unpin(struct mmp_space *space, const uint64_t *pfns, unsigned int nr);
 

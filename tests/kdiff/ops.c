@@ -266,11 +266,8 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 	case KD_PIN:
 		op->addr &= ~(KD_PAGE - 1);
 		op->len = 1 + kd_below(r, 16);
-		/*
-		 * Write pins only: a read pin unshares the zero page (an anon_vma
-		 * the host process, which cannot pin, would not get).
-		 */
-		op->flags = 1;
+		/* Read or write: a read pin of a page never written takes the zero page. */
+		op->flags = kd_below(r, 2);
 		break;
 	default:
 		break;
