@@ -83,10 +83,17 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 		err = -ENOMEM;
 	} else if (flags & (MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE)) {
 		addr = hint;
-		if (addr & (PAGE_SIZE - 1)) {
-			err = -EINVAL;
-		} else if (addr < MMP_MMAP_MIN_ADDR || addr > TASK_SIZE(s) - len) {
+		/*
+		 * __get_unmapped_area's order: the range, the alignment, then
+		 * security_mmap_addr(). The process is unprivileged (no
+		 * CAP_SYS_RAWIO): below mmap_min_addr is EPERM (cap_mmap_addr).
+		 */
+		if (addr > TASK_SIZE(s) - len) {
 			err = -ENOMEM;
+		} else if (addr & (PAGE_SIZE - 1)) {
+			err = -EINVAL;
+		} else if (addr < MMP_MMAP_MIN_ADDR) {
+			err = -EPERM;
 		} else if (find_vma_intersection(s, addr, addr + len)) {
 			if (flags & MMP_MAP_FIXED_NOREPLACE)
 				err = -EEXIST;

@@ -28,12 +28,17 @@ static void test_mmap(struct env *e)
 	       "%s: mmap: MAP_FIXED unaligned", e->arch);
 	tap_eq(mmp_mmap(e->s, 0x100000800ull, PG, RW, MMP_MAP_FIXED_NOREPLACE, &a), -EINVAL,
 	       "%s: mmap: MAP_FIXED_NOREPLACE unaligned", e->arch);
-	tap_eq(mmp_mmap(e->s, 0, PG, RW, MMP_MAP_FIXED, &a), -ENOMEM, "%s: mmap: MAP_FIXED at 0",
+	/* An unprivileged process below mmap_min_addr: EPERM (cap_mmap_addr). */
+	tap_eq(mmp_mmap(e->s, 0, PG, RW, MMP_MAP_FIXED, &a), -EPERM, "%s: mmap: MAP_FIXED at 0",
 	       e->arch);
-	tap_eq(mmp_mmap(e->s, MMP_MMAP_MIN_ADDR - PG, PG, RW, MMP_MAP_FIXED, &a), -ENOMEM,
+	tap_eq(mmp_mmap(e->s, MMP_MMAP_MIN_ADDR - PG, PG, RW, MMP_MAP_FIXED, &a), -EPERM,
 	       "%s: mmap: MAP_FIXED below MMP_MMAP_MIN_ADDR", e->arch);
-	tap_eq(mmp_mmap(e->s, MMP_MMAP_MIN_ADDR - PG, 2 * PG, RW, MMP_MAP_FIXED, &a), -ENOMEM,
+	tap_eq(mmp_mmap(e->s, MMP_MMAP_MIN_ADDR - PG, 2 * PG, RW, MMP_MAP_FIXED, &a), -EPERM,
 	       "%s: mmap: MAP_FIXED straddling MMP_MMAP_MIN_ADDR", e->arch);
+	tap_eq(mmp_mmap(e->s, MMP_MMAP_MIN_ADDR - PG, PG, RW, MMP_MAP_FIXED_NOREPLACE, &a), -EPERM,
+	       "%s: mmap: MAP_FIXED_NOREPLACE below MMP_MMAP_MIN_ADDR", e->arch);
+	tap_eq(mmp_mmap(e->s, top - PG + 1, PG, RW, MMP_MAP_FIXED, &a), -ENOMEM,
+	       "%s: mmap: the range is checked before the alignment", e->arch);
 	tap_eq(mmp_mmap(e->s, top, PG, RW, MMP_MAP_FIXED, &a), -ENOMEM,
 	       "%s: mmap: MAP_FIXED at TASK_SIZE", e->arch);
 	tap_eq(mmp_mmap(e->s, top - PG, 2 * PG, RW, MMP_MAP_FIXED, &a), -ENOMEM,

@@ -377,7 +377,10 @@ static inline int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat 
  *
  * Errors as mmap(2): -EINVAL (len 0, unaligned fixed address, unknown flags or
  * prot), -ENOMEM (no room, beyond the task size, too many VMAs), -EEXIST
- * (MMP_MAP_FIXED_NOREPLACE over a mapping). MMP_MAP_POPULATE faults the range in
+ * (MMP_MAP_FIXED_NOREPLACE over a mapping), -EPERM (a fixed address below
+ * MMP_MMAP_MIN_ADDR: the simulated process is unprivileged, without
+ * CAP_SYS_RAWIO, and mmap_min_addr is 64 KiB; a privileged process's mappings
+ * down there are not modelled). MMP_MAP_POPULATE faults the range in
  * for writing; like the kernel, a populate that runs out of memory does not fail
  * the mmap.
  */
