@@ -480,6 +480,22 @@ static void do_brk(struct rp_ctx *c)
 		touch(c, PAGE_ALIGN(old), PAGE_ALIGN(out) - PAGE_ALIGN(old));
 }
 
+/*
+ * brk(NULL) answers the current break: another one is not this process's, as after an exec
+ * the trace does not show.
+ */
+bool rp_brk_moved(struct rp_ctx *c)
+{
+	uint64_t want, cur = 0;
+
+	if (strcmp(c->l->name, "brk") || !c->t->proc || !c->t->proc->has_heap ||
+	    !c->l->has_ret || failed(c) || c->l->nargs < 1 || !rp_parse_u64(c->l->args[0], &want) ||
+	    want)
+		return false;
+	mmp_brk(c->t->proc->space, 0, &cur);
+	return cur != (uint64_t)c->l->ret;
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(struct rp_ctx *c);

@@ -11,6 +11,9 @@
   check-replay.py REPLAY processes             fork, clone with and without CLONE_VM, vfork,
                                                  execve, a child seen before its clone returned
   check-replay.py REPLAY synthetic GEN N         a generated trace of N calls replays exactly
+  check-replay.py REPLAY reexec TRACE            a re-exec traced without %process: one exec
+                                                 inferred per back end, 0 mismatches; the new
+                                                 break without ld.so's mappings: exit 2, one line
 """
 import json
 import os
@@ -295,6 +298,86 @@ def check_processes(replay):
            max(int(r[7]) for r in rows[1:]) > 0, "--csv: its maxima are within the peaks")
 
 
+BRK = re.compile(r"brk\((NULL|0x[0-9a-f]+)\)\s*= (0x[0-9a-f]+)")
+
+
+def moved_break(lines):
+    """The index of the first brk(NULL) that answers another break than the last brk."""
+    last = None
+    for i, line in enumerate(lines):
+        m = BRK.search(line)
+        if not m:
+            continue
+        if m.group(1) == "NULL" and last is not None and m.group(2) != last:
+            return i
+        last = m.group(2)
+    return None
+
+
+def check_reexec(replay, trace):
+    """The exec a trace=memory trace leaves out is inferred, or refused with one line."""
+    name = os.path.basename(trace)
+    lines = open(trace).read().splitlines(keepends=True)
+    moved = moved_break(lines)
+    if not ok(moved is not None, "%s: a brk(NULL) answers a new break" % name):
+        return
+    ok(not any(re.search(r"\b(execve|clone|exit_group)\(", l) for l in lines),
+       "%s: no process events in the trace" % name)
+    rc, res, err = replay_json(replay, ["--arch", "all", trace])
+    ok(rc == 0 and not err, "%s: exit 0, nothing on stderr (%d) %s" % (name, rc, err.strip()[:200]))
+    ok(len(res) >= 4, "%s: a result per back end" % name)
+    for r in res:
+        a = r["arch"]
+        ok(r["mismatches"] == 0, "%s %s: 0 mismatches %s" % (name, a, r["mismatch_list"][:3]))
+        ok(r["inferred_execs"] == 1, "%s %s: 1 inferred exec (%d)" % (name, a, r["inferred_execs"]))
+        ok(r["spaces"] == 2, "%s %s: 2 spaces, before and after the exec (%d)" %
+           (name, a, r["spaces"]))
+        ok(r["verify"] == "ok" and r["bad_input"] == 0,
+           "%s %s: verify ok, no bad input" % (name, a))
+    rc, out, err = run(replay, ["--arch", "all", trace])
+    row = [l.split() for l in out.splitlines() if l.startswith("inferred execs ")]
+    ok(rc == 0 and len(row) == 1 and row[0][2:] == ["1"] * len(res),
+       "%s: the table's \"inferred execs\" row says 1 per back end %s" % (name, row))
+
+    def refused(what, derived, lineno):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "noexec.trace")
+            with open(path, "w") as f:
+                f.writelines(derived)
+            rc, out, err = run(replay, ["--arch", "all", path])
+            ok(rc == 2, "%s: exit 2 (got %d)" % (what, rc))
+            ok(err.count("\n") == 1 and "%s:%d: " % (path, lineno) in err and
+               "lacks process events" in err and
+               "strace -f -e trace=memory,process -o FILE CMD" in err,
+               "%s: one line names the brk and how to record: %s" % (what, err.strip()[:300]))
+            ok(out == "", "%s: no table" % what)
+            rc, out, err = run(replay, ["--json", path])
+            ok(rc == 2 and json.loads(out) == [] and err.count("\n") == 1,
+               "%s: --json prints no result, exit 2" % what)
+
+    # Without ld.so's mappings (glibc maps each object with MAP_DENYWRITE), a new break is
+    # all there is: any call missing from a trace could have moved it.
+    kept = [l for l in lines if "MAP_DENYWRITE" not in l]
+    refused("%s without ld.so's mappings" % name, kept, moved_break(kept) + 1)
+    # The same when the task exits, or the trace ends, before ld.so could show.
+    refused("%s cut at the new break, then the exit" % name,
+            lines[:moved + 1] + [l for l in lines if "+++ exited" in l], moved + 1)
+    refused("%s cut at the new break" % name, lines[:moved + 1], moved + 1)
+    # A loader that maps before it reads the break: the mappings before the brk(NULL) count.
+    after = [i for i in range(moved + 1, len(lines)) if "MAP_DENYWRITE" in lines[i]]
+    if ok(after, "%s: ld.so maps objects after the new break" % name):
+        last = after[-1] + 1
+        moved_late = lines[:moved] + lines[moved + 1:last + 1] + [lines[moved]] + lines[last + 1:]
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "late.trace")
+            with open(path, "w") as f:
+                f.writelines(moved_late)
+            rc, res, err = replay_json(replay, [path])
+            ok(rc == 0 and res and res[0]["inferred_execs"] == 1 and res[0]["mismatches"] == 0,
+               "%s with the new break after ld.so's mappings: 1 inferred exec, exit %d %s" %
+               (name, rc, err.strip()[:200]))
+
+
 def main():
     replay, mode = sys.argv[1], sys.argv[2]
     if mode == "traces":
@@ -308,6 +391,8 @@ def main():
         check_processes(replay)
     elif mode == "synthetic":
         check_synthetic(replay, sys.argv[3], int(sys.argv[4]))
+    elif mode == "reexec":
+        check_reexec(replay, sys.argv[3])
     print("1..%d" % n_checks)
     return 1 if failed else 0
 

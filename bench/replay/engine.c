@@ -3,8 +3,9 @@
  * The replay engine: tasks by pid, processes as simulated spaces, the order
  * of strace's lines turned into calls, and the totals a replay reports.
  *
- * execve gives the task a new space; fork, vfork-less clone and clone3
- * without CLONE_VM mmp_fork() the parent's; CLONE_VM (threads, vfork,
+ * execve gives the task a new space, and so does an exec a trace without
+ * process events leaves out (exec_unseen()); fork, vfork-less clone and
+ * clone3 without CLONE_VM mmp_fork() the parent's; CLONE_VM (threads, vfork,
  * posix_spawn) adds a task to the same space with a CPU on a host thread of
  * its own, so that a flush another thread causes is a shootdown. The replay
  * itself stays sequential, in the trace's order.
@@ -255,6 +256,7 @@ static struct rp_task *task_new(struct rp_engine *e, int pid, struct rp_proc *p,
 		e->cap_tasks = cap;
 	}
 	t->pid = pid;
+	t->loader_ago = -1;
 	if (own_thread) {
 		t->worker = rp_worker_start();
 		if (!t->worker)
@@ -282,6 +284,15 @@ static void task_exit(struct rp_engine *e, struct rp_task *t)
 	rp_worker_stop(t->worker);
 	free(t->pending);
 	free(t);
+}
+
+/* execve: the task leaves its space for a new, empty one. */
+static void task_exec(struct rp_engine *e, struct rp_task *t)
+{
+	struct rp_proc *p = proc_new(e);
+
+	if (p)
+		task_set_proc(e, t, p);
 }
 
 static struct rp_task *task_find(struct rp_engine *e, int pid)
@@ -442,6 +453,85 @@ static bool is_memory_call(const char *name)
 	return in_list(names, sizeof(names) / sizeof(names[0]), name);
 }
 
+/* Calls that only a trace with strace's %process class shows. */
+static bool is_process_call(const char *name)
+{
+	static const char *const names[] = { "execve", "execveat", "exit", "exit_group", "wait4",
+					     "waitid" };
+
+	return is_clone(name) || in_list(names, sizeof(names) / sizeof(names[0]), name);
+}
+
+/*
+ * An exec the trace does not show (recorded without %process) leaves two marks: the new
+ * image's brk(NULL) answers a break its process cannot have, and its ld.so maps objects
+ * afresh, with glibc's MAP_COPY (MAP_PRIVATE|MAP_DENYWRITE on a file), a few calls after it
+ * (or before, for a loader that maps before it reads the break). Both together are replayed
+ * as execve. A moved break alone may be any call missing from the trace: the replay stops
+ * there rather than report every brk after it as a mismatch.
+ */
+#define EXEC_WINDOW	16	/* calls of the task around the brk(NULL) */
+
+static bool is_loader_mapping(const struct rp_line *l)
+{
+	return (!strcmp(l->name, "mmap") || !strcmp(l->name, "mmap2")) && l->nargs > 3 &&
+	       l->has_ret && !l->err[0] && strstr(l->args[3], "MAP_DENYWRITE") &&
+	       !strstr(l->args[3], "MAP_ANONYMOUS");
+}
+
+struct brk_op {
+	struct rp_ctx *c;
+	bool moved;
+};
+
+static void brk_moved_fn(void *arg)
+{
+	struct brk_op *op = arg;
+
+	op->moved = rp_brk_moved(op->c);
+}
+
+/* A moved break no loader mapping explains: stop; main() says how to record the trace. */
+static void exec_unproven(struct rp_engine *e, struct rp_task *t)
+{
+	snprintf(e->res->no_exec, sizeof(e->res->no_exec), "%s:%lu", t->exec_file, t->exec_line);
+	e->stop = true;
+}
+
+/* Before @t's memory call @c: is it, or does it confirm, an exec the trace left out? */
+static void exec_unseen(struct rp_engine *e, struct rp_task *t, struct rp_ctx *c)
+{
+	bool loader = is_loader_mapping(c->l), is_brk = !strcmp(c->l->name, "brk");
+	struct brk_op op = { c, false };
+
+	if (t->exec_window && loader) {
+		t->exec_window = 0;
+		e->res->inferred_execs++;
+	} else if (t->exec_window && !--t->exec_window) {
+		exec_unproven(e, t);
+		return;
+	}
+	if (is_brk)
+		on_task(t, brk_moved_fn, &op);
+	if (op.moved) {
+		if (t->exec_window) {
+			exec_unproven(e, t);	/* the last one is still unexplained */
+			return;
+		}
+		t->exec_file = e->file;
+		t->exec_line = e->line;
+		task_exec(e, t);
+		if (t->loader_ago >= 0 && t->loader_ago < EXEC_WINDOW)
+			e->res->inferred_execs++;
+		else
+			t->exec_window = EXEC_WINDOW;
+	}
+	if (loader)
+		t->loader_ago = 0;
+	else if (is_brk || t->loader_ago < 0 || ++t->loader_ago >= EXEC_WINDOW)
+		t->loader_ago = -1;
+}
+
 static void csv_row(struct rp_engine *e, const char *name)
 {
 	fprintf(e->set->csv, "%s,%s,%llu,%s:%lu,%s,%llu,%llu,%llu\n", e->res->trace, e->cfg->label,
@@ -463,21 +553,25 @@ static void handle_call(struct rp_engine *e, struct rp_task *t, struct rp_line *
 	e->seq++;
 	e->in_call = true;
 	e->cur = t;
+	if (is_process_call(l->name))
+		e->process_events = true;
 	if (!t->proc && strcmp(l->name, "execve")) {
 		/* Its space could not be created (out of memory): nothing to replay on. */
 		rp_skip(e, "task without a space");
 	} else if (is_memory_call(l->name)) {
+		if (!e->process_events)
+			exec_unseen(e, t, &c);
+		if (e->stop) {
+			e->in_call = false;
+			return;
+		}
 		on_task(t, memory_fn, &c);
 		if (t->proc)
 			proc_stat(e, t->proc, false);
 	} else if (!strcmp(l->name, "execve") || !strcmp(l->name, "execveat")) {
 		r->replayed++;
-		if (l->has_ret && !l->err[0]) {
-			struct rp_proc *p = proc_new(e);
-
-			if (p)
-				task_set_proc(e, t, p);
-		}
+		if (l->has_ret && !l->err[0])
+			task_exec(e, t);
 	} else if (is_clone(l->name)) {
 		r->replayed++;
 		if (t->early_child) {
@@ -559,6 +653,8 @@ static void line(struct rp_engine *e, char *s, int default_pid)
 		t = task_find(e, l.pid);
 		if (!t)
 			t = early_child(e, l.pid);
+		if (t && t->exec_window)
+			exec_unproven(e, t);	/* gone before ld.so showed */
 		if (t)
 			task_exit(e, t);
 		return;
@@ -610,12 +706,15 @@ int rp_replay(struct rp_source *src, const struct rp_config *cfg, const struct r
 		return err;
 	}
 	rp_source_rewind(src);
-	while (rp_source_next(src, &s, &default_pid, &e.file, &e.line)) {
+	while (!e.stop && rp_source_next(src, &s, &default_pid, &e.file, &e.line)) {
 		res->lines++;
 		line(&e, s, default_pid);
 	}
+	for (int i = 0; i < e.nr_tasks && !e.stop; i++)
+		if (e.tasks[i]->exec_window)
+			exec_unproven(&e, e.tasks[i]);
 	/* A trace cut mid-call: what never resumed is lost. */
-	for (int i = 0; i < e.nr_tasks; i++) {
+	for (int i = 0; i < e.nr_tasks && !e.stop; i++) {
 		struct rp_task *t = e.tasks[i];
 
 		if (t->pending) {

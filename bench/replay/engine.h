@@ -32,6 +32,11 @@ struct rp_task {
 	const char *pending_file;
 	unsigned long pending_line;
 	int early_child;		/* the pending clone's child, created when it first showed up */
+	/* An exec the trace does not show (engine.c, exec_unseen()). */
+	int loader_ago;			/* calls since ld.so mapped an object, -1: none */
+	int exec_window;		/* calls left for ld.so to confirm an inferred exec */
+	const char *exec_file;		/* where its brk(NULL) was */
+	unsigned long exec_line;
 };
 
 struct rp_engine {
@@ -50,6 +55,8 @@ struct rp_engine {
 	uint64_t seq;
 	int verify_budget;		/* mmp_space_verify() calls left for mismatches */
 	bool in_call;			/* the line is a call: an input error skips it */
+	bool process_events;		/* execve, clone, exit_group, ... seen: no guessing */
+	bool stop;			/* the trace cannot be replayed further (res->no_exec) */
 	struct rp_task *cur;		/* whose call it is */
 };
 
@@ -69,6 +76,7 @@ void rp_note(struct rp_engine *e, const char *fmt, ...) __attribute__((format(pr
 
 /* calls.c: each runs on the task's thread; false when @name is not theirs. */
 bool rp_memory_call(struct rp_ctx *c);
+bool rp_brk_moved(struct rp_ctx *c);
 bool rp_ranges_overlap(const struct rp_ranges *r, uint64_t start, uint64_t end);
 void rp_ranges_free(struct rp_ranges *r);
 

@@ -2,6 +2,8 @@
 /*
  * mmprim-replay: replay the memory system calls of real programs, recorded
  * with `strace -f -e trace=memory,process`, on every back end and setting.
+ * Without process events an exec is inferred where the evidence is plain
+ * (engine.c), and a trace that needs them and lacks them is refused.
  * Exit status: 0 all replayed as traced, 1 a mismatch or a failed verify,
  * 2 input that could not be used (the rest still replays and is reported).
  */
@@ -65,6 +67,9 @@ static void usage(FILE *f)
 	      "         lazyfree_pmd hw_ad huge_neighbourhood kernel_version (values: integers)\n"
 	      "--arch all: every back end whose user space holds a 47-bit x86-64 process's;\n"
 	      "the 3-level ones (256 or 512 GiB) replay such traces only when named.\n"
+	      "Without process events, an exec is inferred from a brk(NULL) answering a new\n"
+	      "break next to ld.so mapping objects afresh (\"inferred execs\"); a new break\n"
+	      "without them stops that trace (no table) with one line on how to record it.\n"
 	      "Exit: 0 replayed as traced, 1 mismatch or verify failure, 2 unusable input.\n",
 	      f);
 }
@@ -283,6 +288,7 @@ int main(int argc, char **argv)
 		int n = group_len(&argv[i], argc - i);
 		struct rp_source *src = rp_source_open(&argv[i], n);
 		struct rp_result *res;
+		bool refused = false;
 
 		i += n;
 		if (!src) {
@@ -292,7 +298,7 @@ int main(int argc, char **argv)
 		res = calloc((size_t)nr_cfgs, sizeof(*res));
 		if (!res)
 			return 2;
-		for (int k = 0; k < nr_cfgs; k++) {
+		for (int k = 0; k < nr_cfgs && !refused; k++) {
 			res[k].trace = rp_source_name(src);
 			set.quiet = k > 0;
 			if (rp_replay(src, &cfgs[k], &set, &res[k])) {
@@ -300,14 +306,23 @@ int main(int argc, char **argv)
 					rp_source_name(src), cfgs[k].label, mmp_strerror(res[k].error));
 				status = status ? status : 1;
 			}
-			if (res[k].bad_input)
+			if (res[k].no_exec[0]) {
+				/* The trace's fault, the same on every back end: say it once. */
+				fprintf(stderr, "mmprim-replay: %s: brk(NULL) answers a new break "
+					"and no exec explains it: the trace lacks process events; "
+					"record it with `strace -f -e trace=memory,process -o FILE "
+					"CMD`\n", res[k].no_exec);
+				refused = true;
+				status = 2;
+			} else if (res[k].bad_input)
 				status = 2;
 			else if ((res[k].mismatches || res[k].verify) && !status)
 				status = 1;
 		}
-		if (json)
+		/* A refused trace prints no figures: they would stand for the wrong processes. */
+		if (!refused && json)
 			rp_print_json(stdout, res, nr_cfgs, &first);
-		else
+		else if (!refused)
 			rp_print_table(stdout, rp_source_name(src), res, nr_cfgs);
 		free(res);
 		rp_source_close(src);

@@ -102,6 +102,7 @@ void rp_print_table(FILE *f, const char *trace, struct rp_result *res, int n)
 	ROW("bad input", bad_input);
 	ROW("spaces", processes);
 	ROW("tasks", threads);
+	ROW("inferred execs", inferred_execs);
 	ROW("inferred exec mappings", inferred);
 	ROW_KIB("inferred KiB", inferred_bytes);
 	ROW("file-backed stood in", stood_in);
@@ -184,12 +185,12 @@ void rp_print_json(FILE *f, struct rp_result *res, int n, bool *first)
 				r->cfg->value[k]);
 		fprintf(f, "},\"lines\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"replayed\":%" PRIu64
 			",\"skipped\":%" PRIu64 ",\"mismatches\":%" PRIu64 ",\"bad_input\":%" PRIu64
-			",\"spaces\":%" PRIu64 ",\"tasks\":%" PRIu64 ",\"inferred\":%" PRIu64
-			",\"inferred_bytes\":%" PRIu64 ",\"stood_in\":%" PRIu64
-			",\"pages_touched\":%" PRIu64,
+			",\"spaces\":%" PRIu64 ",\"tasks\":%" PRIu64 ",\"inferred_execs\":%" PRIu64
+			",\"inferred\":%" PRIu64 ",\"inferred_bytes\":%" PRIu64
+			",\"stood_in\":%" PRIu64 ",\"pages_touched\":%" PRIu64,
 			r->lines, r->calls, r->replayed, r->skipped, r->mismatches, r->bad_input,
-			r->processes, r->threads, r->inferred, r->inferred_bytes, r->stood_in,
-			r->touched_pages);
+			r->processes, r->threads, r->inferred_execs, r->inferred, r->inferred_bytes,
+			r->stood_in, r->touched_pages);
 		fprintf(f, ",\"vmas_peak\":%" PRIu64 ",\"vmas_end\":%" PRIu64 ",\"rss_peak\":%" PRIu64
 			",\"rss_end\":%" PRIu64 ",\"vmpte_peak\":%" PRIu64 ",\"vmpte_end\":%" PRIu64,
 			r->vmas_peak, r->vmas_end, r->rss_peak, r->rss_end, r->pte_peak, r->pte_end);

@@ -133,6 +133,7 @@ struct rp_result {
 	const struct rp_config *cfg;
 	uint64_t lines, calls, replayed, skipped, mismatches, bad_input;
 	uint64_t processes, threads, inferred, inferred_bytes, stood_in, touched_pages;
+	uint64_t inferred_execs;	/* execs a trace without %process does not show */
 	int nr_reasons;
 	struct rp_reason reasons[RP_MAX_REASONS];	/* skipped, by reason */
 	int nr_notes;
@@ -144,6 +145,8 @@ struct rp_result {
 	double modeled_ns, host_s;
 	int verify;		/* 0, or the first error of mmp_space_verify() */
 	int error;		/* a set-up error (phys, space): the replay did not run */
+	/* file:line of a moved break no exec explains: the replay stopped there. */
+	char no_exec[160];
 };
 
 /* Replay @src under @cfg; 0, or a negative errno when it could not start. */

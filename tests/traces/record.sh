@@ -1,15 +1,17 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Re-record the traces of this folder on this machine: bash tests/traces/record.sh [NAME...]
-# Each trace is `strace -f -ttt -T -e trace=memory,process -o NAME.trace CMD`, CMD as below.
+# Each trace is `strace -f -ttt -T -e trace=memory,process -o NAME.trace CMD`, CMD as below;
+# reexec-noprocess leaves %process out on purpose (mmprim-replay infers the exec).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-cp "$here/realloc.c" "$here/python-threads.py" .
+cp "$here/realloc.c" "$here/reexec.c" "$here/python-threads.py" .
 gcc -O2 -o realloc realloc.c
+gcc -O2 -o reexec reexec.c
 seq 1 300000 | awk '{print ($1*7919)%100003, $1}' > sort-input.txt
 
 record() {
@@ -19,13 +21,21 @@ record() {
 	echo "$name: $(wc -l < "$here/$name.trace") lines, $(wc -c < "$here/$name.trace") bytes"
 }
 
+# Memory calls only: no execve line, the exec shows as a new break and a fresh ld.so.
+record_noprocess() {
+	name=$1
+	shift
+	strace -f -ttt -T -e trace=memory -o "$here/$name.trace" "$@" > /dev/null
+	echo "$name: $(wc -l < "$here/$name.trace") lines, $(wc -c < "$here/$name.trace") bytes"
+}
+
 want() {
 	[ $# -eq 0 ] && return 0
 	for n in "$@"; do [ "$n" = "$name" ] && return 0; done
 	return 1
 }
 
-for name in python-threads gcc-compile git-log git-status sort realloc; do
+for name in python-threads gcc-compile git-log git-status sort realloc reexec-noprocess; do
 	want "$@" || continue
 	case $name in
 	python-threads) record "$name" /usr/bin/python3 python-threads.py ;;
@@ -34,5 +44,6 @@ for name in python-threads gcc-compile git-log git-status sort realloc; do
 	git-status) record "$name" git -C "$repo" status --short ;;
 	sort) record "$name" sort -S 64M --parallel=2 -o sorted.txt sort-input.txt ;;
 	realloc) record "$name" ./realloc ;;
+	reexec-noprocess) record_noprocess "$name" ./reexec ;;
 	esac
 done
