@@ -372,6 +372,7 @@ static __always_inline int counter_shard(void)
 #define VM_WRITE	0x2ul
 #define VM_EXEC		0x4ul
 #define VM_ACCESS_FLAGS	(VM_READ | VM_WRITE | VM_EXEC)
+#define VM_GROWSDOWN	0x00000100ul	/* a stack (MAP_GROWSDOWN): faults below it grow it */
 #define VM_ACCOUNT	0x00100000ul	/* private writable memory charged to overcommit */
 #define VM_HUGEPAGE	0x20000000ul
 #define VM_NOHUGEPAGE	0x40000000ul

@@ -520,6 +520,68 @@ static int handle_mm_fault_unlocked(struct mmp_space *s, uint64_t addr, unsigned
 }
 
 /*
+ * Grow the stack @vma down to @addr (expand_downwards), mmap lock held for
+ * writing: not below mmap_min_addr, not into the guard gap above an accessible
+ * mapping below it, not past RLIMIT_STACK. 0 or a negative errno.
+ */
+int expand_downwards(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr)
+{
+	struct mmp_vma *prev = vma->vm_prev;
+	uint64_t grow;
+	int err;
+
+	addr &= PAGE_MASK;
+	if (!(vma->flags & VM_GROWSDOWN))
+		return -EFAULT;
+	if (addr < MMP_MMAP_MIN_ADDR)
+		return -EPERM;
+	if (prev && !(prev->flags & VM_GROWSDOWN) && (prev->flags & VM_ACCESS_FLAGS) &&
+	    addr - prev->end < STACK_GUARD_GAP)
+		return -ENOMEM;
+	if (addr >= vma->start)
+		return 0;
+	/* acct_stack_growth: the stack's whole size against RLIMIT_STACK. */
+	if (vma->end - addr > STACK_RLIMIT)
+		return -ENOMEM;
+	err = anon_vma_prepare(s, vma);
+	if (err)
+		return err;
+	grow = (vma->start - addr) >> PAGE_SHIFT;
+	vma_start_write(s, vma);
+	vma->pgoff -= grow;
+	vma_tree_set_range(&s->vmas, vma, addr, vma->end);
+	return 0;
+}
+
+/*
+ * The VMA holding @addr with the mmap read lock held (lock_mm_and_find_vma),
+ * or NULL with no lock held. A fault just below a stack grows it, under the
+ * write lock; a pthread rwlock cannot be downgraded, so the VMA is looked up
+ * again under the read lock after that.
+ */
+static struct mmp_vma *lock_mm_and_find_vma(struct mmp_space *s, uint64_t addr)
+{
+	struct mmp_vma *vma;
+
+	for (;;) {
+		mmap_read_lock(s);
+		vma = vma_find_next(s, addr);
+		if (likely(vma && vma->start <= addr))
+			return vma;
+		mmap_read_unlock(s);
+		if (!vma || !(vma->flags & VM_GROWSDOWN))
+			return NULL;
+		mmap_write_lock(s);
+		vma = vma_find_next(s, addr);
+		if (vma && vma->start > addr && expand_downwards(s, vma, addr))
+			vma = NULL;
+		mmap_write_unlock(s);
+		if (!vma)
+			return NULL;
+	}
+}
+
+/*
  * A user access faulted at @addr: resolve it or say why not (SIGSEGV, OOM).
  * As the architectures' fault handlers: under the VMA's own lock first, then
  * under the mmap read lock when that lock could not be had or did not do.
@@ -552,10 +614,10 @@ int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
 			count_inc(s, MMP_C_VMA_LOCK_RETRY);
 		}
 	}
-	mmap_read_lock(s);
-	vma = find_vma(s, addr);
+	vma = lock_mm_and_find_vma(s, addr);
 	if (!vma || !vma_access_ok(vma, flags)) {
-		mmap_read_unlock(s);
+		if (vma)
+			mmap_read_unlock(s);
 		count_inc(s, MMP_C_FAULT_SIGSEGV);
 		return -EFAULT;
 	}

@@ -429,6 +429,21 @@ static inline int64_t get_mm_rss(struct mmp_space *s)
 
 #define MMP_PROT_ALL	(MMP_PROT_READ | MMP_PROT_WRITE | MMP_PROT_EXEC)
 
+/* stack_guard_gap's default: 256 pages kept free below a stack, whatever the page size. */
+#define STACK_GUARD_GAP		(256ULL * PAGE_SIZE)
+/* RLIMIT_STACK's default: how far a stack may grow (acct_stack_growth). */
+#define STACK_RLIMIT		(8ULL << 20)
+
+/* Where @vma's room begins for placing other mappings (vm_start_gap). */
+static inline uint64_t vm_start_gap(const struct mmp_vma *vma)
+{
+	if (!(vma->flags & VM_GROWSDOWN))
+		return vma->start;
+	return vma->start > STACK_GUARD_GAP ? vma->start - STACK_GUARD_GAP : 0;
+}
+
+int expand_downwards(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr);
+
 static inline unsigned long calc_vm_prot_bits(int prot)
 {
 	return (prot & MMP_PROT_READ ? VM_READ : 0) | (prot & MMP_PROT_WRITE ? VM_WRITE : 0) |

@@ -5,7 +5,7 @@
 #include "mmap_lock.h"
 
 #define MMP_MAP_ALL	(MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE | MMP_MAP_POPULATE | \
-			 MMP_MAP_DROPPABLE)
+			 MMP_MAP_DROPPABLE | MMP_MAP_GROWSDOWN)
 
 /*
  * Remove [start, end) from the address space (do_vmi_munmap). mmap lock held
@@ -76,6 +76,8 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 	/* accountable_mapping: private writable memory is charged, droppable (NORESERVE) not. */
 	else if (vm_flags & VM_WRITE)
 		vm_flags |= VM_ACCOUNT;
+	if (flags & MMP_MAP_GROWSDOWN)
+		vm_flags |= VM_GROWSDOWN;
 
 	mmap_write_lock(s);
 	/* Too many mappings? Refused before anything is unmapped (do_mmap). */

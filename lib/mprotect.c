@@ -155,13 +155,18 @@ static void mprotect_fixup(struct mmp_space *s, struct mmp_vma *vma, unsigned lo
 
 MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, int prot)
 {
-	unsigned long vm_flags = calc_vm_prot_bits(prot);
+	int grows = prot & (MMP_PROT_GROWSDOWN | MMP_PROT_GROWSUP);
+	unsigned long vm_flags;
 	uint64_t end, addr;
 	struct mmp_vma *vma;
 	int err = 0, split;
 
-	/* do_mprotect_pkey's order: alignment, length, then the protection. */
-	if (!s || (start & (PAGE_SIZE - 1)))
+	/* do_mprotect_pkey's order: both directions, alignment, length, then the protection. */
+	prot &= ~grows;
+	vm_flags = calc_vm_prot_bits(prot);
+	if (!s || grows == (MMP_PROT_GROWSDOWN | MMP_PROT_GROWSUP))
+		return -EINVAL;
+	if (start & (PAGE_SIZE - 1))
 		return -EINVAL;
 	if (!len)
 		return 0;
@@ -174,6 +179,29 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 		return -EINVAL;
 
 	mmap_write_lock(s);
+	/*
+	 * The first VMA of the range decides the direction flags: GROWSDOWN
+	 * takes the range down to the start of a stack, GROWSUP would take it
+	 * up to its end, but no VMA here grows up (VM_GROWSUP is parisc's).
+	 */
+	vma = vma_find_next(s, start);
+	if (!vma || vma->start >= end) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (grows & MMP_PROT_GROWSDOWN) {
+		if (!(vma->flags & VM_GROWSDOWN)) {
+			err = -EINVAL;
+			goto out;
+		}
+		start = vma->start;
+	} else if (vma->start > start) {
+		err = -ENOMEM;
+		goto out;
+	} else if (grows & MMP_PROT_GROWSUP) {
+		err = -EINVAL;
+		goto out;
+	}
 	/*
 	 * The range must start in a VMA. VMAs are changed one after the other
 	 * until a hole, which then fails the call with -ENOMEM: what came

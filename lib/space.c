@@ -16,8 +16,6 @@
  * STACK_TOP is the map window (DEFAULT_MAP_WINDOW): x86 LA57 and riscv Sv57
  * keep the stack and default mmaps below 47 bits.
  */
-#define STACK_RLIMIT		(8ULL << 20)
-#define STACK_GUARD_GAP		(256ULL * PAGE_SIZE)
 #define MIN_GAP			(128ULL << 20)
 
 static uint64_t mmap_base(const struct mmp_arch *arch)

@@ -268,15 +268,16 @@ uint64_t get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64_t len, uin
 		top += TASK_SIZE(s) - map_window(s);
 	if (hint) {
 		hint &= PAGE_MASK;
+		next = vma_find_next(s, hint);
 		if (hint >= MMP_MMAP_MIN_ADDR && hint <= TASK_SIZE(s) - len &&
 		    (hint > map_window(s)) == (hint + len > map_window(s)) &&
-		    !find_vma_intersection(s, hint, hint + len))
+		    (!next || hint + len <= vm_start_gap(next)))
 			return hint;
 	}
 	/* The gap reaching up to mmap_base (or to a VMA straddling it)... */
 	next = vma_find_next(s, top);
 	vma = next ? next->vm_prev : s->vmas.last;
-	gap_end = next ? MIN(top, next->start) : top;
+	gap_end = next ? MIN(top, vm_start_gap(next)) : top;
 	gap_start = vma ? vma->end : MMP_MMAP_MIN_ADDR;
 	/* ...then the gaps below each VMA, highest first, skipping subtrees with none as large. */
 	for (;;) {
@@ -289,7 +290,8 @@ uint64_t get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64_t len, uin
 		vma = vma_tree_gap_at_or_before(&s->vmas, vma, len);
 		if (!vma)
 			return 0;
-		gap_end = vma->start;
+		/* Below a stack, its guard gap stays free: the gap may be too small then. */
+		gap_end = vm_start_gap(vma);
 		gap_start = vma->vm_prev ? vma->vm_prev->end : MMP_MMAP_MIN_ADDR;
 		vma = vma->vm_prev;
 	}

@@ -363,12 +363,16 @@ static inline int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat 
 #define MMP_PROT_READ		0x1
 #define MMP_PROT_WRITE		0x2
 #define MMP_PROT_EXEC		0x4
+/* mmp_mprotect() only: from the start of a MMP_MAP_GROWSDOWN mapping (GROWSUP: none grows up). */
+#define MMP_PROT_GROWSDOWN	0x01000000
+#define MMP_PROT_GROWSUP	0x02000000
 
 /* Only private anonymous mappings exist: these are the extra flags. */
 #define MMP_MAP_FIXED		0x10
 #define MMP_MAP_POPULATE	0x8000
 #define MMP_MAP_FIXED_NOREPLACE	0x100000
 #define MMP_MAP_DROPPABLE	0x08	/* reclaim may drop its pages even when dirty */
+#define MMP_MAP_GROWSDOWN	0x0100	/* a stack: a fault just below grows it down */
 
 /**
  * mmp_mmap() - map @len bytes of private anonymous memory.
@@ -382,7 +386,9 @@ static inline int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat 
  * CAP_SYS_RAWIO, and mmap_min_addr is 64 KiB; a privileged process's mappings
  * down there are not modelled). MMP_MAP_POPULATE faults the range in
  * for writing; like the kernel, a populate that runs out of memory does not fail
- * the mmap.
+ * the mmap. MMP_MAP_GROWSDOWN makes a stack: an access just below it grows it
+ * (up to 8 MiB, RLIMIT_STACK's default), and other mappings are placed no
+ * nearer below it than the 256-page stack guard gap.
  */
 int mmp_mmap(struct mmp_space *space, uint64_t hint, uint64_t len, int prot, int flags,
 	     uint64_t *addr_out);
@@ -390,7 +396,12 @@ int mmp_mmap(struct mmp_space *space, uint64_t hint, uint64_t len, int prot, int
 /** mmp_munmap() - as munmap(2): -EINVAL for unaligned @addr, len 0 or out of range. */
 int mmp_munmap(struct mmp_space *space, uint64_t addr, uint64_t len);
 
-/** mmp_mprotect() - as mprotect(2): -EINVAL (unaligned, bad prot), -ENOMEM (hole). */
+/**
+ * mmp_mprotect() - as mprotect(2): -EINVAL (unaligned, bad prot, both
+ * MMP_PROT_GROWS* or one the first VMA does not grow by), -ENOMEM (hole).
+ * MMP_PROT_GROWSDOWN extends the range down to the start of a
+ * MMP_MAP_GROWSDOWN mapping.
+ */
 int mmp_mprotect(struct mmp_space *space, uint64_t addr, uint64_t len, int prot);
 
 /**

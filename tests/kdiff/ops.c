@@ -205,6 +205,8 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 			op->flags |= MMP_MAP_POPULATE;
 		if (kd_below(r, 25) == 0)
 			op->flags |= MMP_MAP_DROPPABLE;
+		else if (kd_below(r, 25) == 0)
+			op->flags |= MMP_MAP_GROWSDOWN;	/* a stack: reads below grow it */
 		if (invalid)
 			op->addr ? make_invalid(r, op) : (void)(op->len = 0);
 		break;
@@ -216,6 +218,8 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 		break;
 	case KD_MPROTECT:
 		op->prot = pick_prot(r);
+		if (kd_below(r, 20) == 0)
+			op->prot |= kd_below(r, 3) ? MMP_PROT_GROWSDOWN : MMP_PROT_GROWSUP;
 		if (invalid)
 			kd_below(r, 3) ? make_invalid(r, op) : (void)(op->prot = 0x40 << kd_below(r, 3));
 		break;
