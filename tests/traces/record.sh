@@ -9,7 +9,7 @@ repo=$(cd "$here/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-cp "$here/realloc.c" "$here/reexec.c" "$here/python-threads.py" .
+cp "$here/realloc.c" "$here/reexec.c" "$here/python-threads.py" "$here/python-pool.py" .
 gcc -O2 -o realloc realloc.c
 gcc -O2 -o reexec reexec.c
 seq 1 300000 | awk '{print ($1*7919)%100003, $1}' > sort-input.txt
@@ -35,10 +35,11 @@ want() {
 	return 1
 }
 
-for name in python-threads gcc-compile git-log git-status sort realloc reexec-noprocess; do
+for name in python-threads python-pool gcc-compile git-log git-status sort realloc reexec-noprocess; do
 	want "$@" || continue
 	case $name in
 	python-threads) record "$name" /usr/bin/python3 python-threads.py ;;
+	python-pool) record "$name" /usr/bin/python3 python-pool.py ;;
 	gcc-compile) record "$name" gcc -O2 -c -o realloc.o realloc.c ;;
 	git-log) record "$name" git -C "$repo" log --oneline -n 200 ;;
 	git-status) record "$name" git -C "$repo" status --short ;;
