@@ -164,8 +164,8 @@ static int move_vma(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64
 	/* ...unless it was never faulted: then it takes the new address's, so it can merge (copy_vma). */
 	if (!vma->anon_vma)
 		pgoff = new_addr >> PAGE_SHIFT;
-	/* Up to three splits and one new VMA: refuse early, as the kernel does. */
-	if (s->vmas.nr + 4 > MMP_MAX_MAP_COUNT)
+	/* prep_move_vma: the unmap of the source may split it in three; refuse early. */
+	if (s->vmas.nr >= MMP_MAX_MAP_COUNT - 3)
 		return -ENOMEM;
 	/* The moved range's VMA: no fault may map into it while its tables move. */
 	vma_start_write(s, vma);
@@ -358,8 +358,13 @@ static int do_mremap(struct mmp_space *s, struct remap *r, uint64_t *out)
 {
 	int err;
 
-	/* A move to a new address may split four VMAs: refuse before unmapping anything. */
-	if (remap_implies_new_addr(r) && s->vmas.nr + 4 > MMP_MAX_MAP_COUNT)
+	/*
+	 * check_mremap_params: unmapping the destination and shrinking the
+	 * source may each split a VMA in three, and move_vma still wants its
+	 * margin of three after that. Refuse before unmapping anything, so a
+	 * failure leaves both ranges as they were.
+	 */
+	if (remap_implies_new_addr(r) && s->vmas.nr + 2 >= MMP_MAX_MAP_COUNT - 3)
 		return -ENOMEM;
 	if ((r->flags & MMP_MREMAP_FIXED) && r->old_len == r->new_len &&
 	    kernel_at_least(s, 6, 17, 0))
