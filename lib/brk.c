@@ -56,7 +56,8 @@ static int brk_grow(struct mmp_space *s, uint64_t newbrk, uint64_t oldbrk)
 	/* One free page must stay between the heap and whatever lies above it. */
 	if (find_vma_intersection(s, oldbrk, newbrk + PAGE_SIZE))
 		return -ENOMEM;
-	if (s->vmas.nr >= MMP_MAX_MAP_COUNT)
+	/* do_brk_flags, as do_mmap: only above the limit (it may take the count past it). */
+	if (s->vmas.nr > MMP_MAX_MAP_COUNT)
 		return -ENOMEM;
 	err = vma_insert(s, oldbrk, newbrk, VM_BRK_FLAGS, oldbrk >> PAGE_SHIFT, NULL);
 	if (err)

@@ -80,8 +80,11 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 		vm_flags |= VM_GROWSDOWN;
 
 	mmap_write_lock(s);
-	/* Too many mappings? Refused before anything is unmapped (do_mmap). */
-	if (s->vmas.nr >= MMP_MAX_MAP_COUNT) {
+	/*
+	 * Too many mappings? Refused before anything is unmapped (do_mmap),
+	 * only above the limit: a mapping at the limit takes the count past it.
+	 */
+	if (s->vmas.nr > MMP_MAX_MAP_COUNT) {
 		err = -ENOMEM;
 	} else if (flags & (MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE)) {
 		addr = hint;

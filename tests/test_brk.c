@@ -177,10 +177,13 @@ static void test_errors(struct mmp_phys *phys, const char *arch)
 	tap_ok(mmp_space_verify(s) == 0, "%s: verify after the errors", arch);
 	mmp_space_destroy(s);
 
-	/* max_map_count: every VMA is a separate page; the heap cannot add one more. */
+	/*
+	 * max_map_count: every VMA is a separate page; past the limit the heap
+	 * cannot add one more (do_brk_flags refuses only above it).
+	 */
 	s = new_space(phys, arch);
 	must(mmp_brk_init(s, HEAP) == 0, "init");
-	for (uint64_t i = 0, a = 0x100000000ULL; i < 65530; i++, a += 2 * PG)
+	for (uint64_t i = 0, a = 0x100000000ULL; i < 65531; i++, a += 2 * PG)
 		must(mmp_mmap(s, a, PG, MMP_PROT_READ, MMP_MAP_FIXED_NOREPLACE, &addr) == 0,
 		     "mapping %" PRIu64, i);
 	tap_ok(mmp_brk(s, HEAP + PG, &out) == -ENOMEM && out == HEAP,
