@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,45 +179,6 @@ void bench_print_counter_table(FILE *f, const struct mmp_counters *base,
 		fprintf(f, "%-*s %*" PRIu64 " %*" PRIu64 "\n", BENCH_NAME_W, mmp_counter_name(i),
 			BENCH_VALUE_W, base->v[i], BENCH_VALUE_W, opt->v[i]);
 	}
-}
-
-void bench_json_counters(FILE *f, const struct mmp_counters *c)
-{
-	int i;
-
-	fputc('{', f);
-	for (i = 0; i < MMP_NR_COUNTERS; i++) {
-		if (i)
-			fputc(',', f);
-		bench_json_string(f, mmp_counter_name(i));
-		fprintf(f, ":%" PRIu64, c->v[i]);
-	}
-	fputc('}', f);
-}
-
-void bench_json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = *s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
-void bench_json_number(FILE *f, double v)
-{
-	/* JSON has no NaN or Infinity; a ratio over a zero time must still parse. */
-	if (isfinite(v))
-		fprintf(f, "%.9g", v);
-	else
-		fputs("null", f);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Helpers shared by the bench runners: clocks, a ready-to-use space with a CPU,
- * counter deltas, the side-by-side table and JSON printing.
+ * counter deltas and the side-by-side table (JSON: tools/common/json.h).
  */
 #ifndef MMP_BENCH_COMMON_H
 #define MMP_BENCH_COMMON_H
@@ -87,13 +87,6 @@ void bench_counters_sub(struct mmp_counters *out, const struct mmp_counters *aft
 /* Rows "name  baseline  optimized" of every counter non-zero on either side. */
 void bench_print_counter_table(FILE *f, const struct mmp_counters *base,
 			       const struct mmp_counters *opt);
-
-/* {"fault_anon":N,...} over every counter, no newline. */
-void bench_json_counters(FILE *f, const struct mmp_counters *c);
-/* @s as a JSON string, quotes included. */
-void bench_json_string(FILE *f, const char *s);
-/* @v as a JSON number, or null when it is not finite. */
-void bench_json_number(FILE *f, double v);
 
 /* Median of @n values (0 when @n is 0); @v is left untouched. */
 double bench_median(const double *v, size_t n);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "json.h"
 #include "seeds.h"
 
 /* The registry: X(id) for each file defining mmp_seed_<id>. */
@@ -119,7 +120,7 @@ const char *mmp_seed_quick_tag(const struct mmp_seed_opts *opts)
 static void json_or_null(const char *s)
 {
 	if (s)
-		bench_json_string(stdout, s);
+		json_string(stdout, s);
 	else
 		fputs("null", stdout);
 }
@@ -127,9 +128,9 @@ static void json_or_null(const char *s)
 static void report_json_side(const struct mmp_seed_result *r)
 {
 	fputs("{\"seconds\":", stdout);
-	bench_json_number(stdout, r->seconds);
+	json_number(stdout, r->seconds);
 	fputs(",\"counters\":", stdout);
-	bench_json_counters(stdout, &r->counters);
+	json_counters(stdout, &r->counters);
 	fputc('}', stdout);
 }
 
@@ -144,23 +145,23 @@ void mmp_seed_report(const struct mmp_seed_opts *opts, const char *seed, const c
 	summary_add(seed, arch, case_name, ci, claim);
 	if (opts->json) {
 		fputs("{\"seed\":", stdout);
-		bench_json_string(stdout, seed);
+		json_string(stdout, seed);
 		fputs(",\"arch\":", stdout);
-		bench_json_string(stdout, arch);
+		json_string(stdout, arch);
 		if (case_name) {
 			fputs(",\"case\":", stdout);
-			bench_json_string(stdout, case_name);
+			json_string(stdout, case_name);
 		}
 		printf(",\"quick\":%s,\"baseline\":", opts->quick ? "true" : "false");
 		report_json_side(base);
 		fputs(",\"optimized\":", stdout);
 		report_json_side(opt);
 		fputs(",\"ratio\":", stdout);
-		bench_json_number(stdout, ci->ratio);
+		json_number(stdout, ci->ratio);
 		fputs(",\"ratio_ci\":[", stdout);
-		bench_json_number(stdout, ci->lo);
+		json_number(stdout, ci->lo);
 		fputc(',', stdout);
-		bench_json_number(stdout, ci->hi);
+		json_number(stdout, ci->hi);
 		printf("],\"samples\":%zu,\"claim\":", ci->samples);
 		json_or_null(has_claim ? claim->what : NULL);
 		fputs(",\"published\":", stdout);

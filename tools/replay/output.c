@@ -8,14 +8,17 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "../common.h"
+#include "json.h"
 #include "replay.h"
 
 #define KIB(x)	((x) / 1024)
+/* Width of the name column and the least width of a value column. */
+#define RP_NAME_W	24
+#define RP_VALUE_W	16
 
 static int col_width(struct rp_result *res, int n)
 {
-	int w = BENCH_VALUE_W;
+	int w = RP_VALUE_W;
 
 	for (int i = 0; i < n; i++)
 		if ((int)strlen(res[i].cfg->label) + 2 > w)
@@ -25,7 +28,7 @@ static int col_width(struct rp_result *res, int n)
 
 static void row_u64(FILE *f, const char *name, struct rp_result *res, int n, int w, size_t off)
 {
-	fprintf(f, "%-*s", BENCH_NAME_W + 4, name);
+	fprintf(f, "%-*s", RP_NAME_W, name);
 	for (int i = 0; i < n; i++)
 		fprintf(f, " %*" PRIu64, w, *(const uint64_t *)((const char *)&res[i] + off));
 	fputc('\n', f);
@@ -35,7 +38,7 @@ static void row_u64(FILE *f, const char *name, struct rp_result *res, int n, int
 
 static void row_kib(FILE *f, const char *name, struct rp_result *res, int n, int w, size_t off)
 {
-	fprintf(f, "%-*s", BENCH_NAME_W + 4, name);
+	fprintf(f, "%-*s", RP_NAME_W, name);
 	for (int i = 0; i < n; i++)
 		fprintf(f, " %*" PRIu64, w, KIB(*(const uint64_t *)((const char *)&res[i] + off)));
 	fputc('\n', f);
@@ -68,9 +71,9 @@ static void reason_rows(FILE *f, const char *title, struct rp_result *res, int n
 			if (!any)
 				fprintf(f, "%s\n", title);
 			any = true;
-			fprintf(f, "  %-*.*s", BENCH_NAME_W + 2, 70, tab[k].what);
-			if ((int)strlen(tab[k].what) > BENCH_NAME_W + 2)
-				fprintf(f, "\n  %-*s", BENCH_NAME_W + 2, "");
+			fprintf(f, "  %-*.*s", RP_NAME_W - 2, 70, tab[k].what);
+			if ((int)strlen(tab[k].what) > RP_NAME_W - 2)
+				fprintf(f, "\n  %-*s", RP_NAME_W - 2, "");
 			for (int j = 0; j < n; j++) {
 				struct rp_reason *t2 = notes ? res[j].notes : res[j].reasons;
 				int nr2 = notes ? res[j].nr_notes : res[j].nr_reasons;
@@ -90,7 +93,7 @@ void rp_print_table(FILE *f, const char *trace, struct rp_result *res, int n)
 {
 	int w = col_width(res, n);
 
-	fprintf(f, "== %s\n%-*s", trace, BENCH_NAME_W + 4, "");
+	fprintf(f, "== %s\n%-*s", trace, RP_NAME_W, "");
 	for (int i = 0; i < n; i++)
 		fprintf(f, " %*s", w, res[i].cfg->label);
 	fputc('\n', f);
@@ -113,13 +116,13 @@ void rp_print_table(FILE *f, const char *trace, struct rp_result *res, int n)
 	ROW_KIB("RSS at last call KiB", rss_end);
 	ROW_KIB("VmPTE peak KiB", pte_peak);
 	ROW_KIB("VmPTE at last call KiB", pte_end);
-	fprintf(f, "%-*s", BENCH_NAME_W + 4, "modeled us");
+	fprintf(f, "%-*s", RP_NAME_W, "modeled us");
 	for (int i = 0; i < n; i++)
 		fprintf(f, " %*.1f", w, res[i].modeled_ns / 1e3);
-	fprintf(f, "\n%-*s", BENCH_NAME_W + 4, "host ms");
+	fprintf(f, "\n%-*s", RP_NAME_W, "host ms");
 	for (int i = 0; i < n; i++)
 		fprintf(f, " %*.1f", w, res[i].host_s * 1e3);
-	fprintf(f, "\n%-*s", BENCH_NAME_W + 4, "verify");
+	fprintf(f, "\n%-*s", RP_NAME_W, "verify");
 	for (int i = 0; i < n; i++)
 		fprintf(f, " %*s", w, res[i].verify ? mmp_strerror(res[i].verify) : "ok");
 	fputc('\n', f);
@@ -130,7 +133,7 @@ void rp_print_table(FILE *f, const char *trace, struct rp_result *res, int n)
 			any |= res[i].counters.v[c] != 0;
 		if (!any)
 			continue;
-		fprintf(f, "%-*s", BENCH_NAME_W + 4, mmp_counter_name(c));
+		fprintf(f, "%-*s", RP_NAME_W, mmp_counter_name(c));
 		for (int i = 0; i < n; i++)
 			fprintf(f, " %*" PRIu64, w, res[i].counters.v[c]);
 		fputc('\n', f);
@@ -155,7 +158,7 @@ static void json_reasons(FILE *f, const struct rp_reason *tab, int nr)
 	for (int i = 0; i < nr; i++) {
 		if (i)
 			fputc(',', f);
-		bench_json_string(f, tab[i].what);
+		json_string(f, tab[i].what);
 		fprintf(f, ":%" PRIu64, tab[i].n);
 	}
 	fputc('}', f);
@@ -169,13 +172,13 @@ void rp_print_json(FILE *f, struct rp_result *res, int n, bool *first)
 		fputs(*first ? "[\n" : ",\n", f);
 		*first = false;
 		fputs("{\"trace\":", f);
-		bench_json_string(f, r->trace);
+		json_string(f, r->trace);
 		fputs(",\"arch\":", f);
-		bench_json_string(f, r->cfg->arch);
+		json_string(f, r->cfg->arch);
 		fputs(",\"config\":", f);
-		bench_json_string(f, r->cfg->label);
+		json_string(f, r->cfg->label);
 		fputs(",\"thp\":", f);
-		bench_json_string(f, r->cfg->thp < 0 ? "default" :
+		json_string(f, r->cfg->thp < 0 ? "default" :
 				  r->cfg->thp == MMP_THP_NEVER ? "never" :
 				  r->cfg->thp == MMP_THP_MADVISE ? "madvise" :
 				  r->cfg->thp_all_orders ? "always-mthp" : "always");
@@ -195,11 +198,11 @@ void rp_print_json(FILE *f, struct rp_result *res, int n, bool *first)
 			",\"rss_end\":%" PRIu64 ",\"vmpte_peak\":%" PRIu64 ",\"vmpte_end\":%" PRIu64,
 			r->vmas_peak, r->vmas_end, r->rss_peak, r->rss_end, r->pte_peak, r->pte_end);
 		fputs(",\"modeled_ns\":", f);
-		bench_json_number(f, r->modeled_ns);
+		json_number(f, r->modeled_ns);
 		fputs(",\"host_s\":", f);
-		bench_json_number(f, r->host_s);
+		json_number(f, r->host_s);
 		fputs(",\"verify\":", f);
-		bench_json_string(f, r->verify ? mmp_strerror(r->verify) : "ok");
+		json_string(f, r->verify ? mmp_strerror(r->verify) : "ok");
 		fputs(",\"skipped_by_reason\":", f);
 		json_reasons(f, r->reasons, r->nr_reasons);
 		fputs(",\"notes\":", f);
@@ -207,13 +210,13 @@ void rp_print_json(FILE *f, struct rp_result *res, int n, bool *first)
 		fputs(",\"mismatch_list\":[", f);
 		for (int k = 0; k < r->nr_shown; k++) {
 			fputs(k ? ",{\"where\":" : "{\"where\":", f);
-			bench_json_string(f, r->shown[k].where);
+			json_string(f, r->shown[k].where);
 			fputs(",\"what\":", f);
-			bench_json_string(f, r->shown[k].what);
+			json_string(f, r->shown[k].what);
 			fputc('}', f);
 		}
 		fputs("],\"counters\":", f);
-		bench_json_counters(f, &r->counters);
+		json_counters(f, &r->counters);
 		fputc('}', f);
 	}
 }

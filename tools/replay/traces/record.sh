@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Re-record the traces of this folder on this machine: bash tests/traces/record.sh [NAME...]
+# Re-record the traces of this folder on this machine: bash tools/replay/traces/record.sh [NAME...]
 # Each trace is `strace -f -ttt -T -e trace=memory,process -o NAME.trace CMD`, CMD as below;
 # reexec-noprocess leaves %process out on purpose (mmprim-replay infers the exec).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
+repo=$(cd "$here/../../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
