@@ -713,10 +713,28 @@ static void do_exit(struct run *r, int p)
 	r->live[p] = false;
 }
 
+/*
+ * Would a pin of @npages from @addr reach a hole just below a stack? The host
+ * stands in for a pin by touching the pages, and a touch there grows the
+ * stack, which GUP never does (since 6.5): no like-for-like comparison.
+ */
+static bool pin_meets_stack_gap(struct mmp_space *s, uint64_t addr, uint64_t npages)
+{
+	for (uint64_t i = 0; i < npages; i++) {
+		struct mmp_vma *next = vma_find_next(s, addr + i * KD_PAGE);
+
+		if (next && next->start > addr + i * KD_PAGE && (next->flags & VM_GROWSDOWN))
+			return true;
+	}
+	return false;
+}
+
 static void do_pin(struct run *r, const struct kd_op *op)
 {
 	int p = op->proc, ref = 0;
 
+	if (r->opt->host && pin_meets_stack_gap(r->v[0].sp[p], op->addr, op->len))
+		return;
 	if (r->opt->host)
 		ref = kd_host_touch(r->h, p, op->addr, op->len, op->flags);
 
