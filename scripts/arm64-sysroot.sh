@@ -30,7 +30,7 @@ cross_file=$dir/aarch64-linux-gnu.ini
 stamp=$sysroot/.mmprim-sysroot
 
 # Debian's toolchain for aarch64: C for the library, C++ because the project
-# declares it (bench/shim.cc), the arm64 glibc, and qemu-aarch64 to run it.
+# declares it (bench/gbench/shim.cc), the arm64 glibc, and qemu-aarch64 to run it.
 tool_packages=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 tool_commands=(aarch64-linux-gnu-gcc aarch64-linux-gnu-g++ qemu-aarch64)
 

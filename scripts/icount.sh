@@ -6,7 +6,7 @@
 #
 #   scripts/icount.sh [--build DIR] [--check FILE] [--write FILE] [ARCH...]
 #
-# Runs build/bench/mmprim-icount under valgrind --tool=callgrind. The page
+# Runs build/bench/icount/mmprim-icount under valgrind --tool=callgrind. The page
 # clear is not counted (the inclusive cost of the copy variant's clear is
 # taken off each phase), so a fault's figure is the simulator's own work. Prints one
 # row per back end, phase and folio size, then the budgets of issue 11 on
@@ -80,7 +80,7 @@ if [ -n "$figures" ]; then
 	grep -v '^#' "$figures" >"$out/figures"
 else
 	command -v valgrind >/dev/null || { echo "icount.sh: valgrind is not installed" >&2; exit 2; }
-	exe=$build/bench/mmprim-icount
+	exe=$build/bench/icount/mmprim-icount
 	[ -x "$exe" ] || { echo "icount.sh: $exe not built" >&2; exit 2; }
 	measure
 fi

@@ -17,7 +17,7 @@ if [[ ! -f build/build.ninja ]]; then
 fi
 ninja -C build
 
-seeds=build/bench/mmprim-seeds
+seeds=build/bench/seeds/mmprim-seeds
 if [[ ! -x $seeds ]]; then
 	# build/ was configured with -Dbenches=false: turn the benches back on.
 	meson configure build -Dbenches=true

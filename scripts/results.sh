@@ -3,7 +3,7 @@
 #
 # Regenerate README.md's "## Results" section from a full run of the seeds:
 #
-#   build/bench/mmprim-seeds all --json > results.json     # a quiet machine, a few minutes
+#   build/bench/seeds/mmprim-seeds all --json > results.json     # a quiet machine, a few minutes
 #   bash scripts/results.sh results.json [README.md [FIGDIR]]
 #
 # The section is headed by the machine it ran on (CPU model from lscpu; cores,

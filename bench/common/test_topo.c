@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * bench/topo.c on synthetic topologies (HWLOC_SYNTHETIC): cache sizes of the
+ * topo.c on synthetic topologies (HWLOC_SYNTHETIC): cache sizes of the
  * measuring PU, the LLC-sharing PU on another core, one PU per core.
  */
 #include <stdlib.h>
 
-#include "../tests/tap.h"
+#include "../../tests/tap.h"
 #include "topo.h"
 
 #define KiB	1024UL

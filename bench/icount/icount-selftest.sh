@@ -5,7 +5,7 @@
 # figure it did not measure, and pass within 5%: checked on made-up figures
 # (--figures), so without valgrind. TAP.
 set -u
-icount=$(dirname "$0")/../scripts/icount.sh
+icount=$(dirname "$0")/../../scripts/icount.sh
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 n=0

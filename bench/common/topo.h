@@ -3,7 +3,7 @@
  * The host topology for cache-footprint benches, from hwloc: the caches of the
  * PU that measures, a PU on another core that shares its last-level cache (for
  * a cache-pressure thread), one PU per core to spread workers, and pinning.
- * Test with HWLOC_SYNTHETIC (bench/test_topo.c); on a synthetic topology
+ * Test with HWLOC_SYNTHETIC (test_topo.c); on a synthetic topology
  * binding succeeds but binds nothing.
  */
 #ifndef MMP_BENCH_TOPO_H

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * bench/stats.c: the intervals and verdicts the seeds decide with. Intervals
+ * stats.c: the intervals and verdicts the seeds decide with. Intervals
  * must contain their point estimate, repeat for the same samples, narrow with
  * more samples; verdicts must never decide from fewer than 10 samples a side.
- * And bench/calib.c's cache classes: strictly increasing, merged when the
+ * And calib.c's cache classes: strictly increasing, merged when the
  * noise cannot tell two levels apart.
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../tests/tap.h"
+#include "../../tests/tap.h"
 #include "cache.h"
 #include "stats.h"
 

@@ -392,7 +392,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: mmprim-probes [host-fault|zap-rmw|pcp-drain|exit|all] [--rounds N]\n"
 		   "What the host charges for the work behind the time budgets, beside the\n"
-		   "simulator's own: medians with 95%% intervals (see bench/probes.c).\n");
+		   "simulator's own: medians with 95%% intervals (see bench/probes/probes.c).\n");
 }
 
 int main(int argc, char **argv)
