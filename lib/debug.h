@@ -6,6 +6,8 @@
 #ifndef MMP_DEBUG_H
 #define MMP_DEBUG_H
 
+#include <stdint.h>
+
 struct mmp_space;
 
 enum mmp_debug_opt {
@@ -22,5 +24,18 @@ enum mmp_debug_opt {
 int mmp_debug_set(struct mmp_space *space, enum mmp_debug_opt opt, long value);
 /* Read it back; -EINVAL for an unknown @opt. */
 int mmp_debug_get(struct mmp_space *space, enum mmp_debug_opt opt, long *value);
+
+/*
+ * The PTE that maps @addr in @space, raw, in the back end's own format: 0, or
+ * -EINVAL for a bad argument, -ENOENT when no PTE table covers @addr (a huge
+ * PMD maps it, or nothing does).
+ */
+int mmp_debug_get_pte(struct mmp_space *space, uint64_t addr, uint64_t *raw);
+/*
+ * Overwrite that PTE with @raw, as a bug would: no fold or unfold of a
+ * contiguous block, no TLB flush, no counter, no folio accounting. For tests
+ * that corrupt a table on purpose and put it back. Same errors as above.
+ */
+int mmp_debug_set_pte(struct mmp_space *space, uint64_t addr, uint64_t raw);
 
 #endif /* MMP_DEBUG_H */

@@ -79,6 +79,18 @@ static __always_inline unsigned int pte_batch_hint(struct mmp_space *s, mmp_pte_
 #undef MMP_FORMAT
 }
 
+/*
+ * The contiguous block at @first read entry by entry into @out, and whether
+ * ptep_get_lockless would take it; if not, what breaks it (mmp_space_verify).
+ */
+static inline bool cont_block_read(struct mmp_space *s, mmp_pte_t *first, mmp_pte_t *out,
+				   struct cont_block_fault *fault)
+{
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_cont_block_read(s, first, out, fault);
+	MMP_DISPATCH(s)
+#undef MMP_FORMAT
+}
+
 /* folio_pte_batch's loop, per folder (arch/generic/entry_ops.h). */
 static __always_inline unsigned int folio_pte_scan(struct mmp_space *s, mmp_pte_t *ptep,
 						   mmp_pte_t expected, unsigned int ignore,

@@ -189,6 +189,11 @@ static void check_cont_block(struct verify *v, uint64_t va, uint64_t pfn)
  * finds the whole block stable and alike (it gathers A/D from all of it), so
  * the block's other entries map the pages after, with the same attributes.
  * Reading each of them would read the block again, 16 times over.
+ *
+ * The block is read raw first: the lockless read retries until the block is
+ * alike, so on a block broken for good it would never return. Under verify's
+ * locks only the hardware walker writes, and only A/D, so a block the raw
+ * read finds broken stays broken: it is reported and decoded entry by entry.
  */
 struct pte_reader {
 	struct mmp_space *s;
@@ -199,6 +204,9 @@ struct pte_reader {
 	unsigned int blk_rf;		/* its raw entry's flags */
 	uint64_t blk_raw_pfn;		/* the pfn field of the raw entry read first in it */
 	uint64_t blk_pfn;
+	bool blk_broken;		/* it is not alike: @blk_ents and @fault hold */
+	struct cont_block_fault fault;	/* what breaks it */
+	mmp_pte_t blk_ents[MMP_CONT_PTES_MAX];	/* its entries, each as the walker uses it */
 };
 
 /* Flags every entry of a contiguous block shares: all but those hardware sets per entry. */
@@ -208,26 +216,46 @@ static void pte_reader_init(struct pte_reader *r, struct mmp_space *s, mmp_pte_t
 {
 	r->s = s;
 	r->table = table;
-	r->n = cont_pages(s);
+	r->n = MIN(cont_pages(s), MMP_CONT_PTES_MAX);
 	r->blk = UINT_MAX;
+	r->blk_broken = false;
+}
+
+/* Slot @i of a broken block: its entry as the walker uses it alone, kept cold. */
+static __attribute__((noinline, cold)) mmp_pte_t pte_read_broken(struct pte_reader *r,
+								 unsigned int i, unsigned int *f,
+								 uint64_t *pfn)
+{
+	mmp_pte_t e = r->blk_ents[i - r->blk];
+
+	*f = entry_flags(r->s, e, MMP_PTE);
+	*pfn = e ? entry_pfn(r->s, e, MMP_PTE) : 0;
+	return e;
 }
 
 /*
  * Slot @i: 0 when none, else the entry as read (raw inside a block), its flags
- * and pfn. @mixed: a block entry whose attributes differ from its block's.
+ * and pfn. @block_start: the first entry read of a block (r->blk_broken says
+ * whether it is whole). @mixed: a block entry whose attributes differ from its
+ * block's.
  */
 static mmp_pte_t pte_read(struct pte_reader *r, unsigned int i, unsigned int *f, uint64_t *pfn,
 			  bool *block_start, bool *mixed)
 {
 	struct mmp_space *s = r->s;
-	mmp_pte_t raw = READ_ONCE(r->table[i]), e;
-	unsigned int rf = entry_flags(s, raw, MMP_PTE);
+	mmp_pte_t raw, e;
+	unsigned int rf;
 
 	*block_start = false;
 	*mixed = false;
+	raw = READ_ONCE(r->table[i]);
 	if (!raw)
 		return 0;
+	rf = entry_flags(s, raw, MMP_PTE);
+	/* A broken block is read entry by entry: here those with the bit, below the others. */
 	if ((rf & MMP_E_CONT) && (i & ~(r->n - 1)) == r->blk) {
+		if (unlikely(r->blk_broken))
+			return pte_read_broken(r, i, f, pfn);
 		*f = r->blk_f;
 		*pfn = r->blk_pfn + (i - r->blk);
 		/*
@@ -240,18 +268,51 @@ static mmp_pte_t pte_read(struct pte_reader *r, unsigned int i, unsigned int *f,
 			  entry_pfn(s, raw, MMP_PTE) != r->blk_raw_pfn);
 		return raw;
 	}
+	if (rf & MMP_E_CONT) {
+		r->blk = i & ~(r->n - 1);
+		*block_start = true;
+		r->blk_broken = !cont_block_read(s, &r->table[r->blk], r->blk_ents, &r->fault);
+		if (unlikely(r->blk_broken))
+			return pte_read_broken(r, i, f, pfn);
+	}
 	e = ptep_get_lockless(s, &r->table[i]);
 	*f = e == raw ? rf : entry_flags(s, e, MMP_PTE);
 	*pfn = e ? entry_pfn(s, e, MMP_PTE) : 0;
 	if (rf & MMP_E_CONT) {
-		r->blk = i & ~(r->n - 1);
 		r->blk_f = *f;
 		r->blk_rf = rf;
 		r->blk_raw_pfn = entry_pfn(s, raw, MMP_PTE);
 		r->blk_pfn = *pfn - (i - r->blk);
-		*block_start = true;
 	}
 	return e;
+}
+
+/* What breaks the block at @va, named with the entry the rest of it agrees with. */
+static void report_block(struct verify *v, const struct cont_block_fault *bf, uint64_t va)
+{
+	unsigned long long id = v->s->id, addr = va;
+	char more[48] = "";
+
+	if (bf->nr_bad > 1)
+		snprintf(more, sizeof(more), "; %u entries differ from entry %u", bf->nr_bad,
+			 bf->ref);
+	switch (bf->kind) {
+	case CONT_FAULT_PFN:
+		report(v, "space %llu: %s at %#llx: entry %u maps pfn %llu, expected %llu%s", id,
+		       bf->name, addr, bf->entry, (unsigned long long)bf->pfn,
+		       (unsigned long long)bf->expected_pfn, more);
+		break;
+	case CONT_FAULT_ATTRS:
+		report(v, "space %llu: %s at %#llx: mixed attributes: entry %u is %#llx, entry %u "
+		       "%#llx (bits %#llx differ)%s", id, bf->name, addr, bf->entry,
+		       (unsigned long long)bf->raw, bf->ref, (unsigned long long)bf->ref_raw,
+		       (unsigned long long)bf->attrs, more);
+		break;
+	default:
+		report(v, "space %llu: %s at %#llx: entry %u is %#llx, not a contiguous entry%s",
+		       id, bf->name, addr, bf->entry, (unsigned long long)bf->raw, more);
+		break;
+	}
 }
 
 static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level, uint64_t base)
@@ -271,6 +332,8 @@ static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level,
 
 		if (level == MMP_PTE) {
 			e = pte_read(&r, i, &f, &pfn, &block_start, &mixed);
+			if (block_start && r.blk_broken)
+				report_block(v, &r.fault, va & ~(r.n * PAGE_SIZE - 1));
 			if (mixed)
 				report(v, "space %llu: entry at %#llx differs from the rest of its contiguous block",
 				       (unsigned long long)s->id, (unsigned long long)va);
@@ -311,7 +374,7 @@ static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level,
 		check_folio_page(v, pfn, va, level == MMP_PMD ? HPAGE_PMD_ORDER : 0);
 		if (phys_pfn_valid(v->phys, pfn) && !frame_free(v, pfn)) {
 			check_rmap(v, vma, va, pfn);
-			if (block_start)
+			if (block_start && !r.blk_broken)
 				check_cont_block(v, va, pfn);
 		}
 		v->rss += level == MMP_PMD ? HPAGE_PMD_NR : 1;

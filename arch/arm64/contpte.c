@@ -110,9 +110,19 @@ mmp_pte_t contpte_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
 }
 
 /*
+ * Is @e a valid contpte entry mapping @pfn with @prot (arm64_pte_prot_noad)?
+ * What the lockless read waits for of every entry, and verify checks.
+ */
+static __always_inline bool contpte_entry_fits(mmp_pte_t e, uint64_t pfn, mmp_pte_t prot)
+{
+	return pte_valid_cont(e) && arm64_pte_pfn(e) == pfn && arm64_pte_prot_noad(e) == prot;
+}
+
+/*
  * Without the PTL (GUP-fast): the block may be folded or unfolded under us.
  * Re-read it and retry unless all 16 entries are valid contpte entries of the
- * same run with the same attributes.
+ * same run with the same attributes. A block that never gets there is a bug
+ * this would spin on: contpte_block_read() is how verify names it.
  */
 mmp_pte_t contpte_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
 {
@@ -128,8 +138,7 @@ mmp_pte_t contpte_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
 		for (int i = 0; i < CONT_PTES && stable; i++) {
 			mmp_pte_t e = __atomic_load_n(first + i, __ATOMIC_ACQUIRE);
 
-			stable = pte_valid_cont(e) && arm64_pte_pfn(e) == base + i &&
-				 arm64_pte_prot_noad(e) == arm64_pte_prot_noad(orig);
+			stable = contpte_entry_fits(e, base + i, arm64_pte_prot_noad(orig));
 			if (e & PTE_AF)
 				pte |= PTE_AF;
 			if (arm64_pte_dirty(e))
@@ -139,6 +148,84 @@ mmp_pte_t contpte_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
 			return pte;
 		cpu_relax();
 	}
+}
+
+_Static_assert(CONT_PTES <= MMP_CONT_PTES_MAX, "verify reads a block into MMP_CONT_PTES_MAX");
+
+/* Does entry @i fit in the block entry @ref of @ents belongs to? */
+static inline bool contpte_same_block(const mmp_pte_t *ents, unsigned int ref, unsigned int i)
+{
+	return contpte_entry_fits(ents[i], arm64_pte_pfn(ents[ref]) - ref + i,
+				  arm64_pte_prot_noad(ents[ref]));
+}
+
+/*
+ * Is the block @ents whole after all? If not, name the first entry that does
+ * not fit in @fault, held against the entry most of the block agrees with, so
+ * that a broken first entry is the one named. With no valid contpte entry at
+ * all (PROT_NONE), the lockless read takes each entry as it is: whole.
+ */
+static __attribute__((cold)) bool contpte_block_fault(const mmp_pte_t *ents,
+						      struct cont_block_fault *fault)
+{
+	unsigned int ref = 0, votes = 0, nr_bad = 0;
+
+	/* Boyer-Moore majority vote among the valid contpte entries. */
+	for (unsigned int i = 0; i < CONT_PTES; i++) {
+		if (!pte_valid_cont(ents[i]))
+			continue;
+		if (!votes) {
+			ref = i;
+			votes = 1;
+		} else if (contpte_same_block(ents, ref, i)) {
+			votes++;
+		} else {
+			votes--;
+		}
+	}
+	if (!pte_valid_cont(ents[ref]))
+		return true;
+	for (unsigned int i = 0; i < CONT_PTES; i++) {
+		uint64_t want = arm64_pte_pfn(ents[ref]) - ref + i;
+
+		if (contpte_same_block(ents, ref, i) || nr_bad++)
+			continue;
+		/* The first entry that does not fit. */
+		*fault = (struct cont_block_fault){
+			.name = "contpte block",
+			.kind = !pte_valid_cont(ents[i]) ? CONT_FAULT_NOT_CONT :
+				arm64_pte_pfn(ents[i]) != want ? CONT_FAULT_PFN : CONT_FAULT_ATTRS,
+			.entry = i,
+			.ref = ref,
+			.raw = ents[i],
+			.ref_raw = ents[ref],
+			.attrs = arm64_pte_prot_noad(ents[i]) ^ arm64_pte_prot_noad(ents[ref]),
+			.pfn = arm64_pte_pfn(ents[i]),
+			.expected_pfn = want,
+		};
+	}
+	fault->nr_bad = nr_bad;
+	return !nr_bad;
+}
+
+/*
+ * For mmp_space_verify(), whose locks leave the hardware walker alone free to
+ * change the block, and only its A/D: the 16 raw entries of the block at
+ * @first into @out, and whether contpte_ptep_get_lockless() would take them.
+ * If not, it would retry forever: what breaks the block goes in @fault
+ * instead. Counts nothing, as the lockless read does not.
+ */
+bool contpte_block_read(struct mmp_space *s, mmp_pte_t *first, mmp_pte_t *out,
+			struct cont_block_fault *fault)
+{
+	mmp_pte_t e0 = __atomic_load_n(first, __ATOMIC_ACQUIRE), prot = arm64_pte_prot_noad(e0);
+	bool whole = true;
+
+	for (unsigned int i = 0; i < CONT_PTES; i++) {
+		out[i] = i ? __atomic_load_n(first + i, __ATOMIC_ACQUIRE) : e0;
+		whole &= contpte_entry_fits(out[i], arm64_pte_pfn(e0) + i, prot);
+	}
+	return whole || contpte_block_fault(out, fault);
 }
 
 /* ---- setting ------------------------------------------------------------------------- */

@@ -31,6 +31,10 @@ static __always_inline mmp_pte_t arm64_ptep_get_lockless(struct mmp_space *s, mm
 	return unlikely(pte_valid_cont(pte)) ? contpte_ptep_get_lockless(s, ptep) : pte;
 }
 
+/* Verify's raw read of a block, before any lockless gather (contpte.c). */
+#define __HAVE_ARCH_CONT_BLOCK_READ
+#define arm64_cont_block_read	contpte_block_read
+
 #define __HAVE_ARCH_PTE_BATCH_HINT
 static __always_inline unsigned int arm64_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte)
 {

@@ -25,6 +25,8 @@ static __always_inline mmp_pte_t arm64_pte_prot_noad(mmp_pte_t pte)
 /* contpte.c: the hooks arm64 overrides for its contiguous-PTE policy. */
 mmp_pte_t contpte_ptep_get(struct mmp_space *s, mmp_pte_t *ptep);
 mmp_pte_t contpte_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep);
+bool contpte_block_read(struct mmp_space *s, mmp_pte_t *first, mmp_pte_t *out,
+			struct cont_block_fault *fault);
 void contpte_set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte,
 		      unsigned int nr);
 mmp_pte_t contpte_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep);

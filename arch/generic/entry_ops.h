@@ -132,6 +132,21 @@ static __always_inline int MMP_OP(ptep_set_access_flags)(struct mmp_space *s, ui
 }
 #endif
 
+/*
+ * mmp_space_verify() reads a contiguous block raw before ptep_get_lockless
+ * gathers it, since a broken block would make that read retry forever; fill
+ * @out with the entries at @first, each as the walker uses it alone, and say
+ * whether the block is whole, or what breaks it in @fault. A format without
+ * blocks has a lockless read that never retries: nothing to check.
+ */
+#ifndef __HAVE_ARCH_CONT_BLOCK_READ
+static __always_inline bool MMP_OP(cont_block_read)(struct mmp_space *s, mmp_pte_t *first,
+						    mmp_pte_t *out, struct cont_block_fault *fault)
+{
+	return true;
+}
+#endif
+
 #ifndef __HAVE_ARCH_PTE_BATCH_HINT
 static __always_inline unsigned int MMP_OP(pte_batch_hint)(mmp_pte_t *ptep, mmp_pte_t pte)
 {
@@ -267,6 +282,7 @@ static __always_inline unsigned int MMP_OP(folio_pte_scan)(struct mmp_space *s, 
 #undef __HAVE_ARCH_CLEAR_YOUNG_DIRTY_PTES
 #undef __HAVE_ARCH_PTEP_SET_ACCESS_FLAGS
 #undef __HAVE_ARCH_PTE_BATCH_HINT
+#undef __HAVE_ARCH_CONT_BLOCK_READ
 #undef __HAVE_ARCH_HW_UPDATE_LEAF
 #undef __HAVE_ARCH_TABLE_PFN
 #undef __HAVE_ARCH_PTE_SET_FLAGS

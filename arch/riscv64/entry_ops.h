@@ -29,6 +29,10 @@ static __always_inline mmp_pte_t riscv64_ptep_get_lockless(struct mmp_space *s, 
 	return unlikely(pte_napot(raw)) ? napot_ptep_get_lockless(s, ptep) : raw;
 }
 
+/* Verify's raw read of a run, before any lockless gather (napot.c). */
+#define __HAVE_ARCH_CONT_BLOCK_READ
+#define riscv64_cont_block_read	napot_block_read
+
 /* Core's entries are normalized: whether a run starts here is in the table itself. */
 #define __HAVE_ARCH_PTE_BATCH_HINT
 static __always_inline unsigned int riscv64_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte)

@@ -90,7 +90,20 @@ mmp_pte_t napot_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
 	return napot_normalize(raw, ptep);
 }
 
-/* No PTL: retry until all 16 hold the same value but for A/D. */
+/*
+ * Does @e hold the value of NAPOT entry @ref but for A/D? What the lockless
+ * read waits for of every entry of a run, and verify checks.
+ */
+static __always_inline bool napot_entry_fits(mmp_pte_t e, mmp_pte_t ref)
+{
+	return (e & ~(_PAGE_A | _PAGE_D)) == (ref & ~(_PAGE_A | _PAGE_D));
+}
+
+/*
+ * No PTL: retry until all 16 hold the same value but for A/D. A run that
+ * never gets there is a bug this would spin on: napot_block_read() is how
+ * verify names it.
+ */
 mmp_pte_t napot_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
 {
 	for (;;) {
@@ -103,13 +116,89 @@ mmp_pte_t napot_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
 		for (unsigned int i = 0; i < NAPOT_PTES && stable; i++) {
 			mmp_pte_t e = __atomic_load_n(first + i, __ATOMIC_ACQUIRE);
 
-			stable = (e & ~(_PAGE_A | _PAGE_D)) == (raw & ~(_PAGE_A | _PAGE_D));
+			stable = napot_entry_fits(e, raw);
 			raw |= e & (_PAGE_A | _PAGE_D);
 		}
 		if (stable)
 			return napot_normalize(raw, ptep);
 		cpu_relax();
 	}
+}
+
+_Static_assert(NAPOT_PTES <= MMP_CONT_PTES_MAX, "verify reads a run into MMP_CONT_PTES_MAX");
+
+/*
+ * Is the run @raw whole after all? If not, name the first entry that does not
+ * fit in @fault, held against the value most of the run holds, so that a
+ * broken first entry is the one named. With no valid NAPOT entry at all
+ * (PROT_NONE), the lockless read takes each entry as it is: whole.
+ */
+static __attribute__((cold)) bool napot_block_fault(const mmp_pte_t *raw,
+						    struct cont_block_fault *fault)
+{
+	unsigned int ref = 0, votes = 0, nr_bad = 0;
+
+	/* Boyer-Moore majority vote among the NAPOT entries. */
+	for (unsigned int i = 0; i < NAPOT_PTES; i++) {
+		if (!pte_napot(raw[i]))
+			continue;
+		if (!votes) {
+			ref = i;
+			votes = 1;
+		} else if (napot_entry_fits(raw[i], raw[ref])) {
+			votes++;
+		} else {
+			votes--;
+		}
+	}
+	if (!pte_napot(raw[ref]))
+		return true;
+	for (unsigned int i = 0; i < NAPOT_PTES; i++) {
+		uint64_t pfn = napot_base_pfn(raw[i]) + i, want = napot_base_pfn(raw[ref]) + i;
+
+		if (napot_entry_fits(raw[i], raw[ref]) || nr_bad++)
+			continue;
+		/* The first entry that does not fit. */
+		*fault = (struct cont_block_fault){
+			.name = "Svnapot run",
+			.kind = !pte_napot(raw[i]) ? CONT_FAULT_NOT_CONT :
+				pfn != want ? CONT_FAULT_PFN : CONT_FAULT_ATTRS,
+			.entry = i,
+			.ref = ref,
+			.raw = raw[i],
+			.ref_raw = raw[ref],
+			.attrs = (raw[i] ^ raw[ref]) & ~(_PAGE_A | _PAGE_D),
+			.pfn = pfn,
+			.expected_pfn = want,
+		};
+	}
+	fault->nr_bad = nr_bad;
+	return !nr_bad;
+}
+
+/*
+ * For mmp_space_verify(), whose locks leave the hardware walker alone free to
+ * change the run, and only its A/D: the 16 entries of the run at @first into
+ * @out, each as the walker uses it alone (this page's plain entry), and
+ * whether napot_ptep_get_lockless() would take them. If not, it would retry
+ * forever: what breaks the run goes in @fault instead. Counts nothing, as the
+ * lockless read does not.
+ */
+bool napot_block_read(struct mmp_space *s, mmp_pte_t *first, mmp_pte_t *out,
+		      struct cont_block_fault *fault)
+{
+	mmp_pte_t e0 = __atomic_load_n(first, __ATOMIC_ACQUIRE);
+	bool whole = pte_napot(e0);
+
+	for (unsigned int i = 0; i < NAPOT_PTES; i++) {
+		out[i] = i ? __atomic_load_n(first + i, __ATOMIC_ACQUIRE) : e0;
+		whole &= napot_entry_fits(out[i], e0);
+	}
+	if (whole || napot_block_fault(out, fault))
+		return true;
+	for (unsigned int i = 0; i < NAPOT_PTES; i++)
+		out[i] = pte_for_core(out[i], first + i);
+	return false;
 }
 
 /* One entry unfolds its run and may fold one; a range writes whole aligned runs as NAPOT. */

@@ -28,6 +28,8 @@ static __always_inline mmp_pte_t rv_prot_noad(mmp_pte_t pte)
 
 mmp_pte_t napot_ptep_get(struct mmp_space *s, mmp_pte_t *ptep);
 mmp_pte_t napot_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep);
+bool napot_block_read(struct mmp_space *s, mmp_pte_t *first, mmp_pte_t *out,
+		      struct cont_block_fault *fault);
 void napot_set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte,
 		    unsigned int nr);
 mmp_pte_t napot_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep);
