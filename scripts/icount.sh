@@ -9,8 +9,8 @@
 # Runs build/bench/icount/mmprim-icount under valgrind --tool=callgrind. The page
 # clear is not counted (the inclusive cost of the copy variant's clear is
 # taken off each phase), so a fault's figure is the simulator's own work. Prints one
-# row per back end, phase and folio size, then the budgets of issue 11 on
-# x86_64 and arm64.
+# row per back end, phase and folio size, then the instruction budgets on
+# x86_64 and arm64 (docs/benchmarks.md, "The budgets: what is judged").
 #   --check FILE  fail (exit 1) when any figure is more than 5% above FILE's
 #   --write FILE  write the figures as a new baseline (a deliberate commit)
 #   --figures FILE  take the figures from FILE (baseline format) instead of
@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
 	--check) check=$2; shift 2 ;;
 	--write) write=$2; shift 2 ;;
 	--figures) figures=$2; shift 2 ;;
-	-h|--help) sed -n '4,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '4,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "icount.sh: unknown option $1" >&2; exit 2 ;;
 	*) archs+=("$1"); shift ;;
 	esac
@@ -88,7 +88,7 @@ fi
 printf '%-14s %-16s %12s\n' 'back end' 'phase' 'instructions'
 awk '{ printf "%-14s %-16s %12.1f  per %s\n", $1, $2, $3, $4 }' "$out/figures"
 
-# Issue 11's budgets, instructions per unit, on the back ends they name.
+# The instruction budgets, per unit, on the back ends they name.
 echo
 echo "budgets (instructions; the clear excluded):"
 awk 'BEGIN { b["fault-4k"] = 1000; b["munmap-4k"] = 150; b["munmap-64k"] = 60 }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The arm64 host build: cross-build the library, its tests and the benches for
-# aarch64 in build-arm64/ (Debian's cross toolchain, liburcu and hwloc from the
-# private sysroot of scripts/arm64-sysroot.sh) and run meson test, each test
-# under qemu-aarch64 (the cross file's exe_wrapper). On aarch64 the host copy
+# The arm64 host build: cross-build the library, its tests, the tools and the
+# benches for aarch64 in build-arm64/ (Debian's cross toolchain, liburcu and
+# hwloc from the private sysroot of scripts/arm64-sysroot.sh) and run meson
+# test, each test under qemu-aarch64 (the cross file's exe_wrapper). On aarch64 the host copy
 # and clear variants are arch/arm64/copy.c's (ldp/stp, NEON, DC ZVA, stnp).
 # Arguments go to meson test, e.g. bash scripts/test-arm64.sh --suite bench -v
 #

@@ -7,10 +7,13 @@
  * also uses) the very frames the faults got, in the order they got them
  * (time: the floor; the per-CPU lists hand frames out last-freed first, and
  * a clear's speed depends on that order; with 64 KiB folios the fault clears
- * each folio's sub-pages target-last, the floor in address order). 128 MiB of other host memory is
- * written, untimed, before each timed part, so each starts cold. Reported as
+ * each folio's sub-pages target-last, the floor in address order). 128 MiB
+ * of other host memory is written, untimed, before each timed part, so each
+ * starts cold. Reported as
  * medians with 95% intervals: the fault time above the floor, and munmap per
- * page, each against its budget (issue 11), met, not met or inconclusive.
+ * page, each against its time budget (FB_FAULT_NS, munmap_budget()), met,
+ * not met or inconclusive: readings beside the host's own costs (mmprim-probes);
+ * the criterion is the instruction budgets, counted by scripts/icount.sh.
  */
 #include <errno.h>
 #include <stdio.h>

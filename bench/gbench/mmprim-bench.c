@@ -13,7 +13,7 @@
  *   zap/<arch>/<folio KiB>/<batch>  munmap of 16 MiB populated, batching off or on
  *   huge_copy/<order>/<variant>/<n>/<pressure>
  *                                   COW of a cold 2 MiB THP at sub-page n (bench_huge_copy.c)
- *   fault_budget/<arch>/<folio KiB>  fault and munmap per page against issue 11's
+ *   fault_budget/<arch>/<folio KiB>  fault and munmap per page against the time
  *                                   budgets: the fault above a memset floor, with intervals
  *                                   (bench_fault_budget.c)
  *   vma_scale/..., page_fault_threads/...
@@ -67,7 +67,7 @@ static const char usage_text[] =
 	"  fault_budget/ARCH/KIB       x86_64 and arm64: a 4 KiB fault's time above the floor of\n"
 	"                              clearing as many cold frames (memset; the space clears\n"
 	"                              with the same), and munmap per page, as medians with 95%\n"
-	"                              intervals against issue 11's budgets (150 ns above the\n"
+	"                              intervals against the time budgets (150 ns above the\n"
 	"                              floor; munmap 30 ns with 4 KiB folios, 15 ns with 64 KiB)\n"
 	"  vma_scale/...               map, protect-split, unmap and lookup at 1k-65k VMAs\n"
 	"  page_fault_threads/...      faults from 1 and 2 CPUs on disjoint halves of one space\n"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Seed reproductions: each seed (shared/seeds/) reruns the measurement of the
+ * Seed reproductions: each seed (seed_<id>.c) reruns the measurement of the
  * kernel patch it comes from, baseline and optimized in one process, and prints
  * the seed's kind of output beside a side-by-side table.
  *

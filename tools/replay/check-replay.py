@@ -8,7 +8,7 @@
                                                  -ff per-process files, replays the same
   check-replay.py REPLAY badinput                broken lines: file:line messages, exit 2,
                                                  the good lines still replay
-  check-replay.py REPLAY processes             fork, clone with and without CLONE_VM, vfork,
+  check-replay.py REPLAY processes               fork, clone with and without CLONE_VM, vfork,
                                                  execve, a child seen before its clone returned
   check-replay.py REPLAY synthetic GEN N         a generated trace of N calls replays exactly
   check-replay.py REPLAY reexec TRACE            a re-exec traced without %process: one exec
