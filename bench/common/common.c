@@ -68,6 +68,22 @@ int bench_phys_warm(struct mmp_phys *phys)
 	return 0;
 }
 
+int bench_phys_create_warm(size_t bytes, struct mmp_phys **phys)
+{
+	int err = mmp_phys_create(bytes, phys);
+
+	if (err) {
+		*phys = NULL;
+		return err;
+	}
+	err = bench_phys_warm(*phys);
+	if (err) {
+		mmp_phys_destroy(*phys);
+		*phys = NULL;
+	}
+	return err;
+}
+
 int bench_env_create(struct bench_env *env, struct mmp_phys *phys, size_t phys_bytes,
 		     const char *arch, unsigned int thp_always)
 {
@@ -77,14 +93,9 @@ int bench_env_create(struct bench_env *env, struct mmp_phys *phys, size_t phys_b
 
 	memset(env, 0, sizeof(*env));
 	if (!phys) {
-		err = mmp_phys_create(phys_bytes, &phys);
-		if (!err)
-			err = bench_phys_warm(phys);
-		if (err) {
-			if (phys)
-				mmp_phys_destroy(phys);
+		err = bench_phys_create_warm(phys_bytes, &phys);
+		if (err)
 			return err;
-		}
 		env->own_phys = true;
 	}
 	env->phys = phys;

@@ -41,6 +41,11 @@ uint64_t bench_now_ns(void);
  * kept, so that no timed sample pays a host page fault. 0 or a negative errno.
  */
 int bench_phys_warm(struct mmp_phys *phys);
+/*
+ * bench_phys_create_warm() - mmp_phys_create() of @bytes, then bench_phys_warm():
+ * the phys every runner measures on. 0 or a negative errno; on error *@phys is NULL.
+ */
+int bench_phys_create_warm(size_t bytes, struct mmp_phys **phys);
 
 /* A space with one CPU attached to the calling thread. */
 struct bench_env {

@@ -17,12 +17,10 @@ int hc_rig_create(struct hc_rig *r, const char *arch)
 
 	memset(r, 0, sizeof(*r));
 	/* The parent's THP, the child's copy, tables: 16 MiB is plenty. */
-	err = mmp_phys_create(16 * BENCH_MIB, &r->phys);
+	err = bench_phys_create_warm(16 * BENCH_MIB, &r->phys);
 	if (err)
 		return err;
-	err = bench_phys_warm(r->phys);
-	if (!err)
-		err = mmp_space_create(r->phys, &cfg, &r->parent);
+	err = mmp_space_create(r->phys, &cfg, &r->parent);
 	if (!err)
 		err = mmp_mmap(r->parent, 0, 2 * MMP_PMD_SIZE, RW, 0, &a);
 	if (!err) {

@@ -409,10 +409,8 @@ int main(int argc, char **argv)
 		}
 	}
 
-	err = mmp_phys_create(PHYS_BYTES, &phys);
 	/* No host page fault inside a timed iteration, the first page_fault1 included. */
-	if (!err)
-		err = bench_phys_warm(phys);
+	err = bench_phys_create_warm(PHYS_BYTES, &phys);
 	if (err) {
 		fprintf(stderr, "mmprim-bench: phys of %llu MiB: %s\n", PHYS_BYTES / BENCH_MIB,
 			mmp_strerror(err));

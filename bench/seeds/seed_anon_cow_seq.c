@@ -149,9 +149,7 @@ static int acs_processes(const struct mmp_seed_opts *opts, const char *arch,
 				 budget, o == MMP_HUGE_ORDER_TARGET_LAST ? ACS_SEED_RATIO : 0);
 	/* The parent's memory, each child's copy of its region, tables; in 4 MiB blocks. */
 	phys_bytes = (2 * region * n + 16 * BENCH_MIB + 4 * BENCH_MIB - 1) & ~(4 * BENCH_MIB - 1);
-	err = mmp_phys_create(phys_bytes, &phys);
-	if (!err)
-		err = bench_phys_warm(phys);
+	err = bench_phys_create_warm(phys_bytes, &phys);
 	if (!err)
 		err = mmp_space_create(phys, &cfg, &parent);
 	if (!err)
@@ -274,16 +272,10 @@ static int anon_cow_seq_arch(const struct mmp_seed_opts *opts, const char *arch)
 	return err;
 }
 
-static int anon_cow_seq_run(const struct mmp_seed_opts *opts)
-{
-	/* Data movement is host code: one back end shows it; --arch picks another. */
-	static const char *const defaults[] = { "x86_64", NULL };
-
-	return mmp_seed_for_each_arch(opts, defaults, anon_cow_seq_arch);
-}
-
 const struct mmp_seed mmp_seed_anon_cow_seq = {
 	.name = "anon-cow-seq",
 	.title = "vm-scalability anon-cow-seq: N forked children COW-write THP memory, per order",
-	.run = anon_cow_seq_run,
+	/* Data movement is host code: one back end shows it; --arch picks another. */
+	.archs = (const char *const[]){ "x86_64", NULL },
+	.run_arch = anon_cow_seq_arch,
 };

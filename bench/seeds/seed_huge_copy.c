@@ -673,17 +673,11 @@ out:
 	return err;
 }
 
-static int huge_copy_run(const struct mmp_seed_opts *opts)
-{
-	/* Data movement is host code: one back end shows it; --arch picks another. */
-	static const char *const defaults[] = { "x86_64", NULL };
-
-	return mmp_seed_for_each_arch(opts, defaults, huge_copy_arch);
-}
-
 const struct mmp_seed mmp_seed_huge_copy = {
 	.name = "huge-copy",
 	.takes = MMP_SEED_TAKES_CSV | MMP_SEED_TAKES_DETERMINISTIC,
 	.title = "COW of a 2 MiB THP: target-read latency and victim survival per order and variant",
-	.run = huge_copy_run,
+	/* Data movement is host code: one back end shows it; --arch picks another. */
+	.archs = (const char *const[]){ "x86_64", NULL },
+	.run_arch = huge_copy_arch,
 };

@@ -298,10 +298,8 @@ static int lazyfree_arch(const struct mmp_seed_opts *opts, const char *arch)
 	const uint64_t bytes = opts->quick ? LF_BYTES_QUICK : LF_BYTES;
 	struct mmp_phys *phys = NULL;
 	/* One mapping at a time, its tables, and room for a fallback to small pages. */
-	int err = mmp_phys_create(2 * bytes, &phys);
+	int err = bench_phys_create_warm(2 * bytes, &phys);
 
-	if (!err)
-		err = bench_phys_warm(phys);
 	for (size_t i = 0; !err && i < sizeof(lf_cases) / sizeof(lf_cases[0]); i++)
 		err = lf_case_run(opts, arch, phys, &lf_cases[i]);
 	if (phys)
@@ -309,15 +307,9 @@ static int lazyfree_arch(const struct mmp_seed_opts *opts, const char *arch)
 	return err;
 }
 
-static int lazyfree_run(const struct mmp_seed_opts *opts)
-{
-	static const char *const defaults[] = { "x86_64", "arm64", NULL };
-
-	return mmp_seed_for_each_arch(opts, defaults, lazyfree_arch);
-}
-
 const struct mmp_seed mmp_seed_lazyfree = {
 	.name = "lazyfree",
 	.title = "MADV_PAGEOUT of 128 MiB of redirtied lazyfree THPs, split PMD against no split",
-	.run = lazyfree_run,
+	.archs = (const char *const[]){ "x86_64", "arm64", NULL },
+	.run_arch = lazyfree_arch,
 };

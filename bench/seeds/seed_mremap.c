@@ -222,10 +222,8 @@ out:
 static int mremap_arch(const struct mmp_seed_opts *opts, const char *arch)
 {
 	struct mmp_phys *phys = NULL;
-	int err = mmp_phys_create(64 * BENCH_MIB, &phys);
+	int err = bench_phys_create_warm(64 * BENCH_MIB, &phys);
 
-	if (!err)
-		err = bench_phys_warm(phys);
 	for (size_t i = 0; !err && i < sizeof(mr_cases) / sizeof(mr_cases[0]); i++)
 		err = mr_case_run(opts, arch, phys, &mr_cases[i]);
 	if (phys)
@@ -233,15 +231,9 @@ static int mremap_arch(const struct mmp_seed_opts *opts, const char *arch)
 	return err;
 }
 
-static int mremap_run(const struct mmp_seed_opts *opts)
-{
-	static const char *const defaults[] = { "arm64", "x86_64", NULL };
-
-	return mmp_seed_for_each_arch(opts, defaults, mremap_arch);
-}
-
 const struct mmp_seed mmp_seed_mremap = {
 	.name = "mremap",
 	.title = "mremap of 1 MiB of 64K folios, batched move_ptes against one entry at a time",
-	.run = mremap_run,
+	.archs = (const char *const[]){ "arm64", "x86_64", NULL },
+	.run_arch = mremap_arch,
 };

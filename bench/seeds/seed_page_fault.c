@@ -66,12 +66,9 @@ static int page_fault_arch(const struct mmp_seed_opts *opts, const char *arch)
 	bench_pairs_init(&pairs, PF_MIN_RUNS, PF_MAX_RUNS, opts->quick ? PF_BUDGET_QUICK : PF_BUDGET,
 			 0);
 	/* Room for one mapping at a time plus its tables, whatever the folio size. */
-	err = mmp_phys_create(2 * bytes, &phys);
+	err = bench_phys_create_warm(2 * bytes, &phys);
 	if (err)
-		return err;
-	err = bench_phys_warm(phys);
-	if (err)
-		goto out_phys;
+		goto out_pairs;
 	err = bench_env_create(&base_env, phys, 0, arch, 0);
 	if (err)
 		goto out_phys;
@@ -139,18 +136,14 @@ out_base:
 	bench_env_destroy(&base_env);
 out_phys:
 	mmp_phys_destroy(phys);
+out_pairs:
 	bench_pairs_free(&pairs);
 	return err;
-}
-
-static int page_fault_run(const struct mmp_seed_opts *opts)
-{
-	/* NULL defaults: every registered back end. */
-	return mmp_seed_for_each_arch(opts, NULL, page_fault_arch);
 }
 
 const struct mmp_seed mmp_seed_page_fault = {
 	.name = "page-fault",
 	.title = "will-it-scale page_fault1: 4 KiB against 64 KiB (mTHP) folios",
-	.run = page_fault_run,
+	.archs = NULL,		/* every registered back end */
+	.run_arch = page_fault_arch,
 };

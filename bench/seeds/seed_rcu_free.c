@@ -596,16 +596,10 @@ static int rf_arch(const struct mmp_seed_opts *opts, const char *arch)
 	return err;
 }
 
-static int rf_run(const struct mmp_seed_opts *opts)
-{
-	/* The RCU effect does not depend on the table format: one back end unless asked. */
-	static const char *const defaults[] = { "x86_64", NULL };
-
-	return mmp_seed_for_each_arch(opts, defaults, rf_arch);
-}
-
 const struct mmp_seed mmp_seed_rcu_free = {
 	.name = "rcu-free",
 	.title = "munmap latency histogram: page tables freed by call_rcu against synchronize_rcu",
-	.run = rf_run,
+	/* The RCU effect does not depend on the table format: one back end unless asked. */
+	.archs = (const char *const[]){ "x86_64", NULL },
+	.run_arch = rf_arch,
 };

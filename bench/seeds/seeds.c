@@ -41,9 +41,14 @@ static const struct mmp_seed *const seeds[] = {
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
-int mmp_seed_for_each_arch(const struct mmp_seed_opts *opts, const char *const *defaults,
-			   int (*fn)(const struct mmp_seed_opts *opts, const char *arch))
+/*
+ * Run @seed on opts->arch if set, else on each of its back ends (seed->archs;
+ * NULL: every registered one). Stops at and returns the first error.
+ */
+static int seed_for_each_arch(const struct mmp_seed *seed, const struct mmp_seed_opts *opts)
 {
+	const char *const *defaults = seed->archs;
+	int (*fn)(const struct mmp_seed_opts *opts, const char *arch) = seed->run_arch;
 	int err, i;
 
 	if (opts->arch)
@@ -257,7 +262,7 @@ static int check_takes(const struct mmp_seed *seed, const struct mmp_seed_opts *
 /* 0, EXIT_FAILED or EXIT_USAGE. In `all`, a seed that cannot run on the arch is skipped. */
 static int run_seed(const struct mmp_seed *seed, const struct mmp_seed_opts *opts, bool all)
 {
-	int err = seed->run(opts);
+	int err = seed_for_each_arch(seed, opts);
 
 	if (!err)
 		return 0;

@@ -4,8 +4,9 @@
  * kernel patch it comes from, baseline and optimized in one process, and prints
  * the seed's kind of output beside a side-by-side table.
  *
- * Adding a seed: one file defining `const struct mmp_seed mmp_seed_<id>`, one
- * X(<id>) line in seeds.c, one file name in meson.build.
+ * Adding a seed: one file defining `const struct mmp_seed mmp_seed_<id>` with a
+ * function that runs it on one back end, one X(<id>) line in seeds.c, one file
+ * name in meson.build.
  */
 #ifndef MMP_BENCH_SEEDS_H
 #define MMP_BENCH_SEEDS_H
@@ -32,8 +33,13 @@ struct mmp_seed {
 	const char *name;	/* command-line name, e.g. "page-fault" */
 	const char *title;	/* one line for `mmprim-seeds list` */
 	unsigned int takes;	/* MMP_SEED_TAKES_* */
-	/* 0, -ENOTSUP when it cannot run on opts->arch, or another negative errno. */
-	int (*run)(const struct mmp_seed_opts *opts);
+	/*
+	 * The back ends it runs on when --arch names none, NULL-terminated; NULL:
+	 * every registered one. A name this build lacks is skipped with a note.
+	 */
+	const char *const *archs;
+	/* One back end: 0, -ENOTSUP when it cannot run on @arch, or another negative errno. */
+	int (*run_arch)(const struct mmp_seed_opts *opts, const char *arch);
 };
 
 /* One measured variant. */
@@ -49,14 +55,6 @@ struct mmp_seed_claim {
 	const char *published;	/* the seed's own figure, e.g. "1.58x (Apple M3)"; NULL: none */
 	enum bench_verdict verdict;
 };
-
-/**
- * mmp_seed_for_each_arch() - call @fn for opts->arch if set, else for each name
- * of @defaults (NULL-terminated; NULL means every registered back end).
- * Stops at and returns the first error.
- */
-int mmp_seed_for_each_arch(const struct mmp_seed_opts *opts, const char *const *defaults,
-			   int (*fn)(const struct mmp_seed_opts *opts, const char *arch));
 
 /**
  * mmp_seed_report() - print @base against @opt, and keep a row for the summary.
