@@ -4,9 +4,10 @@
  * back end; hooks a back end leaves out are filled from arch/generic once,
  * before the first space is created.
  */
+#include <pthread.h>
 #include <string.h>
 
-#include "internal.h"
+#include "geometry.h"
 
 /* MMP_ARCH_LIST: MMP_ARCH(symbol, name) per line of arch/meson.build, generated. */
 #include "mmp_arch_list.h"

@@ -77,35 +77,6 @@ enum mmp_format {
 #define MMP_ACCESS_WRITE	1u
 
 /*
- * What a data-movement variant provides (host code for this machine). Pages are
- * 4 KiB and page aligned. Variants with non-temporal stores end with the fence
- * that orders them before the caller publishes the page with a store-release.
- */
-struct mmp_copy_ops {
-	const char *name;
-	const char *description;
-	bool (*usable)(void);	/* CPU features present on this host? NULL = always */
-	void (*copy_page)(void *dst, const void *src);
-	void (*clear_page)(void *dst);
-	/* @nr consecutive pages in one call, ascending: string ops see the real size. */
-	void (*copy_pages)(void *dst, const void *src, unsigned int nr);
-	void (*clear_pages)(void *dst, unsigned int nr);
-	/*
-	 * A streaming (non-temporal) variant names the cache-allocating variant
-	 * that process_huge_page uses near the target; NULL when this one is.
-	 */
-	const struct mmp_copy_ops *temporal;
-};
-
-/*
- * The variants this host can run code for, best first, "generic" last; NULL
- * ends it. Data movement is host code: every back end copies with this list,
- * whatever architecture it simulates (lib/copy.c).
- */
-extern const struct mmp_copy_ops *const mmp_copy_host[];
-extern const struct mmp_copy_ops mmp_copy_generic;
-
-/*
  * Modeled hardware cost, in cycles, of the events the counters count. A
  * simulator does not pay for TLB invalidations, barriers or IPIs; a modeled time
  * computed from exact counts shows what hardware would.
@@ -171,12 +142,6 @@ struct mmp_arch {
 
 	/* What the hardware would pay per counted event (lib/cost.c). */
 	const struct mmp_cost_model *cost;
-
-	/*
-	 * ---- host data movement: NULL-terminated list, first usable one is the
-	 * default. Back ends point it at mmp_copy_host.
-	 */
-	const struct mmp_copy_ops *const *copy_ops;
 };
 
 /*

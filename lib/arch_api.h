@@ -1,16 +1,23 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What arch/ code may use of the core, and all it includes: the back end
- * interface (arch.h), the formats (format.h), the space, its counters and
- * switches, frames and folios (internal.h), TLB flushes (tlbflush.h) and the
- * entry rewrite below. Faults, VMAs, the mmu_gather, reclaim and the CPUs'
- * TLBs (mm.h, cpu.h) are the core's own.
+ * interface (arch.h), the entry formats (format.h), page and table geometry,
+ * the types of mm and folios, the counters, TLB flushes and the entry rewrite
+ * below.
+ * Faults, VMAs, the mmu_gather, reclaim and the simulated CPUs are the core's
+ * own: no arch header reaches them.
  */
 #ifndef MMP_ARCH_API_H
 #define MMP_ARCH_API_H
 
-#include "internal.h"
+#include "arch.h"
+#include "entry.h"
+#include "folio.h"
+#include "format.h"
+#include "geometry.h"
+#include "mm_types.h"
 #include "tlbflush.h"
+#include "vmstat.h"
 
 /* Rewrite one entry's flags by compare-and-swap, keeping what the walker sets meanwhile. */
 mmp_pte_t ptep_modify(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level, unsigned int set,

@@ -12,7 +12,6 @@
  * already reaches the old break. Every refusal leaves the break unchanged.
  * RLIMIT_DATA and mlockall(MCL_FUTURE) are not modelled (unlimited, off).
  */
-#include "internal.h"
 #include "mm.h"
 #include "mmap_lock.h"
 

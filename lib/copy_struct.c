@@ -7,7 +7,8 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "compiler.h"
+#include "copy_struct.h"
 
 static bool all_zero(const unsigned char *p, size_t n)
 {

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "vmstat.h"
 
 MMP_EXPORT int mmp_modeled_ns_sized(struct mmp_space *s, const struct mmp_counters *user,
 				    size_t size, double *ns)

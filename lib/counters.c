@@ -9,7 +9,7 @@
  */
 #include <limits.h>
 
-#include "internal.h"
+#include "vmstat.h"
 
 #define NR_PRIVATE_SHARDS	(MMP_COUNTER_SHARDS - 1)
 #define SHARED_SHARD		(MMP_COUNTER_SHARDS - 1)

@@ -8,7 +8,6 @@
  */
 #include <string.h>
 
-#include "internal.h"
 #include "cpu.h"
 #include "mm.h"
 #include "rcu.h"

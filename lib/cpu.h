@@ -11,7 +11,9 @@
 #include <emmintrin.h>
 #endif
 
-#include "internal.h"
+#include "mm_types.h"
+#include "page_alloc.h"
+#include "vmstat.h"
 
 
 struct mmp_tlb_entry {

@@ -3,7 +3,6 @@
  * Raw page-table entry access for tests (debug.h): reading and corrupting one
  * PTE the way a bug would, so that mmp_space_verify() can be shown to catch it.
  */
-#include "internal.h"
 #include "mm.h"
 #include "mmap_lock.h"
 #include "rcu.h"

@@ -9,7 +9,6 @@
  */
 #include <string.h>
 
-#include "internal.h"
 #include "mm.h"
 #include "mmap_lock.h"
 

@@ -10,7 +10,6 @@
  */
 #include <limits.h>
 
-#include "internal.h"
 #include "mm.h"
 #include "rcu.h"
 

@@ -23,7 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "mm.h"
 
 static const char *const huge_order_names[MMP_NR_HUGE_ORDERS] = {

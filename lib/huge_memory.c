@@ -6,7 +6,6 @@
  */
 #include <string.h>
 
-#include "internal.h"
 #include "mm.h"
 
 /* The PMD-table page that holds @pmdp: deposited tables hang off its descriptor. */

@@ -5,7 +5,6 @@
  * folios and reclaims them now; MADV_HUGEPAGE / MADV_NOHUGEPAGE change VMA
  * flags under the write lock.
  */
-#include "internal.h"
 #include "mm.h"
 #include "mmap_lock.h"
 #include "rcu.h"

@@ -6,7 +6,6 @@
  */
 #include <string.h>
 
-#include "internal.h"
 #include "mm.h"
 #include "mmap_lock.h"
 #include "vma_tree.h"

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* mmap, munmap and MAP_POPULATE for private anonymous memory. */
-#include "internal.h"
 #include "mm.h"
 #include "mmap_lock.h"
 

@@ -13,7 +13,8 @@
 
 #include <sched.h>
 
-#include "internal.h"
+#include "mm_types.h"
+#include "vmstat.h"
 
 /* vm_refcnt while a writer stamps the VMA: readers' trylock fails. */
 #define VMA_LOCK_WRITER		(1u << 31)

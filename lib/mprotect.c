@@ -3,7 +3,6 @@
  * mprotect: split the VMAs at the range ends, change the flags, rewrite every
  * entry (change_protection) and flush the range once, then merge again.
  */
-#include "internal.h"
 #include "mm.h"
 #include "mmap_lock.h"
 

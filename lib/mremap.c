@@ -5,7 +5,6 @@
  * ends are PMD aligned, and otherwise move_ptes() moves entries, batching the
  * PTEs of a large folio when the architecture maps them contiguously.
  */
-#include "internal.h"
 #include "mm.h"
 #include "mmap_lock.h"
 #include "vma_tree.h"

@@ -5,7 +5,6 @@
  */
 #include <string.h>
 
-#include "internal.h"
 #include "mm.h"
 
 /* A zeroed table page (pte_alloc_one / pmd_alloc_one). NO_PFN when out of memory. */

@@ -11,18 +11,13 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "copy_struct.h"
+#include "folio.h"
 #include "rcu.h"
 
 #define MAX_ORDER_PAGES	(1ull << MMP_MAX_ORDER)
 /* pfns are uint32_t and UINT32_MAX is NO_PFN: the last usable frame must stay below it. */
 #define MAX_PHYS_PAGES	((1ull << 32) - MAX_ORDER_PAGES)
-
-_Noreturn void mmp_bug(const char *file, int line, const char *what)
-{
-	fprintf(stderr, "libmmprim: BUG at %s:%d: %s\n", file, line, what);
-	abort();
-}
 
 /* ---- free lists (phys->lock held) ------------------------------------------------- */
 

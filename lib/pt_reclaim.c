@@ -5,7 +5,6 @@
  * the TLB flush and a grace period: lockless walkers and faults that looked
  * the table up under rcu_read_lock may still be reading it.
  */
-#include "internal.h"
 #include "mm.h"
 
 /*

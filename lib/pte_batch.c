@@ -5,7 +5,6 @@
  * them with one batched primitive. A batch never leaves the folio, and callers
  * cap @max_nr at the end of the VMA and of the page table.
  */
-#include "internal.h"
 #include "mm.h"
 
 unsigned int folio_pte_batch_flags(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t *ptentp,

@@ -8,7 +8,7 @@
  */
 #include <urcu/urcu-memb.h>
 
-#include "internal.h"
+#include "compiler.h"
 #include "rcu.h"
 
 __thread int mmp_rcu_nesting __attribute__((tls_model("initial-exec")));

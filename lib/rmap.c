@@ -5,7 +5,6 @@
  * vm_start + (index - vm_pgoff) pages, in any space on the phys (fork shares
  * folios). try_to_unmap_one() unmaps a lazyfree folio from one such VMA.
  */
-#include "internal.h"
 #include "mm.h"
 #include "mmap_lock.h"
 #include "rcu.h"

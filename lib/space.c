@@ -2,7 +2,6 @@
 /* Address spaces: creation, teardown (exit_mmap), switches, counters. */
 #include <string.h>
 
-#include "internal.h"
 #include "mm.h"
 #include "mmap_lock.h"
 #include "rcu.h"
@@ -65,7 +64,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->phys = phys;
 	s->arch = arch;
 	s->format = arch->format;
-	s->copy = arch->copy_ops[0];
+	s->copy = copy_ops_default();
 	s->mmap_base = mmap_base(arch);
 	s->vmas.floor = MMP_MMAP_MIN_ADDR;
 	s->tlb_entries = 1536;
@@ -120,14 +119,6 @@ static void space_unlink(struct mmp_space *s)
 	pthread_mutex_unlock(&phys->spaces_lock);
 }
 
-static const struct mmp_copy_ops *pick_copy_ops(const struct mmp_arch *arch)
-{
-	for (const struct mmp_copy_ops *const *op = arch->copy_ops; *op; op++)
-		if (!(*op)->usable || (*op)->usable())
-			return *op;
-	return arch->copy_ops[0];
-}
-
 /* The size of the first published struct mmp_space_config. */
 #define SPACE_CONFIG_SIZE_VER0	24
 
@@ -161,9 +152,9 @@ MMP_EXPORT int mmp_space_create_sized(struct mmp_phys *phys, const struct mmp_sp
 	if (ways > entries || entries % ways || entries > (1u << 20) ||
 	    ((entries / ways) & (entries / ways - 1)))
 		return -EINVAL;
-	copy = pick_copy_ops(arch);
+	copy = copy_ops_default();
 	if (cfg && cfg->copy) {
-		err = copy_ops_find(arch, cfg->copy, &copy);
+		err = copy_ops_find(cfg->copy, &copy);
 		if (err)
 			return err;
 	}

@@ -7,7 +7,6 @@
  */
 #include <string.h>
 
-#include "internal.h"
 #include "cpu.h"
 #include "mm.h"
 

@@ -3,7 +3,7 @@
 #ifndef MMP_TLBFLUSH_H
 #define MMP_TLBFLUSH_H
 
-#include "internal.h"
+#include "mm_types.h"
 
 void flush_tlb_range(struct mmp_space *s, uint64_t start, uint64_t end, unsigned int stride_shift);
 void flush_tlb_mm(struct mmp_space *s);

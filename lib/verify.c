@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "internal.h"
 #include "cpu.h"
 #include "mm.h"
 #include "mmap_lock.h"

@@ -13,7 +13,7 @@
 #ifndef MMP_VMA_TREE_H
 #define MMP_VMA_TREE_H
 
-#include "internal.h"
+#include "mm_types.h"
 
 /* Insert @vma (its range free, [start, end) set) into the tree and the list. */
 void vma_tree_insert(struct vma_tree *t, struct mmp_vma *vma);

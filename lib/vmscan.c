@@ -7,7 +7,6 @@
  */
 #include <string.h>
 
-#include "internal.h"
 #include "mm.h"
 #include "rcu.h"
 

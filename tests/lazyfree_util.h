@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "internal.h"
+#include "mm.h"
 #include "mm.h"
 #include "util.h"
 

@@ -3,7 +3,7 @@
 #ifndef MMP_TEST_PTE_UTIL_H
 #define MMP_TEST_PTE_UTIL_H
 
-#include "internal.h"
+#include "mm.h"
 #include "mm.h"
 #include "util.h"
 

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "mm.h"
 #include "util.h"
 

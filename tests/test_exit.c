@@ -14,7 +14,6 @@
  */
 #include <string.h>
 
-#include "internal.h"
 #include "mm.h"
 #include "rcu.h"
 #include "grace.h"

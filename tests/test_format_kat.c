@@ -16,7 +16,7 @@
 
 #include "arch_bits.h"
 #include "entry_ops.h"
-#include "internal.h"
+#include "mm.h"
 #include "tap.h"
 
 #define P	MMP_E_PRESENT

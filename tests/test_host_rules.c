@@ -27,7 +27,7 @@
 
 #include <mmprim/mmprim.h>
 
-#include "internal.h"
+#include "mm.h"
 #include "util.h"
 
 #define P		4096ULL

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "internal.h"
 #include "mm.h"
 #include "util.h"
 

@@ -5,7 +5,7 @@
  * space intact and usable again once memory is back.
  */
 #include "badinput.h"
-#include "internal.h"
+#include "mm.h"
 
 /* ---- out of simulated memory ----------------------------------------------------------- */
 

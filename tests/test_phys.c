@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "mm.h"
 #include "tap.h"
 
 #define MiB		(1ull << 20)

@@ -5,7 +5,6 @@
  * in the same 2 MiB must be walked anew; without that, the write below would
  * fault forever on the old, emptied table.
  */
-#include "internal.h"
 #include "cpu.h"
 #include "mm.h"
 #include "tap.h"

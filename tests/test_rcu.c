@@ -32,7 +32,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "mm.h"
 #include "util.h"
 

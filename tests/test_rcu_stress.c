@@ -40,7 +40,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "mm.h"
 #include "util.h"
 

@@ -19,7 +19,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
 #include "mm.h"
 #include "rcu.h"
 #include "grace.h"

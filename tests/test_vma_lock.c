@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "mm.h"
 #include "util.h"
 
 #define PG		MMP_PAGE_SIZE

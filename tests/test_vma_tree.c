@@ -8,7 +8,6 @@
  */
 #include <pthread.h>
 
-#include "internal.h"
 #include "mm.h"
 #include "rcu.h"
 #include "util.h"

@@ -70,7 +70,6 @@ void contpte_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_
 	.tlbi_broadcast = true,						\
 	.tlb_flush_ceiling = 511,	/* 512 pages (MAX_DVM_OPS) flush the whole ASID */ \
 	.cont_shift = PAGE_SHIFT + 4,					\
-	.eflags_unsupported = MMP_E_SOFT_DIRTY,				\
-	.copy_ops = mmp_copy_host	/* host code: lib/copy.c */
+	.eflags_unsupported = MMP_E_SOFT_DIRTY
 
 #endif /* MMP_ARM64_PGTABLE_H */

@@ -19,7 +19,6 @@ const struct mmp_arch mmp_arch_generic = {
 	.tlbi_broadcast = false,
 	.tlb_flush_ceiling = 33,
 	.cost = &mmp_cost_x86_64,
-	.copy_ops = mmp_copy_host,	/* host code: lib/copy.c */
 };
 
 #define FILL(hook)					\
@@ -30,7 +29,6 @@ const struct mmp_arch mmp_arch_generic = {
 
 void mmp_arch_fill_generic(struct mmp_arch *arch)
 {
-	FILL(copy_ops);
 	FILL(cost);
 	if (!arch->tlb_flush_ceiling)
 		arch->tlb_flush_ceiling = mmp_arch_generic.tlb_flush_ceiling;

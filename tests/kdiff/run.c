@@ -25,7 +25,6 @@ enum { DATA, LAZYFREE, DROPPABLE };
 
 #include <mmprim/mmprim.h>
 
-#include "internal.h"
 #include "mm.h"
 #include "kdiff.h"
 

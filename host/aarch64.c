@@ -13,7 +13,9 @@
  */
 #include <arm_neon.h>
 
-#include "arch_api.h"
+#include "compiler.h"
+#include "copy_ops.h"
+#include "geometry.h"
 
 #define PAGE_BYTES(nr)	((size_t)(nr) << PAGE_SHIFT)
 

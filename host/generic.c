@@ -2,7 +2,9 @@
 /* Host data movement every machine has: the C library's memcpy and memset. */
 #include <string.h>
 
-#include "arch_api.h"
+#include "compiler.h"
+#include "copy_ops.h"
+#include "geometry.h"
 
 static void generic_copy_page(void *dst, const void *src)
 {

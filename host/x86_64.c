@@ -18,7 +18,9 @@
 #include <cpuid.h>
 #include <immintrin.h>
 
-#include "arch_api.h"
+#include "compiler.h"
+#include "copy_ops.h"
+#include "geometry.h"
 
 #define PAGE_BYTES(nr)	((size_t)(nr) << PAGE_SHIFT)
 

@@ -1,23 +1,24 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Host data movement: the copy/clear variants of this host and the choice of
- * one per space.
+ * Host data movement: the list of copy/clear variants of this host and the
+ * choice of one per space.
  *
  * Data movement is host code, not part of the simulated architecture: a
  * simulated arm64 running on an x86-64 host copies pages with x86-64
  * instructions, and the host's caches are what a cache-footprint bench
  * measures. So there is one list, mmp_copy_host, formed when the library is
- * built: arch/x86_64/copy.c on an x86-64 host, arch/arm64/copy.c on an aarch64
- * host (each ends its list with the generic variant), the generic variant
- * alone elsewhere. Every back end points its copy_ops at it; a back end could
- * still narrow its own list. Which entries run is decided at start-up from
- * CPUID (or DCZID_EL0): the first usable one is a new space's default.
+ * built: host/x86_64.c on an x86-64 host, host/aarch64.c on an aarch64 host
+ * (each ends its list with the generic variant), the generic variant alone
+ * elsewhere. Every back end copies with it. Which entries run is decided at
+ * start-up from CPUID (or DCZID_EL0): the first usable one is a new space's
+ * default.
  */
 #include <string.h>
 
-#include "internal.h"
+#include "copy_ops.h"
+#include "page_alloc.h"
 
-/* lib/meson.build compiles one of the arch copy files exactly on these hosts. */
+/* host/meson.build compiles one of the host copy files exactly on these hosts. */
 #if !defined(__x86_64__) && !defined(__aarch64__)
 const struct mmp_copy_ops *const mmp_copy_host[] = {
 	&mmp_copy_generic,
@@ -46,10 +47,17 @@ MMP_EXPORT const char *mmp_copy_variant_name(int index)
 	return mmp_copy_host[index]->name;
 }
 
-/* The variant called @name that this CPU can run: -ENOENT, -ENOTSUP. */
-int copy_ops_find(const struct mmp_arch *arch, const char *name, const struct mmp_copy_ops **out)
+const struct mmp_copy_ops *copy_ops_default(void)
 {
-	for (const struct mmp_copy_ops *const *op = arch->copy_ops; *op; op++) {
+	for (const struct mmp_copy_ops *const *op = mmp_copy_host; *op; op++)
+		if (copy_ops_usable(*op))
+			return *op;
+	return &mmp_copy_generic;
+}
+
+int copy_ops_find(const char *name, const struct mmp_copy_ops **out)
+{
+	for (const struct mmp_copy_ops *const *op = mmp_copy_host; *op; op++) {
 		if (strcmp((*op)->name, name))
 			continue;
 		if (!copy_ops_usable(*op))
@@ -67,7 +75,7 @@ MMP_EXPORT int mmp_space_set_copy(struct mmp_space *s, const char *name)
 
 	if (!s || !name)
 		return -EINVAL;
-	err = copy_ops_find(s->arch, name, &op);
+	err = copy_ops_find(name, &op);
 	if (err)
 		return err;
 	/* Faults read it once per copy: one aligned pointer store. */

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Page faults (lib/memory.c): what the simulated CPUs enter mm through. */
+#ifndef MMP_FAULT_H
+#define MMP_FAULT_H
+
+#include "mm_types.h"
+
+#define FAULT_FLAG_WRITE	0x1
+/* Make a shared anonymous page (or the zero page) exclusive without making it writable. */
+#define FAULT_FLAG_UNSHARE	0x2
+/* The fault holds only its VMA's lock, not the mmap lock. */
+#define FAULT_FLAG_VMA_LOCK	0x4
+
+struct vm_fault {
+	struct mmp_space *s;
+	struct mmp_vma *vma;
+	uint64_t address;
+	unsigned int flags;
+	mmp_pte_t *pmdp;
+	mmp_pte_t orig_pmd;
+	mmp_pte_t pmdval;	/* the PMD its PTE table was found through (pte_offset_map) */
+};
+
+/* Returns 0 (handled, or nothing to do), -EFAULT (SIGSEGV), -ENOMEM (OOM), or VM_FAULT_FALLBACK. */
+#define VM_FAULT_FALLBACK	1
+/* Under the VMA lock only: this fault needs the mmap lock, try again under it. */
+#define VM_FAULT_RETRY		2
+int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags);
+int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, unsigned int flags);
+
+#endif /* MMP_FAULT_H */

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Transparent huge pages mapped by a PMD (lib/huge_memory.c). */
+#ifndef MMP_HUGE_MM_H
+#define MMP_HUGE_MM_H
+
+#include "fault.h"
+#include "mmu_gather.h"
+
+uint32_t thp_vma_allowable_orders(struct mmp_space *s, struct mmp_vma *vma);
+bool vma_thp_allowed(struct mmp_space *s, struct mmp_vma *vma, unsigned int order);
+int do_huge_pmd_anonymous_page(struct vm_fault *vmf);
+int do_huge_pmd_wp_page(struct vm_fault *vmf);
+void huge_pmd_set_accessed(struct vm_fault *vmf);
+void split_huge_pmd_locked(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t haddr);
+void split_huge_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t haddr);
+int zap_huge_pmd(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr);
+int copy_huge_pmd(struct mmp_space *dst, struct mmp_space *src, mmp_pte_t *dst_pmdp,
+		  mmp_pte_t *src_pmdp, uint64_t addr);
+uint32_t huge_zero_folio(struct mmp_phys *phys);
+void pgtable_trans_huge_deposit(struct mmp_space *s, mmp_pte_t *pmdp, uint32_t pgtable);
+uint32_t pgtable_trans_huge_withdraw(struct mmp_space *s, mmp_pte_t *pmdp);
+
+/* @old: the rule before the seed (any dirt refuses, without setting swapbacked). */
+bool unmap_huge_pmd_locked(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_t *pmdp,
+			   uint64_t haddr, uint32_t head_pfn, bool old);
+bool madvise_free_huge_pmd(struct mmp_gather *tlb, struct mmp_vma *vma, mmp_pte_t *pmdp,
+			   uint64_t addr);
+
+#endif /* MMP_HUGE_MM_H */

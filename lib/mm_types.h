@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The types of mm (linux/mm_types.h): a frame's descriptor, the VMA and its
+ * anon_vma, the address space. Their operations live in their own headers.
+ */
+#ifndef MMP_MM_TYPES_H
+#define MMP_MM_TYPES_H
+
+#include <pthread.h>
+
+#include <urcu/urcu-memb.h>
+#include <mmprim/mmprim.h>
+
+#include "compiler.h"
+#include "arch.h"
+#include "debug.h"
+#include "geometry.h"
+#include "seqlock.h"
+#include "spinlock.h"
+
+struct mmp_phys;
+struct mmp_copy_ops;
+
+/* ---- frames ---- */
+
+/* Descriptor flags (struct page / struct folio flags). */
+#define PG_buddy		(1u << 0)  /* head of a free buddy block */
+#define PG_head			(1u << 1)  /* head of an allocated folio */
+#define PG_tail			(1u << 2)  /* tail page of a large folio */
+#define PG_table		(1u << 3)  /* page-table page */
+#define PG_anon			(1u << 4)  /* anonymous folio */
+#define PG_anon_exclusive	(1u << 5)  /* per page: mapped by exactly one mm, may be reused */
+#define PG_dirty		(1u << 6)
+#define PG_swapbacked		(1u << 7)
+#define PG_reserved		(1u << 8)  /* zero pages: never freed, never counted */
+#define PG_pcp			(1u << 9)  /* free, on a per-CPU list */
+#define PG_pt_freeing		(1u << 10) /* page table unlinked, waiting for its free */
+#define PG_lazyfree		(1u << 11) /* MADV_FREE'd: on the lazyfree (inactive file) list */
+#define PG_isolated		(1u << 12) /* taken off the LRU by reclaim */
+#define PG_pt_rcu		(1u << 13) /* page table in an RCU batch: in flight to its free */
+
+/* What a freed page table is filled with: no architecture's valid entry looks like it. */
+#define PT_POISON		0x6b6b6b6b6b6b6b6aULL
+
+#define NO_PFN			UINT32_MAX
+
+struct mmp_page {
+	uint32_t flags;
+	uint8_t order;		/* free block order (PG_buddy) or folio order (PG_head) */
+	uint8_t pad[3];
+	int32_t refcount;	/* atomic; on the folio head */
+	int32_t mapcount;	/* atomic; PTE mappings of this very page */
+	union {
+		struct {	/* free buddy block */
+			uint32_t next, prev;
+		} buddy;
+		struct {	/* folio head */
+			int32_t large_mapcount;	 /* every PTE and PMD mapping of the folio */
+			int32_t entire_mapcount; /* PMD mappings */
+		} folio;
+		struct {	/* tail page of a large folio */
+			uint32_t head;
+		} tail;
+		struct {	/* page-table page */
+			mmp_spinlock_t ptl;
+			uint32_t deposit;	/* PMD table: first deposited PTE table;
+						   deposited table: the next one; NO_PFN ends */
+		} pt;
+	};
+	/* Anonymous folio head: the reverse map (folio->mapping and folio->index)... */
+	uint32_t anon_vma;	/* id of the anon_vma the folio was faulted in */
+	/* ...and the references GUP pinned (folio->_pincount), part of refcount. */
+	int32_t pincount;
+	uint64_t index;		/* linear page index of its first page */
+};
+
+_Static_assert(sizeof(struct mmp_page) == 40, "keep the memmap small");
+
+/* ---- counters ---- */
+
+/*
+ * Counters are sharded per host thread so the hot paths never share a cache
+ * line; a reader sums the shards. Threads past the shard count share the last
+ * shard with atomic adds.
+ */
+#define MMP_COUNTER_SHARDS 32
+
+struct mmp_counter_shard {
+	uint64_t v[MMP_NR_COUNTERS];
+} __attribute__((aligned(64)));
+
+struct mmp_rss_shard {
+	int64_t anon;
+} __attribute__((aligned(64)));
+
+/* ---- VMAs ---- */
+
+#define VM_READ		0x1ul
+#define VM_WRITE	0x2ul
+#define VM_EXEC		0x4ul
+#define VM_ACCESS_FLAGS	(VM_READ | VM_WRITE | VM_EXEC)
+#define VM_GROWSDOWN	0x00000100ul	/* a stack (MAP_GROWSDOWN): faults below it grow it */
+#define VM_ACCOUNT	0x00100000ul	/* private writable memory charged to overcommit */
+#define VM_HUGEPAGE	0x20000000ul
+#define VM_NOHUGEPAGE	0x40000000ul
+#define VM_DROPPABLE	0x80000000ul	/* reclaim drops it even when dirty */
+#define VM_WIPEONFORK	0x02000000ul	/* a child gets the range empty */
+
+#define MMP_MAX_MAP_COUNT 65530	/* sysctl vm.max_map_count */
+
+/*
+ * The anon_vma of a VMA lineage: a forked VMA gets a new one whose parent is
+ * the old one, so a folio faulted under an ancestor is found in every
+ * descendant VMA (anon_vma_fork's chain). Refcounted by VMAs and children.
+ */
+struct anon_vma {
+	uint32_t id;
+	struct anon_vma *parent;
+	int refcount;
+};
+
+struct mmp_vma {
+	/*
+	 * What a walk of the index (lib/vma_tree.c) reads, in the first 64
+	 * bytes: VMAs are allocated cache-line aligned (vma_alloc).
+	 */
+	uint64_t start, end;		/* change under the tree's seqcount (vma_tree_set_range) */
+	struct mmp_vma *rb_left, *rb_right, *rb_parent;
+	uint64_t rb_gap;		/* vma_gap(), kept here so updates read no neighbour */
+	uint64_t rb_subtree_gap;	/* the largest rb_gap in this subtree */
+	int rb_height;
+
+	unsigned long flags;
+	uint64_t pgoff;			/* linear page index of start */
+	struct anon_vma *anon_vma;	/* NULL until the first fault (anon_vma_prepare) */
+	struct mmp_vma *vm_prev, *vm_next;	/* address order, for writers */
+
+	/*
+	 * The per-VMA lock (CONFIG_PER_VMA_LOCK): a writer of the current mmap
+	 * write section marks the VMA by setting vm_lock_seq to the space's
+	 * mm_lock_seq, which the write unlock bumps; readers count in vm_refcnt.
+	 */
+	unsigned int vm_lock_seq;	/* atomic */
+	bool detached;			/* atomic: out of the tree, freed after a grace period */
+	struct rcu_head rcu;
+	/*
+	 * Every fault in the VMA writes it: a line of its own, so that CPUs
+	 * faulting one VMA do not also miss on the fields above each time
+	 * (the kernel's vm_refcnt is cache-line aligned for the same reason).
+	 * The fields above fill the second line exactly: see the assertion.
+	 */
+	unsigned int vm_refcnt;		/* atomic: readers, or VMA_LOCK_WRITER */
+	/* vm_page_prot, set with flags (vma_set_page_prot): a fault reads it on the line it wrote. */
+	mmp_pte_t vm_page_prot;
+};
+
+_Static_assert(offsetof(struct mmp_vma, flags) == 64 && offsetof(struct mmp_vma, vm_refcnt) == 128,
+	       "the index's fields, the rest, and the lock count: one cache line each");
+
+static __always_inline uint64_t linear_page_index(const struct mmp_vma *vma, uint64_t addr)
+{
+	return vma->pgoff + ((addr - vma->start) >> MMP_PAGE_SHIFT);
+}
+
+/* The VMAs of a space (mm->mm_mt and mm->map_count): see lib/vma_tree.h. */
+struct vma_tree {
+	struct mmp_vma *root;
+	struct mmp_vma *first, *last;	/* ends of the address-ordered list */
+	unsigned int nr;
+	uint64_t floor;			/* where the gap below the first VMA starts */
+	seqcount_t seq;			/* odd while the tree or a VMA's range changes */
+};
+
+
+/* ---- the address space ---- */
+
+#define MMP_MAX_CPUS 64
+
+struct mmp_cpu;		/* a simulated CPU (lib/cpu.h) */
+
+struct mmp_space {
+	/* References to the struct itself (mm_count): its users' one, table batches in flight. */
+	int mm_count;			/* atomic */
+	struct mmp_phys *phys;
+	const struct mmp_arch *arch;
+	enum mmp_format format;		/* arch->format, one load nearer */
+	const struct mmp_copy_ops *copy;
+	uint64_t id;
+	struct mmp_space *phys_next;
+
+	pthread_rwlock_t mmap_lock;
+	mmp_spinlock_t page_table_lock;	/* upper tables and huge PMDs */
+	uint32_t pgd_pfn;
+
+	struct vma_tree vmas;
+	/* Bumped by every mmap write unlock: ends the VMA write locks of that section. */
+	unsigned int mm_lock_seq;	/* atomic */
+	uint64_t mmap_base;
+	uint64_t start_brk, brk;	/* the heap (lib/brk.c); start_brk 0: none set up */
+
+	/* MM_ANONPAGES as a per-thread counter (the kernel's percpu_counter rss_stat). */
+	struct mmp_rss_shard *rss;
+	int64_t nr_pgtables;		/* atomic: tables below the PGD, deposits included */
+
+	mmp_spinlock_t cpus_lock;
+	struct mmp_cpu *cpus[MMP_MAX_CPUS];
+	uint64_t cpu_mask;		/* atomic: mm_cpumask */
+
+	/*
+	 * mm->write_protect_seq: odd while fork write-protects the parent's
+	 * entries; GUP-fast does not pin meanwhile (see copy_page_range).
+	 */
+	seqcount_t write_protect_seq;
+	/* mm->tlb_flush_pending and a generation: the sanitizer stays quiet while a flush is due. */
+	int64_t tlb_flush_pending;
+	uint64_t tlb_pending_gen;
+	unsigned int tlb_entries, tlb_ways;
+	const char *last_op;		/* the public call that last changed the tables */
+
+	long opts[MMP_NR_OPTS];
+	long debug[MMP_NR_DEBUG_OPTS];	/* fault injection for tests (debug.h) */
+	/* Bit o: order o is enabled always / in MADV_HUGEPAGE VMAs (the sysfs enabled files). */
+	uint32_t thp_orders_always;
+	uint32_t thp_orders_madvise;
+
+	struct mmp_counter_shard *counters;
+};
+
+/* The space follows kernel release a.b.c or later (MMP_OPT_KERNEL_VERSION). */
+#define kernel_at_least(s, a, b, c)	\
+	(READ_ONCE((s)->opts[MMP_OPT_KERNEL_VERSION]) >= MMP_KERNEL_VERSION(a, b, c))
+
+/* The level of the space's top table, its PGD (levels above are folded into it). */
+static __always_inline enum mmp_level pgd_level(const struct mmp_space *s)
+{
+	return (enum mmp_level)(s->arch->levels - 1);
+}
+
+/* TASK_SIZE of this space: user addresses lie in [MMP_MMAP_MIN_ADDR, TASK_SIZE(s)). */
+#define TASK_SIZE(s)	((s)->arch->task_size)
+
+/* DEFAULT_MAP_WINDOW: mmap stays below it unless the hint lies above it. */
+static __always_inline uint64_t map_window(const struct mmp_space *s)
+{
+	return s->arch->map_window ? s->arch->map_window : s->arch->task_size;
+}
+
+/* End of the PGD entries user space can use: the ceiling of free_pgtables. */
+#define USER_TOP(s)	(((s)->arch->task_size + level_size(pgd_level(s)) - 1) & \
+			 ~(level_size(pgd_level(s)) - 1))
+
+#endif /* MMP_MM_TYPES_H */

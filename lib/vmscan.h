@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Reclaim (lib/vmscan.c): isolate folios, then unmap and free or keep each. */
+#ifndef MMP_VMSCAN_H
+#define MMP_VMSCAN_H
+
+#include "mm_types.h"
+
+/* Reclaim: isolated folios, each holding one extra reference. */
+struct folio_list {
+	uint32_t *pfns;
+	unsigned int nr, cap;
+};
+bool folio_isolate(struct mmp_space *s, struct folio_list *list, uint32_t head_pfn);
+void reclaim_pages(struct mmp_space *s, struct folio_list *list);
+
+#endif /* MMP_VMSCAN_H */
