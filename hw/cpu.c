@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "cpu.h"
-#include "mm.h"
+#include "entry_ops.h"
+#include "fault.h"
 #include "rcu.h"
 
 __thread char mmp_cpu_thread_id __attribute__((tls_model("initial-exec")));

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cpu.h"
-#include "mm.h"
+#include "tlbflush.h"
 
 /* A full flush starts a new generation; only a wrap clears the array. */
 void tlb_invalidate_all(struct mmp_cpu *cpu)
