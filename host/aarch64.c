@@ -259,7 +259,7 @@ static const struct mmp_copy_ops mmp_copy_stnp = {
 
 /*
  * Best first: the kernel's copy_page is ldp/stp, its clear_page DC ZVA. This is
- * the host's list (see lib/copy.c).
+ * the host's list (see host/copy.c).
  */
 const struct mmp_copy_ops *const mmp_copy_host[] = {
 	&mmp_copy_dc_zva,

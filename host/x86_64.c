@@ -384,7 +384,7 @@ static const struct mmp_copy_ops mmp_copy_clzero = {
 /*
  * Best first: the kernel's own choice (ERMS string ops) is the default, so the
  * orders are compared on what the kernel runs; the others are there to be
- * picked by name and measured. This is the host's list (see lib/copy.c).
+ * picked by name and measured. This is the host's list (see host/copy.c).
  */
 const struct mmp_copy_ops *const mmp_copy_host[] = {
 	&mmp_copy_rep_movsb,

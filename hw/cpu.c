@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cpu.h"
-#include "entry_ops.h"
+#include "entry_dispatch.h"
 #include "fault.h"
 #include "rcu.h"
 

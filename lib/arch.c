@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The registry of back ends. The list is arch/meson.build's, one line per
- * back end; hooks a back end leaves out are filled from arch/generic once,
+ * back end; settings a back end leaves unset are taken from arch/generic once,
  * before the first space is created.
  */
 #include <pthread.h>

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The back end interface: what an architecture provides. Core code calls the
+ * The back end interface: what an architecture provides. A back end is a
+ * struct mmp_arch of settings (its entry format, geometry, MMU and TLB
+ * model, cost table); its entry operations are static inline in its arch
+ * folder (arch/<folder>/entry_ops.h, with arch/generic/entry_ops.h for what it
+ * leaves out, the kernel's "#ifndef set_ptes" fallbacks). Core code calls the
  * kernel's names (ptep_get, set_ptes, get_and_clear_full_ptes, pte_batch_hint)
- * through these hooks and never learns how an architecture implements them.
- * Hooks a back end leaves NULL are filled from arch/generic at registration,
- * like the kernel's "#ifndef set_ptes" fallbacks.
+ * and never learns how an architecture implements them.
  */
 #ifndef MMP_ARCH_H
 #define MMP_ARCH_H
@@ -63,7 +65,7 @@ enum mmp_level {
  * The entry formats built in, one per arch folder (arch/<folder>/format.h):
  * MMP_FORMAT_x86_64, MMP_FORMAT_arm64, ... Core mm decodes and encodes
  * entries with the folder's static inline accessors, chosen by this number
- * (lib/format.h), never through a call.
+ * (lib/format_dispatch.h), never through a call.
  */
 enum mmp_format {
 #define MMP_FORMAT(f) MMP_FORMAT_##f,
@@ -113,7 +115,7 @@ struct mmp_arch {
 	 * ptep_get, set_ptes, get_and_clear_full_ptes and the rest are static
 	 * inline, per arch folder: arch/<folder>/entry_ops.h defines those the
 	 * folder does its own way, arch/generic/entry_ops.h the others
-	 * (lib/entry_ops.h says how they are chosen).
+	 * (lib/entry_dispatch.h says how they are chosen).
 	 */
 
 	/* ---- hardware model (the walker itself: hw_update_leaf in entry_ops.h) ---- */
@@ -140,7 +142,7 @@ struct mmp_arch {
 	uint64_t map_window;
 	unsigned int leaf_levels;
 
-	/* What the hardware would pay per counted event (lib/cost.c). */
+	/* What the hardware would pay per counted event (hw/cost.c). */
 	const struct mmp_cost_model *cost;
 };
 
@@ -155,7 +157,7 @@ const struct mmp_arch *mmp_arch_find(const char *name);
  */
 int mmp_arch_register_extra(const struct mmp_arch *arch);
 
-/* arch/generic: reference implementations, used to fill hooks a back end leaves out. */
+/* arch/generic: the reference back end, whose settings fill what another leaves unset. */
 extern const struct mmp_arch mmp_arch_generic;
 void mmp_arch_fill_generic(struct mmp_arch *arch);
 

@@ -13,7 +13,7 @@
 #include "arch.h"
 #include "entry.h"
 #include "folio.h"
-#include "format.h"
+#include "format_dispatch.h"
 #include "geometry.h"
 #include "mm_types.h"
 #include "tlbflush.h"

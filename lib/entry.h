@@ -3,7 +3,7 @@
 #ifndef MMP_ENTRY_H
 #define MMP_ENTRY_H
 
-#include "format.h"
+#include "format_dispatch.h"
 #include "page_alloc.h"
 
 static __always_inline void *space_table(struct mmp_space *s, uint64_t pfn)

@@ -28,7 +28,7 @@
 #include "vmscan.h"
 #include "vmstat.h"
 /* ptep_get, set_ptes, ...: inline per arch folder. */
-#include "entry_ops.h"
+#include "entry_dispatch.h"
 /* pte_alloc, and the walk down to a PMD compiled per format. */
 #include "pgtable.h"
 

@@ -176,7 +176,7 @@ struct vma_tree {
 
 #define MMP_MAX_CPUS 64
 
-struct mmp_cpu;		/* a simulated CPU (lib/cpu.h) */
+struct mmp_cpu;		/* a simulated CPU (hw/cpu.h) */
 
 struct mmp_space {
 	/* References to the struct itself (mm_count): its users' one, table batches in flight. */

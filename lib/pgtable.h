@@ -9,7 +9,7 @@
 #ifndef MMP_PGTABLE_H
 #define MMP_PGTABLE_H
 
-#include "entry_ops.h"
+#include "entry_dispatch.h"
 
 /*
  * Point the empty entry @ep of @level at a new table (__pmd_alloc,

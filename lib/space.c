@@ -142,7 +142,8 @@ MMP_EXPORT int mmp_space_create_sized(struct mmp_phys *phys, const struct mmp_sp
 			if (kcfg.reserved[i])
 				return -EINVAL;
 	}
-	arch = mmp_arch_find(cfg && cfg->arch ? cfg->arch : "x86_64");
+	/* No name: the first of the list (arch/meson.build), which no file here names. */
+	arch = mmp_arch_find(cfg && cfg->arch ? cfg->arch : mmp_arch_name(0));
 	if (!arch)
 		return -ENOENT;
 	if (cfg && cfg->tlb_entries)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* TLB flushes across a space's CPUs (lib/tlb.c): the kernel's asm/tlbflush.h. */
+/* TLB flushes across a space's CPUs (hw/tlb.c): the kernel's asm/tlbflush.h. */
 #ifndef MMP_TLBFLUSH_H
 #define MMP_TLBFLUSH_H
 

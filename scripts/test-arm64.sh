@@ -5,7 +5,7 @@
 # benches for aarch64 in build-arm64/ (Debian's cross toolchain, liburcu and
 # hwloc from the private sysroot of scripts/arm64-sysroot.sh) and run meson
 # test, each test under qemu-aarch64 (the cross file's exe_wrapper). On aarch64 the host copy
-# and clear variants are arch/arm64/copy.c's (ldp/stp, NEON, DC ZVA, stnp).
+# and clear variants are host/aarch64.c's (ldp/stp, NEON, DC ZVA, stnp).
 # Arguments go to meson test, e.g. bash scripts/test-arm64.sh --suite bench -v
 #
 # Exit status: 0 all passed; 1 tests failed (build-arm64/meson-logs/testlog.json

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "arch_bits.h"
-#include "entry_ops.h"
+#include "entry_dispatch.h"
 #include "mm.h"
 #include "tap.h"
 

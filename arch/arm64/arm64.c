@@ -12,7 +12,7 @@
  * entry on a write, per entry, so inside a contpte block A/D may sit on any of
  * its 16 entries. TLB invalidation is broadcast (TLBI ... IS), never an IPI.
  */
-#include "pgtable.h"
+#include "family.h"
 
 /*
  * Cycle costs for an Apple M-class or Neoverse core at 3 GHz. A broadcast

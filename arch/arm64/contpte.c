@@ -10,8 +10,8 @@
  * its 16 entries; ptep_get gathers it. Range operations over whole blocks act
  * in place and unfold only partially covered end blocks.
  */
-#include "../generic/cont_block.h"
-#include "pgtable.h"
+#include "../shared/cont_block.h"
+#include "family.h"
 
 static inline mmp_pte_t *contpte_align_down(mmp_pte_t *ptep)
 {

@@ -9,8 +9,8 @@
 #ifndef MMP_ARM64_ENTRY_OPS_H
 #define MMP_ARM64_ENTRY_OPS_H
 
-#include "../generic/cont_block.h"
-#include "pgtable.h"
+#include "../shared/cont_block.h"
+#include "family.h"
 
 #define __HAVE_ARCH_PTEP_GET
 static __always_inline mmp_pte_t arm64_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)

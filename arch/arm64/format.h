@@ -2,7 +2,7 @@
 /*
  * arm64 page-table entries (4 KiB granule, any number of levels): the real bit
  * layout and its static inline encode and decode, which core mm compiles in
- * (lib/format.h) as the kernel's mm/ compiles in asm/pgtable.h.
+ * (lib/format_dispatch.h) as the kernel's mm/ compiles in asm/pgtable.h.
  */
 #ifndef MMP_ARM64_FORMAT_H
 #define MMP_ARM64_FORMAT_H

@@ -5,7 +5,7 @@
  * 1 GiB entries may be level 1 blocks. 512 GiB of user space. Format, contpte
  * and the MMU are arm64's (pgtable.h).
  */
-#include "pgtable.h"
+#include "family.h"
 
 static const struct mmp_cost_model arm64_va39_cost = {
 	ARM64_COSTS(3),

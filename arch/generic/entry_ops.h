@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The generic entry operations, one entry at a time: the fallbacks of the
- * kernel's include/linux/pgtable.h. lib/entry_ops.h instantiates this file
+ * kernel's include/linux/pgtable.h. lib/entry_dispatch.h instantiates this file
  * once per arch folder, with MMP_ARCH set to the folder's name, right after
  * the folder's own entry_ops.h. Whatever that file defined, it announced with
  * __HAVE_ARCH_<OP> (the kernel's own convention), and that operation is left

@@ -2,7 +2,7 @@
 /*
  * RISC-V page-table entries, the same in Sv39, Sv48 and Sv57: the real bit
  * layout (Svnapot included) and its static inline encode and decode, which
- * core mm compiles in (lib/format.h) as the kernel's mm/ compiles in
+ * core mm compiles in (lib/format_dispatch.h) as the kernel's mm/ compiles in
  * asm/pgtable.h.
  */
 #ifndef MMP_RISCV64_FORMAT_H

@@ -10,8 +10,8 @@
  * page's own entry with A/D gathered over the run, and the setters fold and
  * unfold (break-before-make) behind the ordinary names.
  */
-#include "../generic/cont_block.h"
-#include "pgtable.h"
+#include "../shared/cont_block.h"
+#include "family.h"
 
 static inline mmp_pte_t *napot_align_down(mmp_pte_t *ptep)
 {

@@ -10,7 +10,7 @@
  * clear, or a store with D clear, faults and the kernel sets them.
  * TLB invalidation is an SBI remote fence, modelled as IPIs to the other harts.
  */
-#include "pgtable.h"
+#include "family.h"
 
 /*
  * Cycle costs for a RISC-V application core at 2 GHz. An sfence.vma is cheap

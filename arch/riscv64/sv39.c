@@ -4,7 +4,7 @@
  * space (half the 39-bit space, TASK_SIZE_64). Format, Svnapot and the
  * walker are riscv64's (pgtable.h).
  */
-#include "pgtable.h"
+#include "family.h"
 
 static const struct mmp_cost_model riscv64_sv39_cost = {
 	RISCV64_COSTS(3),

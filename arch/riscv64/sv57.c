@@ -5,7 +5,7 @@
  * stay below 47 bits unless a hint lies above; MAP_FIXED may use it all.
  * Format, Svnapot and the walker are riscv64's (pgtable.h).
  */
-#include "pgtable.h"
+#include "family.h"
 
 static const struct mmp_cost_model riscv64_sv57_cost = {
 	RISCV64_COSTS(5),

@@ -2,7 +2,7 @@
 /*
  * x86-64 page-table entries, the same at every level and with 4 or 5 levels:
  * the real bit layout and its static inline encode and decode, which core mm
- * compiles in (lib/format.h) as the kernel's mm/ compiles in asm/pgtable.h.
+ * compiles in (lib/format_dispatch.h) as the kernel's mm/ compiles in asm/pgtable.h.
  */
 #ifndef MMP_X86_64_FORMAT_H
 #define MMP_X86_64_FORMAT_H

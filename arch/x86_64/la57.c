@@ -7,7 +7,7 @@
  * bits keep working. MAP_FIXED may use the whole space. Format and MMU are
  * x86-64's (pgtable.h).
  */
-#include "pgtable.h"
+#include "family.h"
 
 static const struct mmp_cost_model x86_64_la57_cost = {
 	X86_64_COSTS(5),

@@ -10,7 +10,7 @@
  * walker model); TLB shootdowns are IPIs to the CPUs in mm_cpumask, and a range
  * of more than 33 pages flushes the whole mm (tlb_single_page_flush_ceiling).
  */
-#include "pgtable.h"
+#include "family.h"
 
 /*
  * Cycle costs for a recent x86-64 server core at 3 GHz. Entry accesses are L1

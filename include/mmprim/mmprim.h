@@ -104,7 +104,7 @@ int mmp_arch_count(void);
 const char *mmp_arch_name(int index);
 
 struct mmp_space_config {
-	const char *arch;	   /* back end name; NULL = "x86_64" */
+	const char *arch;	   /* back end name; NULL = mmp_arch_name(0), "x86_64" */
 	unsigned int tlb_entries;  /* per-CPU TLB entries; 0 = 1536 */
 	unsigned int tlb_ways;	   /* associativity; 0 = 12 (entries/ways must be a power of 2) */
 	bool tlb_sanitizer;	   /* check every TLB hit against the live tables */

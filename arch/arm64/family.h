@@ -4,8 +4,8 @@
  * format (arm64.c), the contpte policy (contpte.c) and every arm64 back end,
  * whatever its VA size (the descriptor format does not depend on it).
  */
-#ifndef MMP_ARM64_PGTABLE_H
-#define MMP_ARM64_PGTABLE_H
+#ifndef MMP_ARM64_FAMILY_H
+#define MMP_ARM64_FAMILY_H
 
 #include "arch_api.h"
 #include "format.h"
@@ -22,7 +22,7 @@ static __always_inline mmp_pte_t arm64_pte_prot_noad(mmp_pte_t pte)
 	return ((pte & ~(PTE_AF | PTE_DIRTY)) | PTE_RDONLY) & ~PTE_ADDR_MASK;
 }
 
-/* contpte.c: the hooks arm64 overrides for its contiguous-PTE policy. */
+/* contpte.c: the out-of-line halves of arm64's contiguous-PTE operations (entry_ops.h). */
 mmp_pte_t contpte_ptep_get(struct mmp_space *s, mmp_pte_t *ptep);
 mmp_pte_t contpte_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep);
 bool contpte_block_read(struct mmp_space *s, mmp_pte_t *first, mmp_pte_t *out,
@@ -72,4 +72,4 @@ void contpte_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_
 	.cont_shift = PAGE_SHIFT + 4,					\
 	.eflags_unsupported = MMP_E_SOFT_DIRTY
 
-#endif /* MMP_ARM64_PGTABLE_H */
+#endif /* MMP_ARM64_FAMILY_H */

@@ -4,8 +4,8 @@
  * Sv57, shared by the format (riscv64.c), the Svnapot policy (napot.c) and
  * every riscv64 back end.
  */
-#ifndef MMP_RISCV64_PGTABLE_H
-#define MMP_RISCV64_PGTABLE_H
+#ifndef MMP_RISCV64_FAMILY_H
+#define MMP_RISCV64_FAMILY_H
 
 #include "arch_api.h"
 #include "format.h"
@@ -70,4 +70,4 @@ void napot_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t 
 	.tlb_flush_ceiling = 64,	/* tlb_flush_all_threshold */	\
 	.eflags_unsupported = MMP_E_SOFT_DIRTY
 
-#endif /* MMP_RISCV64_PGTABLE_H */
+#endif /* MMP_RISCV64_FAMILY_H */

@@ -9,8 +9,8 @@
  * space's folder by its format number, a direct branch the host predicts for
  * the space's lifetime, so the fast paths carry no call at all.
  */
-#ifndef MMP_ENTRY_OPS_H
-#define MMP_ENTRY_OPS_H
+#ifndef MMP_ENTRY_DISPATCH_H
+#define MMP_ENTRY_DISPATCH_H
 
 #include "arch_api.h"
 
@@ -41,7 +41,7 @@ static inline mmp_pte_t ptep_modify_counted(struct mmp_space *s, mmp_pte_t *ptep
 /*
  * A few operations also come as format_<op>(fmt, ...), for a hot loop compiled
  * once per format (fmt a constant there: no dispatch left at all), like
- * lib/format.h's format_entry_test(). Such a path is entered the same way:
+ * lib/format_dispatch.h's format_entry_test(). Such a path is entered the same way:
  * MMP_DISPATCH_FORMAT(s->format) with MMP_FORMAT(f) calling its body with
  * MMP_FORMAT_##f (page_walk, pmd_walk, zap_pte_range, __handle_mm_fault).
  */
@@ -274,4 +274,4 @@ static __always_inline mmp_pte_t *format_pte_table(const enum mmp_format fmt, st
 
 #undef MMP_DISPATCH
 
-#endif /* MMP_ENTRY_OPS_H */
+#endif /* MMP_ENTRY_DISPATCH_H */

@@ -4,10 +4,10 @@
  * included here and a space's format number picks one. The switch is a
  * direct branch the host predicts perfectly for a space's lifetime; the
  * accessors inline like the kernel's pte_pfn() and pte_young(), so core mm
- * pays no call per entry (the cost rule of design.md).
+ * pays no call per entry (docs/design.md, "The cost rule").
  */
-#ifndef MMP_FORMAT_H
-#define MMP_FORMAT_H
+#ifndef MMP_FORMAT_DISPATCH_H
+#define MMP_FORMAT_DISPATCH_H
 
 #include "arch.h"
 #include "mmp_format_headers.h"
@@ -91,4 +91,4 @@ format_pte_advance_pfn(enum mmp_format fmt, mmp_pte_t e, uint64_t nr)
 	}
 }
 
-#endif /* MMP_FORMAT_H */
+#endif /* MMP_FORMAT_DISPATCH_H */

@@ -3,8 +3,8 @@
  * x86-64 page-table entries: the real bit layout, the same at every level and
  * with 4 or 5 levels. Shared by every x86-64 back end (x86_64.c, la57.c).
  */
-#ifndef MMP_X86_64_PGTABLE_H
-#define MMP_X86_64_PGTABLE_H
+#ifndef MMP_X86_64_FAMILY_H
+#define MMP_X86_64_FAMILY_H
 
 #include "arch_api.h"
 #include "format.h"
@@ -34,4 +34,4 @@
 	.tlbi_broadcast = false,			\
 	.tlb_flush_ceiling = 33
 
-#endif /* MMP_X86_64_PGTABLE_H */
+#endif /* MMP_X86_64_FAMILY_H */
