@@ -537,14 +537,15 @@ int expand_downwards(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr)
 	if (prev && !(prev->flags & VM_GROWSDOWN) && (prev->flags & VM_ACCESS_FLAGS) &&
 	    addr - prev->end < STACK_GUARD_GAP)
 		return -ENOMEM;
+	/* The anon_vma comes first: a growth refused below still leaves the stack one. */
+	err = anon_vma_prepare(s, vma);
+	if (err)
+		return err;
 	if (addr >= vma->start)
 		return 0;
 	/* acct_stack_growth: the stack's whole size against RLIMIT_STACK. */
 	if (vma->end - addr > STACK_RLIMIT)
 		return -ENOMEM;
-	err = anon_vma_prepare(s, vma);
-	if (err)
-		return err;
 	grow = (vma->start - addr) >> PAGE_SHIFT;
 	vma_start_write(s, vma);
 	vma->pgoff -= grow;
