@@ -9,7 +9,7 @@
  * 64-bit value the hardware (and the kernel) would find in the table, and what
  * decoding that value must give back.
  *
- * The bits come from tests/arch_bits.h, which says where each is documented.
+ * The bits come from tests/lib/arch_bits.h, which says where each is documented.
  */
 #include <inttypes.h>
 #include <string.h>

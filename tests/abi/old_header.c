@@ -11,7 +11,7 @@
 
 #include <mmprim/mmprim.h>
 
-#include "../tap.h"
+#include "tap.h"
 
 #define CANARY 0x5a
 #define PAGES  32
