@@ -24,7 +24,7 @@
 
 #include <mmprim/mmprim.h>
 
-#include "kdiff/kdiff.h"
+#include "kdiff.h"
 #include "tap.h"
 
 #define KV(a, b, c)	(((a) << 16) | ((b) << 8) | (c))

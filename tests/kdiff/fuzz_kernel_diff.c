@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "kdiff/kdiff.h"
+#include "kdiff.h"
 
 #define MAX_OPS	256
 
