@@ -618,7 +618,11 @@ static void settle_lazy(struct run *r, int p, uint64_t addr, uint64_t len)
 	for (uint64_t a = addr & ~(KD_PAGE - 1); a < addr + len; a += KD_PAGE) {
 		bool rok, cok;
 
-		if (!*lazy_at(r, p, a))
+		/*
+		 * Only where a mapping is (layouts agree: variant 0 tells): a read
+		 * just below a stack would grow it on the host alone.
+		 */
+		if (!*lazy_at(r, p, a) || !find_vma(r->v[0].sp[p], a))
 			continue;
 		ref_read(r, p, a, KD_PAGE, r->rbuf, &rok);
 		if (!rok)
