@@ -24,6 +24,7 @@
 
 #include <mmprim/mmprim.h>
 
+#include "host_fault.h"
 #include "kdiff.h"
 
 enum { CMD_SPAWN, CMD_SYSCALL, CMD_READ, CMD_WRITE, CMD_MAPS, CMD_FORK, CMD_EXIT, CMD_TOUCH };
@@ -65,44 +66,7 @@ static int xfer(int fd, void *buf, size_t len, bool out)
 
 /* ---- the agent side ---------------------------------------------------------- */
 
-static sigjmp_buf fault_jmp;
-static volatile sig_atomic_t fault_armed;
-
-static void on_fault(int sig)
-{
-	if (fault_armed)
-		siglongjmp(fault_jmp, 1);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/*
- * Copy one page's worth with a fault caught: false if the access faulted.
- *
- * Volatile orders fault_armed's stores only against other volatile accesses:
- * without the compiler barriers, an optimizing build sinks a small copy below
- * "fault_armed = 0" (gcc -O3 turned the one-byte copy of a touch into a load
- * and store after it), and the fault then kills the agent instead of being
- * caught. The barriers also keep a copy into a dead local from being dropped.
- */
-static bool guarded_copy(void *dst, const void *src, size_t n)
-{
-	if (sigsetjmp(fault_jmp, 1)) {
-		fault_armed = 0;
-		return false;
-	}
-	fault_armed = 1;
-	__asm__ volatile("" ::: "memory");
-	/*
-	 * A fault jumps out of memcpy and abandons it. The range never crosses
-	 * a page, so a write that faults stored nothing (the page is read-only
-	 * or unmapped as a whole).
-	 */
-	memcpy(dst, src, n);
-	__asm__ volatile("" ::: "memory");
-	fault_armed = 0;
-	return true;
-}
+/* Reads and writes of the window go through guarded_copy() (host_fault.h). */
 
 static int64_t do_syscall(const struct kd_op *op)
 {
@@ -255,12 +219,9 @@ static void spawner_loop(int spawn_fd, int lifeline, int *slot_fds) __attribute_
 
 static void spawner_loop(int spawn_fd, int lifeline, int *slot_fds)
 {
-	struct sigaction sa = { .sa_handler = on_fault, .sa_flags = SA_NODEFER };
-
 	/* Agents are reaped by init: nobody waits for them. */
 	signal(SIGCHLD, SIG_IGN);
-	sigaction(SIGSEGV, &sa, NULL);
-	sigaction(SIGBUS, &sa, NULL);
+	host_fault_catch();
 	agent_buf = malloc(KD_MAX_IO + KD_MAX_IO / KD_PAGE + 2 + KD_MAX_VMAS * sizeof(struct kd_vma));
 	if (!agent_buf)
 		_exit(1);

@@ -25,17 +25,10 @@
 #include <mmprim/mmprim.h>
 
 #include "kdiff.h"
+#include "stress.h"
 #include "tap.h"
 
 #define KV(a, b, c)	(((a) << 16) | ((b) << 8) | (c))
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static unsigned int host_version(void)
 {

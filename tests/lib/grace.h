@@ -2,7 +2,8 @@
 /*
  * A reader that keeps an RCU grace period from ending: a thread inside
  * rcu_read_lock() until released, so that whatever waits for a grace period
- * (call_rcu callbacks, rcu_barrier, synchronize_rcu) is held back meanwhile.
+ * (call_rcu callbacks, rcu_barrier, synchronize_rcu) is held back meanwhile;
+ * and what a test watches then: rcu_barrier calls, tables in flight.
  */
 #ifndef MMP_TEST_GRACE_H
 #define MMP_TEST_GRACE_H
@@ -12,6 +13,7 @@
 #include <semaphore.h>
 #include <time.h>
 
+#include "mm.h"
 #include "rcu.h"
 #include "tap.h"
 
@@ -52,6 +54,18 @@ static inline void grace_release(struct grace_holder *g)
 	pthread_join(g->thread, NULL);
 	sem_destroy(&g->ready);
 	sem_destroy(&g->release);
+}
+
+/* How many times rcu_barrier() ran in this process. */
+static inline uint64_t rcu_barriers(void)
+{
+	return __atomic_load_n(&rcu_barrier_calls, __ATOMIC_RELAXED);
+}
+
+/* Page tables of @phys unlinked and waiting for their grace period to be freed. */
+static inline int64_t tables_in_flight(struct mmp_phys *phys)
+{
+	return __atomic_load_n(&phys->nr_pt_rcu, __ATOMIC_RELAXED);
 }
 
 #endif /* MMP_TEST_GRACE_H */

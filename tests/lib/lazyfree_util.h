@@ -182,6 +182,30 @@ static inline void fill(struct lf *t, uint64_t addr, uint64_t len)
 		    (unsigned long long)(len / KiB), (unsigned long long)addr);
 }
 
+/*
+ * A THP at BASE (MADV_HUGEPAGE) and, when @slen, @slen bytes of small pages at
+ * @small, both mapped with @flags, then both filled. Returns BASE.
+ */
+static inline uint64_t filled_thp_and_small(struct lf *t, uint64_t small, uint64_t slen,
+					    int flags)
+{
+	uint64_t a = fixed_map(t, BASE, MMP_PMD_SIZE, flags);
+
+	mmp_madvise(t->s, a, MMP_PMD_SIZE, MMP_MADV_HUGEPAGE);
+	if (slen)
+		fixed_map(t, small, slen, flags);
+	fill(t, a, MMP_PMD_SIZE);
+	if (slen)
+		fill(t, small, slen);
+	return a;
+}
+
+/* A THP at BASE, filled. */
+static inline uint64_t filled_thp(struct lf *t)
+{
+	return filled_thp_and_small(t, 0, 0, 0);
+}
+
 /* Write one byte, the value it already has, into page @addr: a redirty, data unchanged. */
 static inline void redirty(struct lf *t, uint64_t addr)
 {
@@ -222,6 +246,19 @@ static inline void verify(struct lf *t, const char *what)
 #define EXPECT(t, c, want, what)						\
 	tap_eq(since(t, MMP_C_##c), (want), "%s: %s: " #c " += %lld", (t)->arch, what,	\
 	       (long long)(want))
+
+/* main() of a lazyfree test: the phys, then @run on each back end, or on the one named. */
+static inline int lf_main(int argc, char **argv, void (*run)(const char *arch))
+{
+	tap_require(mmp_phys_create(64 * MiB, &phys) == 0, "phys");
+	for (size_t i = 0; i < ARRAY_SIZE(arches); i++) {
+		if (argc > 1 && strcmp(argv[1], arches[i]))
+			continue;
+		run(arches[i]);
+	}
+	tap_eq(mmp_phys_destroy(phys), 0, "phys destroyed");
+	return tap_done();
+}
 
 
 #endif /* MMP_TESTS_LAZYFREE_UTIL_H */

@@ -24,16 +24,6 @@
 
 static struct mmp_phys *phys;
 
-static uint64_t barriers(void)
-{
-	return __atomic_load_n(&rcu_barrier_calls, __ATOMIC_RELAXED);
-}
-
-static int64_t in_flight(void)
-{
-	return __atomic_load_n(&phys->nr_pt_rcu, __ATOMIC_RELAXED);
-}
-
 /* Free frames once every grace period has ended (mmp_phys_stat waits). */
 static uint64_t free_pages_settled(void)
 {
@@ -69,12 +59,12 @@ static void check_exit_in_flight(const char *arch)
 	other = touched_space(arch, 1 * MiB);
 	s = touched_space(arch, 8 * MiB);
 	must(mmp_fork(s, &child) == 0, "%s: fork", arch);
-	b0 = barriers();
+	b0 = rcu_barriers();
 	grace_hold(&g);
 	tap_eq(mmp_space_destroy(child), 0, "%s: the child exits", arch);
 	tap_eq(mmp_space_destroy(s), 0, "%s: the parent exits", arch);
-	waiting = in_flight();
-	tap_eq(barriers() - b0, 0, "%s: neither exit waited for a grace period", arch);
+	waiting = tables_in_flight(phys);
+	tap_eq(rcu_barriers() - b0, 0, "%s: neither exit waited for a grace period", arch);
 	tap_ok(waiting >= (int64_t)(2 * 8 * MiB / PMD_SIZE),
 	       "%s: their page tables are still in flight (%lld)", arch, (long long)waiting);
 	tap_eq(mmp_space_verify(other), 0, "%s: a space that lives on verifies meanwhile", arch);
@@ -82,7 +72,7 @@ static void check_exit_in_flight(const char *arch)
 	tap_eq(mmp_space_destroy(other), 0, "%s: the other exits", arch);
 	tap_eq(free_pages_settled(), free0, "%s: every frame is back once the grace period ends",
 	       arch);
-	tap_eq(in_flight(), 0, "%s: no table left in flight", arch);
+	tap_eq(tables_in_flight(phys), 0, "%s: no table left in flight", arch);
 }
 
 /* ---- (b) a fork + exit loop --------------------------------------------------------- */
@@ -94,7 +84,7 @@ static void check_fork_exit_loop(const char *arch)
 	struct grace_holder g;
 
 	free0 = free_pages_settled();
-	b0 = barriers();
+	b0 = rcu_barriers();
 	grace_hold(&g);
 	for (int i = 0; i < LOOPS; i++) {
 		struct mmp_space *child;
@@ -103,9 +93,10 @@ static void check_fork_exit_loop(const char *arch)
 		fails += mmp_space_destroy(child) != 0;
 	}
 	tap_eq(fails, 0, "%s: %d children forked and exited", arch, LOOPS);
-	tap_eq(barriers() - b0, 0, "%s: no exit waited", arch);
-	tap_ok(in_flight() >= LOOPS, "%s: each child's tables went through call_rcu (%lld)", arch,
-	       (long long)in_flight());
+	tap_eq(rcu_barriers() - b0, 0, "%s: no exit waited", arch);
+	tap_ok(tables_in_flight(phys) >= LOOPS,
+	       "%s: each child's tables went through call_rcu (%lld)", arch,
+	       (long long)tables_in_flight(phys));
 	grace_release(&g);
 	tap_eq(free_pages_settled(), free0, "%s: the children left nothing behind", arch);
 	tap_eq(mmp_space_verify(s), 0, "%s: the parent verifies", arch);

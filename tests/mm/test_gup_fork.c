@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "mm.h"
+#include "stress.h"
 #include "util.h"
 
 #define PG		MMP_PAGE_SIZE
@@ -32,14 +33,6 @@
 #define MIN_OVERLAPS	5000
 /* A free, 2 MiB aligned address: a THP mapping there is one PMD, not two halves. */
 #define HUGE_HINT	0x100000000ULL	/* 4 GiB: inside every back end's space */
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static uint64_t nr_pinned(struct mmp_phys *phys)
 {

@@ -27,6 +27,7 @@
 
 #include <mmprim/mmprim.h>
 
+#include "host_fault.h"
 #include "mm.h"
 #include "util.h"
 
@@ -127,32 +128,11 @@ static void scenario(struct side *sd, struct outcome *o)
 
 /* ---- the host: an unprivileged child process -------------------------------------- */
 
-static sigjmp_buf fault_jmp;
-static volatile sig_atomic_t fault_armed;
-
-static void on_fault(int sig)
-{
-	if (fault_armed)
-		siglongjmp(fault_jmp, 1);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 static int host_touch(struct side *sd, uint64_t addr)
 {
 	uint8_t v;
 
-	if (sigsetjmp(fault_jmp, 1)) {
-		fault_armed = 0;
-		return -EFAULT;
-	}
-	fault_armed = 1;
-	/* The barriers keep the read between the stores to fault_armed. */
-	__asm__ volatile("" ::: "memory");
-	v = *(volatile uint8_t *)addr;
-	__asm__ volatile("" : : "r"(v) : "memory");
-	fault_armed = 0;
-	return 0;
+	return guarded_copy(&v, (const void *)addr, 1) ? 0 : -EFAULT;
 }
 
 static int host_mmap(struct side *sd, uint64_t addr, uint64_t len, int prot, int flags,
@@ -222,13 +202,11 @@ static bool host_outcome(struct outcome *o)
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
-		struct sigaction sa = { .sa_handler = on_fault, .sa_flags = SA_NODEFER };
 		struct rlimit rl = { 8 << 20, 8 << 20 };
 		struct outcome ho = { .nr = 0 };
 
 		close(fds[0]);
-		sigaction(SIGSEGV, &sa, NULL);
-		sigaction(SIGBUS, &sa, NULL);
+		host_fault_catch();
 		/* Root holds CAP_SYS_RAWIO: become nobody, as the simulated process is. */
 		if ((geteuid() == 0 && setresuid(65534, 65534, 65534)) ||
 		    setrlimit(RLIMIT_STACK, &rl))

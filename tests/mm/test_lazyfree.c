@@ -306,9 +306,7 @@ static void check_partial_pmd(const char *arch)
 	uint64_t a;
 
 	lf_init(&t, arch, 1);
-	a = fixed_map(&t, BASE, MMP_PMD_SIZE, 0);
-	mmp_madvise(t.s, a, MMP_PMD_SIZE, MMP_MADV_HUGEPAGE);
-	fill(&t, a, MMP_PMD_SIZE);
+	a = filled_thp(&t);
 	snap(&t);
 	tap_eq(mmp_madvise(t.s, a + off, flen, MMP_MADV_FREE), 0,
 	       "%s: MADV_FREE 256 KiB inside a THP", arch);
@@ -355,9 +353,7 @@ static void check_partial_pageout(const char *arch)
 	uint64_t a;
 
 	lf_init(&t, arch, 1);
-	a = fixed_map(&t, BASE, MMP_PMD_SIZE, 0);
-	mmp_madvise(t.s, a, MMP_PMD_SIZE, MMP_MADV_HUGEPAGE);
-	fill(&t, a, MMP_PMD_SIZE);
+	a = filled_thp(&t);
 	tap_eq(mmp_madvise(t.s, a, MMP_PMD_SIZE, MMP_MADV_FREE), 0, "%s: MADV_FREE a THP", arch);
 	snap(&t);
 	tap_eq(mmp_madvise(t.s, a + off, plen, MMP_MADV_PAGEOUT), 0,
@@ -396,11 +392,7 @@ static void check_mremap(const char *arch)
 
 	lf_init(&t, arch, 1);
 	mmp_space_set_thp(t.s, 4, MMP_THP_ALWAYS);
-	a = fixed_map(&t, BASE, MMP_PMD_SIZE, 0);
-	mmp_madvise(t.s, a, MMP_PMD_SIZE, MMP_MADV_HUGEPAGE);
-	fixed_map(&t, small, slen, 0);
-	fill(&t, a, MMP_PMD_SIZE);
-	fill(&t, small, slen);
+	a = filled_thp_and_small(&t, small, slen, 0);
 	tap_eq(mmp_madvise(t.s, BASE, small + slen - BASE, MMP_MADV_FREE), 0, "%s: MADV_FREE",
 	       arch);
 	tap_eq(mmp_mremap(t.s, a, MMP_PMD_SIZE, MMP_PMD_SIZE,
@@ -431,14 +423,9 @@ static void check_protnone(const char *arch)
 {
 	const uint64_t small = BASE + MMP_PMD_SIZE, slen = 64 * KiB, len = small + slen - BASE;
 	struct lf t;
-	uint64_t a;
 
 	lf_init(&t, arch, 1);
-	a = fixed_map(&t, BASE, MMP_PMD_SIZE, 0);
-	mmp_madvise(t.s, a, MMP_PMD_SIZE, MMP_MADV_HUGEPAGE);
-	fixed_map(&t, small, slen, 0);
-	fill(&t, a, MMP_PMD_SIZE);
-	fill(&t, small, slen);
+	filled_thp_and_small(&t, small, slen, 0);
 	tap_eq(mmp_mprotect(t.s, BASE, len, MMP_PROT_NONE), 0, "%s: mprotect PROT_NONE", arch);
 	snap(&t);
 	tap_eq(mmp_madvise(t.s, BASE, len, MMP_MADV_FREE), 0, "%s: MADV_FREE of PROT_NONE", arch);
@@ -460,23 +447,19 @@ static void check_protnone(const char *arch)
 }
 
 
+static void run(const char *arch)
+{
+	check_free_pte(arch, 0);
+	check_free_pte(arch, 4);
+	check_partial_mthp(arch);
+	check_pmd_paths(arch);
+	check_partial_pmd(arch);
+	check_partial_pageout(arch);
+	check_mremap(arch);
+	check_protnone(arch);
+}
+
 int main(int argc, char **argv)
 {
-	tap_require(mmp_phys_create(64 * MiB, &phys) == 0, "phys");
-	for (size_t i = 0; i < ARRAY_SIZE(arches); i++) {
-		const char *arch = arches[i];
-
-		if (argc > 1 && strcmp(argv[1], arch))
-			continue;
-		check_free_pte(arch, 0);
-		check_free_pte(arch, 4);
-		check_partial_mthp(arch);
-		check_pmd_paths(arch);
-		check_partial_pmd(arch);
-		check_partial_pageout(arch);
-		check_mremap(arch);
-		check_protnone(arch);
-	}
-	tap_eq(mmp_phys_destroy(phys), 0, "phys destroyed");
-	return tap_done();
+	return lf_main(argc, argv, run);
 }

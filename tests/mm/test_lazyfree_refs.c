@@ -83,11 +83,7 @@ static void check_droppable(const char *arch, long lazyfree_pmd)
 
 	snprintf(what, sizeof(what), "droppable, LAZYFREE_PMD %ld", lazyfree_pmd);
 	lf_init(&t, arch, lazyfree_pmd);
-	a = fixed_map(&t, BASE, MMP_PMD_SIZE, MMP_MAP_DROPPABLE);
-	mmp_madvise(t.s, a, MMP_PMD_SIZE, MMP_MADV_HUGEPAGE);
-	fixed_map(&t, small, slen, MMP_MAP_DROPPABLE);
-	fill(&t, a, MMP_PMD_SIZE);
-	fill(&t, small, slen);
+	a = filled_thp_and_small(&t, small, slen, MMP_MAP_DROPPABLE);
 	st = range_state(t.s, a, MMP_PMD_SIZE);
 	tap_ok(st.pmd == NPMD && st.dirty == NPMD && st.lazyfree == NPMD,
 	       "%s: %s: a dirty THP, not swapbacked", arch, what);
@@ -145,11 +141,7 @@ static void check_shared(const char *arch)
 	uint64_t a;
 
 	lf_init(&t, arch, 1);
-	a = fixed_map(&t, BASE, MMP_PMD_SIZE, 0);
-	mmp_madvise(t.s, a, MMP_PMD_SIZE, MMP_MADV_HUGEPAGE);
-	fixed_map(&t, small, slen, 0);
-	fill(&t, a, MMP_PMD_SIZE);
-	fill(&t, small, slen);
+	a = filled_thp_and_small(&t, small, slen, 0);
 	tap_eq(mmp_fork(t.s, &child), 0, "%s: fork", arch);
 
 	snap(&t);
@@ -200,11 +192,7 @@ static void check_fork_reclaim(const char *arch, long lazyfree_pmd)
 
 	snprintf(what, sizeof(what), "fork, LAZYFREE_PMD %ld", lazyfree_pmd);
 	lf_init(&t, arch, lazyfree_pmd);
-	a = fixed_map(&t, BASE, MMP_PMD_SIZE, 0);
-	mmp_madvise(t.s, a, MMP_PMD_SIZE, MMP_MADV_HUGEPAGE);
-	fixed_map(&t, small, slen, 0);
-	fill(&t, a, MMP_PMD_SIZE);
-	fill(&t, small, slen);
+	a = filled_thp_and_small(&t, small, slen, 0);
 	tap_eq(mmp_madvise(t.s, BASE, small + slen - BASE, MMP_MADV_FREE), 0, "%s: %s: MADV_FREE",
 	       arch, what);
 	tap_eq(mmp_fork(t.s, &child), 0, "%s: %s: fork", arch, what);
@@ -286,25 +274,21 @@ static void check_errnos(const char *arch)
 }
 
 
+static void run(const char *arch)
+{
+	check_pin(arch, false, false, 1);
+	check_pin(arch, true, true, 1);
+	check_pin(arch, true, false, 0);
+	check_droppable(arch, 1);
+	check_droppable(arch, 0);
+	check_droppable_fork(arch);
+	check_shared(arch);
+	check_fork_reclaim(arch, 1);
+	check_fork_reclaim(arch, 0);
+	check_errnos(arch);
+}
+
 int main(int argc, char **argv)
 {
-	tap_require(mmp_phys_create(64 * MiB, &phys) == 0, "phys");
-	for (size_t i = 0; i < ARRAY_SIZE(arches); i++) {
-		const char *arch = arches[i];
-
-		if (argc > 1 && strcmp(argv[1], arch))
-			continue;
-		check_pin(arch, false, false, 1);
-		check_pin(arch, true, true, 1);
-		check_pin(arch, true, false, 0);
-		check_droppable(arch, 1);
-		check_droppable(arch, 0);
-		check_droppable_fork(arch);
-		check_shared(arch);
-		check_fork_reclaim(arch, 1);
-		check_fork_reclaim(arch, 0);
-		check_errnos(arch);
-	}
-	tap_eq(mmp_phys_destroy(phys), 0, "phys destroyed");
-	return tap_done();
+	return lf_main(argc, argv, run);
 }

@@ -17,6 +17,7 @@
 
 #include <mmprim/mmprim.h>
 
+#include "stress.h"
 #include "tap.h"
 
 #define KiB (1ull << 10)
@@ -70,8 +71,6 @@ struct worker {
 	uint64_t buf[CHUNK_PAGES * PG / 8];
 };
 
-static pthread_mutex_t msg_lock = PTHREAD_MUTEX_INITIALIZER;
-static int nr_msgs;
 static uint32_t iters;
 
 /* Count a check; report a failure as a TAP comment (threads cannot emit TAP points). */
@@ -80,31 +79,23 @@ static bool check(struct worker *w, bool cond, const char *fmt, ...)
 
 static bool check(struct worker *w, bool cond, const char *fmt, ...)
 {
+	char prefix[80];
 	va_list ap;
 
 	w->checks++;
 	if (cond)
 		return true;
 	w->failed++;
-	pthread_mutex_lock(&msg_lock);
-	if (nr_msgs++ < MAX_MSGS) {
-		printf("# %s thread %d: ", w->run->arch, w->tid);
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		printf("\n");
-		fflush(stdout);
-	}
-	pthread_mutex_unlock(&msg_lock);
+	snprintf(prefix, sizeof(prefix), "%s thread %d: ", w->run->arch, w->tid);
+	va_start(ap, fmt);
+	stress_vnote(MAX_MSGS, prefix, fmt, ap);
+	va_end(ap);
 	return false;
 }
 
 static uint64_t rnd(struct worker *w)
 {
-	w->rng ^= w->rng << 13;
-	w->rng ^= w->rng >> 7;
-	w->rng ^= w->rng << 17;
-	return w->rng;
+	return xorshift64(&w->rng);
 }
 
 /*
@@ -400,14 +391,6 @@ static void *worker_main(void *arg)
 }
 
 /* ---- one back end ------------------------------------------------------------------------- */
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void run_arch(const char *arch)
 {

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "mm.h"
+#include "stress.h"
 #include "util.h"
 
 #define PG		MMP_PAGE_SIZE
@@ -44,14 +45,6 @@ struct run {
 	int stop;
 	uint64_t faults, efaults, ops, verify_failed, op_errors;
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static uint64_t slot(int k, int page)
 {
@@ -81,10 +74,7 @@ static void *faulter(void *arg)
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
 		int k;
 
-		rng ^= rng << 13;
-		rng ^= rng >> 7;
-		rng ^= rng << 17;
-		k = rng % SLOTS;
+		k = xorshift64(&rng) % SLOTS;
 		for (int p = X_FIRST; p < X_END; p++) {
 			uint64_t v = slot(k, p);
 

@@ -10,6 +10,7 @@
 
 #include "mm.h"
 #include "rcu.h"
+#include "stress.h"
 #include "util.h"
 #include "vma_tree.h"
 
@@ -29,10 +30,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
 static uint64_t rnd(uint64_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng % n;
+	return xorshift64(&rng) % n;
 }
 
 /* Index of the first reference range ending above @addr. */
@@ -299,10 +297,7 @@ static void *race_writer(void *arg)
 		int k;
 		struct mmp_vma *v;
 
-		seed ^= seed << 13;
-		seed ^= seed >> 7;
-		seed ^= seed << 17;
-		k = seed % SLOTS;
+		k = xorshift64(&seed) % SLOTS;
 		v = r->churn[k];
 		if (!v) {
 			v = calloc(1, sizeof(*v));
@@ -332,10 +327,7 @@ static void *race_reader(void *arg)
 		uint64_t addr;
 		struct mmp_vma *got;
 
-		seed ^= seed << 13;
-		seed ^= seed >> 7;
-		seed ^= seed << 17;
-		k = seed % SLOTS;
+		k = xorshift64(&seed) % SLOTS;
 		hole = (seed >> 8) & 1;
 		addr = slot_base(k) + (hole ? 4 + (seed >> 9) % 2 : (seed >> 9) % 4) * P;
 		rcu_read_lock();

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "mm.h"
+#include "stress.h"
 #include "util.h"
 
 #define PG		MMP_PAGE_SIZE
@@ -125,40 +126,19 @@ struct thr {
 	uint64_t ops[NR_OPS];
 };
 
-static pthread_mutex_t msg_lock = PTHREAD_MUTEX_INITIALIZER;
-static int nr_msgs;
-
 __attribute__((format(printf, 1, 2)))
 static void msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	pthread_mutex_lock(&msg_lock);
-	if (nr_msgs++ < MAX_MSGS) {
-		printf("# ");
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		printf("\n");
-		fflush(stdout);
-	}
-	pthread_mutex_unlock(&msg_lock);
+	va_start(ap, fmt);
+	stress_vnote(MAX_MSGS, "", fmt, ap);
+	va_end(ap);
 }
 
 static uint64_t rnd(struct thr *t)
 {
-	t->rng ^= t->rng << 13;
-	t->rng ^= t->rng >> 7;
-	t->rng ^= t->rng << 17;
-	return t->rng;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
+	return xorshift64(&t->rng);
 }
 
 static bool stopping(struct run *r)

@@ -31,16 +31,6 @@
 
 static struct mmp_phys *phys;
 
-static uint64_t barriers(void)
-{
-	return __atomic_load_n(&rcu_barrier_calls, __ATOMIC_RELAXED);
-}
-
-static int64_t in_flight(void)
-{
-	return __atomic_load_n(&phys->nr_pt_rcu, __ATOMIC_RELAXED);
-}
-
 /* Let the tables in their grace period land: mmp_phys_stat waits. */
 static void settle(void)
 {
@@ -70,19 +60,19 @@ static void check_in_flight(const char *arch)
 	tap_require(mmp_space_set_opt(s, MMP_OPT_RCU_TABLE_FREE, 1) == 0, "RCU table free");
 	settle();
 	freed0 = counter(s, MMP_C_PGTABLE_FREE_RCU);
-	b0 = barriers();
+	b0 = rcu_barriers();
 	grace_hold(&r);
 	for (int i = 0; i < ROUNDS; i++) {
 		must(churn(s, BASE + i * CHUNK) == 0, "%s: map, populate, unmap", arch);
 		fails += mmp_space_verify(s) != 0;
 	}
-	waiting = in_flight();
+	waiting = tables_in_flight(phys);
 	tap_eq(fails, 0, "%s: verify passes right after each of %d munmaps", arch, ROUNDS);
 	tap_ok(waiting >= ROUNDS * CHUNK / PMD_SIZE,
 	       "%s: the unmapped tables were in flight meanwhile (%lld)", arch, (long long)waiting);
 	tap_eq(counter(s, MMP_C_PGTABLE_FREE_RCU) - freed0, waiting,
 	       "%s: each counted when queued, though the grace period never ended", arch);
-	tap_eq(barriers() - b0, 0, "%s: verify called no rcu_barrier", arch);
+	tap_eq(rcu_barriers() - b0, 0, "%s: verify called no rcu_barrier", arch);
 
 	/* In flight or not, a table unlinked and never sent to be freed is a leak. */
 	pfn = pgtable_alloc(s);
@@ -91,11 +81,12 @@ static void check_in_flight(const char *arch)
 	tap_eq(mmp_space_verify(s), -EUCLEAN, "%s: a leaked table among those in flight", arch);
 	pgtable_release(s, pfn, MMP_C_PGTABLE_FREE);
 	tap_eq(mmp_space_verify(s), 0, "%s: verify passes once it is freed", arch);
-	tap_eq(barriers() - b0, 0, "%s: still no rcu_barrier", arch);
+	tap_eq(rcu_barriers() - b0, 0, "%s: still no rcu_barrier", arch);
 
 	grace_release(&r);
 	settle();
-	tap_eq(in_flight(), 0, "%s: the grace period ended, every table came home", arch);
+	tap_eq(tables_in_flight(phys), 0, "%s: the grace period ended, every table came home",
+	       arch);
 	tap_eq(counter(s, MMP_C_PGTABLE_FREE_RCU) - freed0, waiting,
 	       "%s: the grace period's end counted nothing more", arch);
 	tap_eq(mmp_space_verify(s), 0, "%s: verify", arch);
@@ -189,7 +180,7 @@ static void check_leaks(const char *arch)
 static void check_back_to_back(const char *arch, unsigned int thp_order)
 {
 	struct mmp_space *s = new_space(phys, arch);
-	uint64_t b0 = barriers(), fails = 0, seen = 0;
+	uint64_t b0 = rcu_barriers(), fails = 0, seen = 0;
 	struct mmp_cpu *cpu;
 	uint64_t a;
 
@@ -201,11 +192,11 @@ static void check_back_to_back(const char *arch, unsigned int thp_order)
 	must(mmp_memset(cpu, a, 3, 8 * MiB) == 0, "touch");
 	for (int i = 0; i < 4 * ROUNDS; i++) {
 		must(churn(s, BASE + (i % 4) * CHUNK) == 0, "%s: map, populate, unmap", arch);
-		seen += in_flight() > 0;
+		seen += tables_in_flight(phys) > 0;
 		fails += mmp_space_verify(s) != 0;
 	}
 	tap_eq(fails, 0, "%s%s: verify passes after each munmap", arch, thp_order ? " 64K" : "");
-	tap_eq(barriers() - b0, 0, "%s%s: and never waits", arch, thp_order ? " 64K" : "");
+	tap_eq(rcu_barriers() - b0, 0, "%s%s: and never waits", arch, thp_order ? " 64K" : "");
 	printf("# %s: tables were in flight at %llu of %d verifies\n", arch,
 	       (unsigned long long)seen, 4 * ROUNDS);
 	tap_eq(mmp_cpu_detach(cpu), 0, "%s: detach", arch);
