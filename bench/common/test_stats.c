@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../../tests/tap.h"
+#include "../../tests/lib/tap.h"
 #include "cache.h"
 #include "stats.h"
 

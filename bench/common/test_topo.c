@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "../../tests/tap.h"
+#include "../../tests/lib/tap.h"
 #include "topo.h"
 
 #define KiB	1024UL
