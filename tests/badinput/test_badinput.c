@@ -4,8 +4,8 @@
  * switches, copy variants, with the errno Linux would give, and after each
  * error on a space mmp_space_verify() passes and the space still works.
  * Mappings: test_badinput_map.c; CPUs, accesses and pins:
- * test_badinput_cpu.c; max_map_count: test_map_count.c; running out of
- * simulated memory: test_oom.c. Every check runs on every back end.
+ * test_badinput_cpu.c; max_map_count: mm/test_map_count.c; running out of
+ * simulated memory: mm/test_oom.c. Every check runs on every back end.
  */
 #include "badinput.h"
 

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "mm.h"
-#include "mm.h"
 #include "util.h"
 
 #define RW	(MMP_PROT_READ | MMP_PROT_WRITE)

@@ -4,7 +4,6 @@
 #define MMP_TEST_PTE_UTIL_H
 
 #include "mm.h"
-#include "mm.h"
 #include "util.h"
 
 /* What a write fault gives a page of a read-write, non-exec VMA. */

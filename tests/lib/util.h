@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Shared set-up for the tests: a phys, a space per back end, counters. */
+/* What most tests share: a space of a back end, checks that bail out, counters, mappings. */
 #ifndef MMP_TEST_UTIL_H
 #define MMP_TEST_UTIL_H
 

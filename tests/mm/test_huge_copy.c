@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Huge folio clear and copy: the sub-page orders (each sub-page once, the
- * target last, the seed's own examples), the host copy variants against the
- * generic one, byte-exact clears and copies for every order, variant and
+ * target last, target-last worked by hand), the host copy variants against
+ * the generic one, byte-exact clears and copies for every order, variant and
  * target, and COW of PTE- and PMD-mapped folios under each order.
  */
 #include <string.h>
@@ -114,7 +114,7 @@ static void check_ascending_and_gigantic(void)
 	}
 }
 
-/* The examples of kernel-semantics.md 3.1 for N = 512. */
+/* Target-last (process_huge_page's order) by hand, 512 sub-pages: targets 0, 100, 400, 511. */
 static void check_target_last_examples(void)
 {
 	static unsigned int seq[512];

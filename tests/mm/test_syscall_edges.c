@@ -3,7 +3,9 @@
  * System-call edge rules of Linux 6.18 for private anonymous memory, each
  * first seen as a divergence by the differential test (test_kernel_diff) and
  * checked on the host: holes in mprotect and mremap ranges, the order of
- * mremap's checks, multi-VMA moves, and when VMAs merge. Every back end.
+ * mremap's checks, multi-VMA moves, and when VMAs merge. Besides, one the host
+ * cannot show on cue: an mremap out of memory midway moves back what it moved.
+ * Every back end.
  */
 #include <errno.h>
 #include <string.h>

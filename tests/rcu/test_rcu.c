@@ -15,15 +15,16 @@
  *      it), and the parent goes on;
  *  (e) everything is destroyed: run under ASan with ASAN_OPTIONS=detect_leaks=1.
  *
- * The fork rule, for the README: fork() only while no other thread is inside a
- * libmmprim call, and no other thread is still registered as an RCU reader:
- * every other thread that used the library has detached its CPUs and exited
- * (a thread that called in without a CPU stays registered until it exits).
- * Only the forking thread may keep CPUs attached. liburcu's memb flavor keeps
- * the registrations of the parent's threads in the child, pointing into thread
- * stacks that glibc hands to the child's next thread, whose registration then
- * corrupts the registry: the child's grace periods never end (reproduced with
- * liburcu alone). The atfork handlers of lib/rcu.c cover call_rcu only.
+ * The fork rule (docs/design.md, API tour): fork() only while no other thread
+ * is inside a libmmprim call, and no other thread is still registered as an
+ * RCU reader: every other thread that used the library has detached its CPUs
+ * and exited (a thread that called in without a CPU stays registered until it
+ * exits). Only the forking thread may keep CPUs attached. liburcu's memb
+ * flavor keeps the registrations of the parent's threads in the child,
+ * pointing into thread stacks that glibc hands to the child's next thread,
+ * whose registration then corrupts the registry: the child's grace periods
+ * never end (reproduced with liburcu alone). The atfork handlers of lib/rcu.c
+ * cover call_rcu only.
  */
 #include <errno.h>
 #include <pthread.h>

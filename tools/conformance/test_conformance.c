@@ -744,7 +744,7 @@ int main(int argc, char **argv)
 		check_mthp(name);
 		check_tlb(name);
 	}
-	/* The checks must catch what a port gets wrong: the issue-16 Sv39 kept Sv48's depth. */
+	/* The checks must catch what a port gets wrong: the first Sv39 kept Sv48's depth. */
 	if (wanted(argc, argv, "riscv64-sv39")) {
 		check_fooled("riscv64-sv39", "Sv48's 4 levels", 4, 1ULL << 38, 0);
 		check_fooled("riscv64-sv39", "Sv48's task size", 3, 1ULL << 39, 0);
