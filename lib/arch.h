@@ -119,12 +119,30 @@ struct mmp_arch {
 	 */
 
 	/* ---- hardware model (the walker itself: hw_update_leaf in entry_ops.h) ---- */
+	/*
+	 * Who sets accessed and dirty: the MMU itself (x86, arm64 with HAFDBS),
+	 * or the fault handler after an access fault (software A/D), or either
+	 * as MMP_OPT_HW_AD says (riscv: Svadu or Svade). Tests and the
+	 * conformance suite take their expectations from this, never from a
+	 * back end's name.
+	 */
+	enum mmp_ad_model {
+		MMP_AD_HARDWARE,
+		MMP_AD_SOFTWARE,
+		MMP_AD_SWITCHABLE,
+	} ad_model;
 	/* Broadcast TLB invalidation (arm64 TLBI ... IS) instead of IPIs (x86). */
 	bool tlbi_broadcast;
 	/* A range flush longer than this many pages flushes the whole mm. */
 	unsigned int tlb_flush_ceiling;
 	/* Size of a contiguous-PTE TLB entry (arm64 contpte: 16), 0 when none. */
 	unsigned int cont_shift;
+	/*
+	 * Entries of a contiguous block the format forms over a large folio
+	 * (arm64 contpte, riscv64 Svnapot: 16), 0 when it has none: one
+	 * pte_batch_hint() covers a block, and ptep_get() gathers A/D over it.
+	 */
+	unsigned int cont_ptes;
 	/* MMP_E_* bits the format cannot hold (arm64 has no soft-dirty bit). */
 	unsigned int eflags_unsupported;
 

@@ -226,6 +226,13 @@ struct mmp_space {
 	struct mmp_counter_shard *counters;
 };
 
+/* Does the MMU of @s set accessed and dirty itself, as its back end declares? */
+static __always_inline bool space_hw_ad(const struct mmp_space *s)
+{
+	return s->arch->ad_model == MMP_AD_HARDWARE ||
+	       (s->arch->ad_model == MMP_AD_SWITCHABLE && READ_ONCE(s->opts[MMP_OPT_HW_AD]));
+}
+
 /* The space follows kernel release a.b.c or later (MMP_OPT_KERNEL_VERSION). */
 #define kernel_at_least(s, a, b, c)	\
 	(READ_ONCE((s)->opts[MMP_OPT_KERNEL_VERSION]) >= MMP_KERNEL_VERSION(a, b, c))

@@ -68,8 +68,10 @@ void contpte_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_
 #define ARM64_FAMILY							\
 	.format = MMP_FORMAT_arm64,					\
 	.tlbi_broadcast = true,						\
+	.ad_model = MMP_AD_HARDWARE,	/* FEAT_HAFDBS */		\
 	.tlb_flush_ceiling = 511,	/* 512 pages (MAX_DVM_OPS) flush the whole ASID */ \
 	.cont_shift = PAGE_SHIFT + 4,					\
+	.cont_ptes = 16,		/* contpte blocks */		\
 	.eflags_unsupported = MMP_E_SOFT_DIRTY
 
 #endif /* MMP_ARM64_FAMILY_H */

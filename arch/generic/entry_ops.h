@@ -174,6 +174,9 @@ static __always_inline mmp_pte_t MMP_OP(hw_update_leaf)(struct mmp_space *s, mmp
 			return 0;
 		if ((f & need) == need)
 			return old;
+		/* Software A/D (the back end's declaration): an access fault sets them. */
+		if (!space_hw_ad(s))
+			return 0;
 		new = MMP_OP(mk_entry)(MMP_OP(entry_pfn)(old, level), f | need, level);
 		if (__atomic_compare_exchange_n(ep, &old, new, false, __ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {

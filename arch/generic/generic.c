@@ -35,6 +35,7 @@ const struct mmp_arch mmp_arch_generic = {
 	.task_size = 1ULL << 47,
 	.leaf_levels = 1u << MMP_PTE | 1u << MMP_PMD,
 	.tlbi_broadcast = false,
+	.ad_model = MMP_AD_HARDWARE,
 	.tlb_flush_ceiling = 33,
 	.cost = &generic_cost,
 };

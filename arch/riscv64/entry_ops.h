@@ -86,7 +86,7 @@ static __always_inline mmp_pte_t riscv64_hw_update_leaf(struct mmp_space *s, mmp
 		new = old | need;
 		if (new == old)
 			break;
-		if (!READ_ONCE(s->opts[MMP_OPT_HW_AD]))
+		if (!space_hw_ad(s))
 			return 0;	/* Svade: the kernel sets A/D in the fault */
 		if (__atomic_compare_exchange_n(ep, &old, new, false, __ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {

@@ -67,6 +67,8 @@ void napot_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t 
 #define RISCV64_FAMILY							\
 	.format = MMP_FORMAT_riscv64,					\
 	.tlbi_broadcast = false,					\
+	.ad_model = MMP_AD_SWITCHABLE,	/* Svadu, or Svade: MMP_OPT_HW_AD */ \
+	.cont_ptes = NAPOT_PTES,	/* Svnapot 64 KiB runs */	\
 	.tlb_flush_ceiling = 64,	/* tlb_flush_all_threshold */	\
 	.eflags_unsupported = MMP_E_SOFT_DIRTY
 

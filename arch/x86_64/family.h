@@ -32,6 +32,7 @@
 #define X86_64_FAMILY					\
 	.format = MMP_FORMAT_x86_64,			\
 	.tlbi_broadcast = false,			\
+	.ad_model = MMP_AD_HARDWARE,			\
 	.tlb_flush_ceiling = 33
 
 #endif /* MMP_X86_64_FAMILY_H */

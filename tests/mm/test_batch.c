@@ -130,7 +130,8 @@ static void check_folio_pte_batch(const char *arch)
 	pfn = new_folio(&tt, 5);
 	set_ptes(tt.s, tt.addr, tt.t, mk_entry(tt.s, pfn, F_RW, MMP_PTE), 32);
 	hint_runs = pte_batch_hint(tt.s, tt.t, ptep_get(tt.s, tt.t)) > 1;
-	tap_ok(!strncmp(arch, "arm64", 5) ? hint_runs : !strncmp(arch, "x86_64", 6) ? !hint_runs : 1,
+	/* A run of contiguous blocks hints at whole blocks, as the back end declares. */
+	tap_ok(mmp_arch_find(arch)->cont_ptes ? hint_runs : !hint_runs,
 	       "%s: pte_batch_hint of a 64 KiB run is %s", arch, hint_runs ? "16" : "1");
 	mmp_space_counters(tt.s, &c0);
 	tap_eq(tt_batch(&tt, 0, 32, 0, NULL), 32, "%s: a whole 128 KiB folio is one batch", arch);
@@ -530,7 +531,7 @@ static void check_batched_same_state(const char *arch, enum kind kind)
 	struct run on, off;
 	struct mmp_counters con, coff;
 	char label[128];
-	bool arm64 = !strncmp(arch, "arm64", 5);	/* any arm64 back end: contpte */
+	bool blocks = mmp_arch_find(arch)->cont_ptes;	/* contpte, Svnapot */
 
 	workload(&on, arch, kind, 1);
 	workload(&off, arch, kind, 0);
@@ -551,7 +552,7 @@ static void check_batched_same_state(const char *arch, enum kind kind)
 	if (!hint_runs) {
 		tap_eq(on.moves.v[MMP_C_PTE_BATCH], 0,
 		       "%s, %s: mremap never batches (pte_batch_hint is 1)", arch, kind_name[kind]);
-	} else if (arm64 && kind == K_64K) {
+	} else if (blocks && kind == K_64K) {
 		const struct mmp_counters *b = &on.moves, *u = &off.moves;
 
 		tap_ok(b->v[MMP_C_PTE_BATCH] > 0,
@@ -633,7 +634,7 @@ static void check_write_bit_kept(const char *arch)
 				 MMP_E_WRITE) == want[i];
 		tap_ok(ok, "%s: ... every entry keeps its own write bit (%llu batches)", arch,
 		       (unsigned long long)d.v[MMP_C_PTE_BATCH]);
-		if (!strncmp(arch, "arm64", 5) && cases[k].nr == 16)
+		if (mmp_arch_find(arch)->cont_ptes && cases[k].nr == 16)
 			tap_ok(d.v[MMP_C_PTE_BATCH] >= 2,
 			       "%s: ... in batches that stop where the write bit changes", arch);
 	}

@@ -266,7 +266,7 @@ static void test_host(struct mmp_phys *phys)
 	       status);
 
 	/* The same on a space whose heap is the host's: start_brk, grown to @cur. */
-	s = new_space(phys, "x86_64");
+	s = new_space(phys, mmp_arch_name(0));	/* the first back end: 47-bit user space or more */
 	must(mmp_brk_init(s, (start + PG - 1) & ~(PG - 1)) == 0, "init at the host's start_brk");
 	if (cur > start)
 		must(mmp_brk(s, cur, &out) == 0, "grow to the host's break");

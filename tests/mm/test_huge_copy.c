@@ -302,7 +302,7 @@ static void check_variants(void)
 
 static void check_copy_api(void)
 {
-	struct mmp_space *s = new_space(phys, "x86_64"), *c;
+	struct mmp_space *s = new_space(phys, mmp_arch_name(0)), *c;
 	const char *def = mmp_space_copy(s), *first = NULL;
 	long v = -1;
 
@@ -389,7 +389,7 @@ static bool clear_copy_exact(struct mmp_space *s, unsigned int order, const unsi
 
 static void check_clear_copy(void)
 {
-	struct mmp_space *s = new_space(phys, "x86_64");
+	struct mmp_space *s = new_space(phys, mmp_arch_name(0));
 	static unsigned int all[512];
 	unsigned int some[] = { 0, 1, 2, 127, 255, 256, 257, 510, 511, 0 };
 

@@ -220,15 +220,21 @@ int main(int argc, char **argv)
 {
 	const char *env = getenv("MMP_STRESS_SECONDS");
 	double seconds = env ? atof(env) : 0.5;
-	const char *arches[] = { "x86_64", "arm64", "riscv64", "generic" };
+	unsigned int formats = 0;
+	const char *arch;
 
-	for (unsigned int i = 0; i < ARRAY_SIZE(arches); i++)
-		if (argc < 2 || !strcmp(argv[1], arches[i]))
-			stress(arches[i], seconds);
+	/* One back end per entry format: the first listed, whose user space holds the window. */
+	for_each_arch(i, arch) {
+		unsigned int f = 1u << mmp_arch_find(arch)->format;
+
+		if ((argc < 2 && !(formats & f)) || (argc >= 2 && !strcmp(argv[1], arch)))
+			stress(arch, seconds);
+		formats |= f;
+	}
 	/* qemu-user 7.2 aborts when the child of a threaded process starts a thread. */
 	if (getenv("MMPRIM_QEMU_USER"))
 		printf("# the skipped-lock run forks with threads: not under qemu-user\n");
 	else
-		broken(argc > 1 ? argv[1] : "x86_64");
+		broken(argc > 1 ? argv[1] : mmp_arch_name(0));
 	return tap_done();
 }

@@ -237,7 +237,8 @@ static uint64_t ref_unmapped_area(struct mmp_space *s, uint64_t len, uint64_t al
 
 static void test_placement(struct mmp_phys *phys)
 {
-	struct mmp_space *s = new_space(phys, "generic");
+	/* The reference back end, always registered last. */
+	struct mmp_space *s = new_space(phys, mmp_arch_name(mmp_arch_count() - 1));
 	int checked = 0, same = 0, mapped = 0;
 	uint64_t top = s->mmap_base, out;
 
