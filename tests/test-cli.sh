@@ -51,6 +51,13 @@ check "--report shows only the back end asked for" \
 	test "$(grep -c 'checks pass' <<<"$out")" -eq 1
 check "--report prints no library diagnostics" \
 	bash -c '! grep -q "libmmprim:" <<<"$1$2"' _ "$out" "$err"
+# A check that stops the process (as a BUG does) fails that back end, not the report.
+run env MMP_CONFORMANCE_ABORT_AFTER=5 "$conf" --report generic
+check "--report after an abort in a check exits 1" test "$rc" -eq 1
+check "--report after an abort still reports the back end, failing" \
+	grep -Eq '^generic: [0-9]+ of [0-9]+ checks pass  <-- FAILING' <<<"$out"
+check "--report names how the checks stopped and after which" \
+	grep -q 'FAIL stopped (signal 6) after ".*": the checks after it did not run' <<<"$out"
 }
 
 seeds_checks() {
