@@ -76,11 +76,12 @@ static const struct {
 /*
  * The rules are what the core assumes of every back end without checking it
  * on its paths: a table of 512 entries per level, the top one spanning the
- * task size, user addresses above MMP_MMAP_MIN_ADDR, PTE and PMD leaves, a
- * TLB that caches a contiguous block as 16 pages (the only block modelled:
- * arm64 contpte with 4 KiB pages, Svnapot 64 KiB; hw/cpu.c and lib/verify.c
- * take its size from cont_shift, the formats have it built in), a flush
- * ceiling and a cost table.
+ * task size, user addresses above MMP_MMAP_MIN_ADDR, PTE and PMD leaves,
+ * contiguous blocks of 16 pages and a TLB that caches them as one entry only
+ * where the format forms them (the only block modelled: arm64 contpte with
+ * 4 KiB pages, Svnapot 64 KiB; hw/cpu.c and lib/verify.c take its size from
+ * cont_shift, the formats have it built in), an A/D model the core knows, a
+ * flush ceiling and a cost table.
  */
 const char *arch_refusal(const struct mmp_arch *a, const char *listed, char why[ARCH_WHY_MAX])
 {
@@ -109,7 +110,8 @@ const char *arch_refusal(const struct mmp_arch *a, const char *listed, char why[
 	span = level_size((enum mmp_level)(a->levels - 1)) * PTRS_PER_TABLE;
 	if (a->task_size > span)
 		return refuse(why, "task_size: %#llx is beyond the %#llx that %u levels span",
-			      (unsigned long long)a->task_size, (unsigned long long)span, a->levels);
+			      (unsigned long long)a->task_size, (unsigned long long)span,
+			      a->levels);
 	if (a->map_window & (PAGE_SIZE - 1))
 		return refuse(why, "map_window: %#llx is not page aligned",
 			      (unsigned long long)a->map_window);
@@ -126,10 +128,21 @@ const char *arch_refusal(const struct mmp_arch *a, const char *listed, char why[
 	if (a->leaf_levels >> a->levels)
 		return refuse(why, "leaf_levels: %#x has a leaf above the top level of %u levels",
 			      a->leaf_levels, a->levels);
+	if (a->cont_ptes && a->cont_ptes != 16)
+		return refuse(why, "cont_ptes: %u, where 0 (no contiguous blocks) or 16 "
+			      "(the only block the formats form) are possible", a->cont_ptes);
 	if (a->cont_shift && a->cont_shift != PAGE_SHIFT + 4)
 		return refuse(why, "cont_shift: %u, where 0 (no contiguous blocks) or %u "
 			      "(16 pages, the only block modelled) are possible",
 			      a->cont_shift, PAGE_SHIFT + 4);
+	/* The TLB can cache a block as one entry only where the format forms blocks. */
+	if (a->cont_shift && !a->cont_ptes)
+		return refuse(why, "cont_shift: %u for a format without blocks (cont_ptes 0)",
+			      a->cont_shift);
+	/* MMP_AD_SWITCHABLE is the last model. */
+	if ((unsigned int)a->ad_model > MMP_AD_SWITCHABLE)
+		return refuse(why, "ad_model: %u, where hardware, software or switchable "
+			      "are possible", (unsigned int)a->ad_model);
 	if (!a->tlb_flush_ceiling)
 		return refuse(why, "tlb_flush_ceiling: 0 after the reference's fill, "
 			      "so every flush would flush the whole mm");
@@ -147,7 +160,8 @@ const char *arch_refusal(const struct mmp_arch *a, const char *listed, char why[
 				len += snprintf(why + len, ARCH_WHY_MAX - len, " %s",
 						core_flags[i].name);
 		if (len < ARCH_WHY_MAX)
-			snprintf(why + len, ARCH_WHY_MAX - len, ", which the core cannot do without");
+			snprintf(why + len, ARCH_WHY_MAX - len,
+				 ", which the core cannot do without");
 		return why;
 	}
 	return NULL;

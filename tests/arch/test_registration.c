@@ -70,8 +70,9 @@ static bool names_rule(const char *msg, const char *name, const char *field, con
 enum breakage {
 	LEVELS_2, LEVELS_6, THREE_LEVELS_2_48, TASK_UNALIGNED, TASK_ZERO, TASK_AT_MIN_ADDR,
 	WINDOW_ABOVE_TASK, WINDOW_UNALIGNED, WINDOW_AT_MIN_ADDR, LEAF_NO_PMD, LEAF_NO_PTE,
-	LEAF_ABOVE_TOP, CONT_8K, CONT_PMD, FORMAT_PAST_END, FORMAT_NEGATIVE, NAME_NULL,
-	NAME_EMPTY, NAME_TOO_LONG, NO_PRESENT, NO_WRITE, NO_PROTNONE, NO_TABLE, NO_LEAF,
+	LEAF_ABOVE_TOP, CONT_8K, CONT_PMD, CONT_PTES_8, CONT_TLB_NO_BLOCKS, AD_MODEL_PAST_END,
+	FORMAT_PAST_END, FORMAT_NEGATIVE, NAME_NULL, NAME_EMPTY, NAME_TOO_LONG, NO_PRESENT,
+	NO_WRITE, NO_PROTNONE, NO_TABLE, NO_LEAF,
 };
 
 static const struct bad {
@@ -95,6 +96,9 @@ static const struct bad {
 	{ "riscv64-sv39", LEAF_ABOVE_TOP, "leaf-p4d", "leaf_levels", "above the top level" },
 	{ "arm64", CONT_8K, "cont-8k", "cont_shift", "16 pages" },
 	{ "arm64-va39", CONT_PMD, "cont-2m", "cont_shift", "16 pages" },
+	{ "riscv64", CONT_PTES_8, "napot-32k", "cont_ptes", "0 (no contiguous blocks) or 16" },
+	{ "x86_64", CONT_TLB_NO_BLOCKS, "cont-tlb", "cont_shift", "without blocks" },
+	{ "arm64", AD_MODEL_PAST_END, "ad-model", "ad_model", "hardware, software or switchable" },
 	{ "x86_64", FORMAT_PAST_END, "format-end", "format", "out of range" },
 	{ "arm64", FORMAT_NEGATIVE, "format-neg", "format", "out of range" },
 	{ "x86_64", NAME_NULL, NULL, "name", "none given" },
@@ -124,6 +128,9 @@ static void break_one(struct mmp_arch *a, enum breakage what)
 	case LEAF_ABOVE_TOP:	a->leaf_levels |= 1u << MMP_P4D; break;
 	case CONT_8K:		a->cont_shift = PAGE_SHIFT + 1; break;
 	case CONT_PMD:		a->cont_shift = PMD_SHIFT; break;
+	case CONT_PTES_8:	a->cont_ptes = 8; break;
+	case CONT_TLB_NO_BLOCKS: a->cont_shift = PAGE_SHIFT + 4; break;
+	case AD_MODEL_PAST_END:	a->ad_model = (enum mmp_ad_model)(MMP_AD_SWITCHABLE + 1); break;
 	case FORMAT_PAST_END:	a->format = MMP_NR_FORMATS; break;
 	case FORMAT_NEGATIVE:	a->format = (enum mmp_format)-1; break;
 	case NAME_NULL:		a->name = NULL; break;
