@@ -74,6 +74,21 @@
 #define RV_PPN(pfn)	((uint64_t)(pfn) << 10)	/* bits 10-53 */
 #define A64_CONT_PTES	16	/* entries in a contiguous run, 4 KiB granule */
 
+/* LoongArch64 (the manual's PTE; Linux's software bits in pgtable-bits.h). */
+#define LA_V		BIT(0)	/* valid; the kernel's _PAGE_ACCESSED */
+#define LA_D		BIT(1)	/* hardware dirty: stores without a page-modify trap */
+#define LA_PLV3		(BIT(2) | BIT(3))	/* privilege level 3: user */
+#define LA_CC		BIT(4)	/* MAT 1: coherent cached */
+#define LA_HUGE		BIT(6)	/* in a PMD: a huge page (in a PTE: G) */
+#define LA_P		BIT(7)	/* _PAGE_PRESENT */
+#define LA_W		BIT(8)	/* _PAGE_WRITE */
+#define LA_M		BIT(9)	/* _PAGE_MODIFIED: pte_dirty() */
+#define LA_PN		BIT(10)	/* _PAGE_PROTNONE */
+#define LA_SP		BIT(11)	/* _PAGE_SPECIAL */
+#define LA_NR		BIT(61)	/* no read */
+#define LA_NX		BIT(62)	/* no execute */
+#define LA_PFN(pfn)	((uint64_t)(pfn) << 12)	/* bits 12-47 */
+
 static inline uint64_t a64_pfn(uint64_t desc)
 {
 	return (desc & 0x0000fffffffff000ULL) >> 12;
@@ -405,6 +420,81 @@ static inline bool rv_kat_young(uint64_t e)
 }
 
 /*
+ * LoongArch64: accessed is V and dirty is MODIFIED, in software; the hardware
+ * D follows them: pte_mkdirty sets D only on a writable entry, pte_mkwrite
+ * only on a modified one, pte_wrprotect clears WRITE and D (the entry stays
+ * dirty), pte_mkclean clears MODIFIED and D, pte_mkold clears V alone.
+ */
+static inline uint64_t la_kat_op(uint64_t e, enum kat_op op, bool model)
+{
+	switch (op) {
+	case KAT_WRPROTECT:
+		return e & ~(LA_W | LA_D);
+	case KAT_MKCLEAN:
+		return e & ~(LA_M | LA_D);
+	case KAT_MKOLD:
+		return e & ~LA_V;
+	case KAT_MKYOUNG:
+		return e | LA_V;
+	case KAT_MKDIRTY:
+		return e | LA_M | (e & LA_W ? LA_D : 0);
+	case KAT_MKWRITE:
+		return e | LA_W | (e & LA_M ? LA_D : 0);
+	case KAT_MKSPECIAL:
+		return e | LA_SP;
+	default:
+		return e;	/* no soft-dirty bit */
+	}
+}
+
+/*
+ * pte_modify keeps MODIFIED, SPECIAL, the address, MAT and PLV
+ * (_PAGE_CHG_MASK) and takes the rest from the protection: PAGE_NONE is
+ * PROTNONE, NR, NX with user PLV and MAT; a private readable protection
+ * (protection_map) V, PRESENT, PLV and MAT, with NX unless executable.
+ */
+static inline uint64_t la_kat_modify(uint64_t e, enum kat_prot p, bool exclusive, bool model)
+{
+	const uint64_t chg = LA_M | LA_SP | LA_PFN((1ULL << 36) - 1) | (LA_CC | BIT(5)) | LA_PLV3;
+	uint64_t n;
+
+	switch (p) {
+	case KAT_PROT_NONE:
+		n = LA_CC | LA_PLV3 | LA_PN | LA_NR | LA_NX;
+		break;
+	case KAT_PROT_R:
+	case KAT_PROT_RW:
+		n = LA_CC | LA_V | LA_PLV3 | LA_P | LA_NX;
+		break;
+	default:
+		n = LA_CC | LA_V | LA_PLV3 | LA_P;
+		break;
+	}
+	/* The library keeps the entry's accessed (V), PROT_NONE included; the kernel's protection decides it. */
+	if (model)
+		n = (n & ~LA_V) | (e & LA_V);
+	n |= e & chg;
+	if (exclusive && kat_prot_write(p))
+		n = la_kat_op(n, KAT_MKWRITE, model);
+	return n;
+}
+
+static inline uint64_t la_kat_compose(uint64_t bits, uint64_t pfn)
+{
+	return bits | LA_PFN(pfn);
+}
+
+static inline uint64_t la_kat_pfn(uint64_t e)
+{
+	return (e >> 12) & ((1ULL << 36) - 1);
+}
+
+static inline bool la_kat_young(uint64_t e)
+{
+	return e & LA_V;
+}
+
+/*
  * The generic format, the library's neutral one: each MMP_E_* flag is its
  * own bit and the pfn sits at bit 12. Its rules are that definition: an
  * operation sets or clears its flag, mprotect sets PRESENT or PROTNONE,
@@ -551,6 +641,20 @@ KAT_DATA struct kat_start rv_kat_starts[] = {
 	{ "NAPOT, writable, clean, old", RV_N | RV_U | RV_W | RV_R | RV_V, KAT_S_BLOCK },
 };
 
+#define LA_PAGE	(LA_P | LA_PLV3 | LA_CC)
+
+KAT_DATA struct kat_start la_kat_starts[] = {
+	{ "writable, dirty, young", LA_PAGE | LA_W | LA_M | LA_D | LA_V | LA_NX, 0 },
+	{ "writable, clean, young", LA_PAGE | LA_W | LA_V | LA_NX, 0 },
+	{ "writable, dirty, old", LA_PAGE | LA_W | LA_M | LA_D | LA_NX, 0 },
+	{ "read-only, clean, young (PAGE_COPY)", LA_PAGE | LA_V | LA_NX, 0 },
+	{ "read-only, clean, old, executable", LA_PAGE, 0 },
+	{ "read-only, dirty", LA_PAGE | LA_M | LA_V | LA_NX, 0 },
+	{ "zero page", LA_PAGE | LA_SP | LA_V | LA_NX, KAT_S_SPECIAL },
+	{ "PROT_NONE, dirty, young", LA_PN | LA_NR | LA_PLV3 | LA_CC | LA_M | LA_V | LA_NX,
+	  KAT_S_PROTNONE },
+};
+
 KAT_DATA struct kat_start gen_kat_starts[] = {
 	{ "writable, dirty, young",
 	  MMP_E_PRESENT | MMP_E_WRITE | MMP_E_USER | MMP_E_ACCESSED | MMP_E_DIRTY | MMP_E_NOEXEC,
@@ -582,6 +686,9 @@ KAT_DATA struct kat_format kat_formats[] = {
 	{ MMP_FORMAT_riscv64, KAT_STARTS(rv_kat_starts), false,
 	  RV_A | RV_U | RV_R | RV_V,
 	  rv_kat_compose, NULL, rv_kat_pfn, rv_kat_young, rv_kat_op, rv_kat_modify },
+	{ MMP_FORMAT_loongarch64, KAT_STARTS(la_kat_starts), false,
+	  LA_PAGE | LA_V | LA_NX,
+	  la_kat_compose, NULL, la_kat_pfn, la_kat_young, la_kat_op, la_kat_modify },
 	{ MMP_FORMAT_generic, KAT_STARTS(gen_kat_starts), true,
 	  MMP_E_PRESENT | MMP_E_USER | MMP_E_ACCESSED | MMP_E_NOEXEC,
 	  gen_kat_compose, NULL, gen_kat_pfn, gen_kat_young, gen_kat_op, gen_kat_modify },

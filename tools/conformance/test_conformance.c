@@ -114,6 +114,8 @@ static const struct geometry geometries[] = {
 	  L_PTE | L_PMD | L_PUD, 2 },
 	{ "riscv64-sv57", 5, 1ULL << 56, 1ULL << 47, (1ULL << 47) - 128 * MiB,
 	  L_PTE | L_PMD | L_PUD | L_P4D | L_PGD5, 4 },
+	/* LoongArch64, 4 KiB pages: 4 levels over a 48-bit user space; huge pages in the PMD only. */
+	{ "loongarch64", 4, 1ULL << 48, 1ULL << 48, (1ULL << 48) - 128 * MiB, L_PTE | L_PMD, 3 },
 	/* The reference: 4 levels, 47 bits, no leaves above the PMD. */
 	{ "generic", 4, 1ULL << 47, 1ULL << 47, (1ULL << 47) - 128 * MiB, L_PTE | L_PMD, 3 },
 };
