@@ -82,7 +82,7 @@ static void check_fold(void)
 	};
 	uint64_t a, pfns[A64_CONT_PTES], pfn, blk;
 	unsigned int flags[A64_CONT_PTES];
-	struct mmp_space *s = arm64_space(phys, 0, &a);
+	struct mmp_space *s = contpte_space(phys, 0, &a);
 	struct mmp_counters c0, d;
 	mmp_pte_t *ptep, *pmdp;
 	bool early, ok;
@@ -270,7 +270,7 @@ static void check_unfold_op(enum unfold_op op, long bbml2, struct mmp_counters *
 {
 	const int idx = 6;
 	uint64_t a, blk, e_addr;
-	struct mmp_space *s = arm64_space(phys, 4, &a);
+	struct mmp_space *s = contpte_space(phys, 4, &a);
 	struct mmp_counters c0;
 	struct mmp_cpu *cpu = NULL;
 	mmp_pte_t before[A64_CONT_PTES], old = 0, *ptep;
@@ -376,7 +376,7 @@ static void check_unfold(void)
 static void check_refold_last(void)
 {
 	uint64_t a;
-	struct mmp_space *s = arm64_space(phys, 4, &a);
+	struct mmp_space *s = contpte_space(phys, 4, &a);
 	struct mmp_counters c0, d;
 	mmp_pte_t *ptep;
 

@@ -17,7 +17,7 @@ static bool young_dirty(struct mmp_space *s, mmp_pte_t pte)
 static void check_access_dirty(void)
 {
 	uint64_t a, blk;
-	struct mmp_space *s = arm64_space(phys, 4, &a);
+	struct mmp_space *s = contpte_space(phys, 4, &a);
 	struct mmp_counters c0, d;
 	mmp_pte_t *ptep, pte, ret;
 	bool ok;
@@ -79,7 +79,7 @@ static void check_dirty_fork_mremap(long batch)
 {
 	static const char msg[] = "dirty!";
 	uint64_t a, blk, dst = 0, off = 9 * P + 100;
-	struct mmp_space *s = arm64_space(phys, 4, &a), *c;
+	struct mmp_space *s = contpte_space(phys, 4, &a), *c;
 	struct mmp_cpu *cpu, *ccpu;
 	mmp_pte_t *ptep;
 	char out[sizeof(msg)];
@@ -142,7 +142,7 @@ static void check_range_ops(void)
 		{ 8, 16, 2, "16 entries from mid-block (two partial blocks)" },
 	};
 	uint64_t a;
-	struct mmp_space *s = arm64_space(phys, 5, &a);
+	struct mmp_space *s = contpte_space(phys, 5, &a);
 	int region = 0;
 
 	for (int op = 0; op < NR_RANGE_OPS; op++) {
@@ -217,7 +217,7 @@ static void check_range_ops(void)
 static void check_batch_hint(void)
 {
 	uint64_t a;
-	struct mmp_space *s = arm64_space(phys, 4, &a);
+	struct mmp_space *s = contpte_space(phys, 4, &a);
 	mmp_pte_t *ptep;
 	bool ok = true;
 
@@ -243,7 +243,7 @@ static void check_batch_hint(void)
 static void check_tlb(long bbml2)
 {
 	uint64_t a, blk;
-	struct mmp_space *s = arm64_space(phys, 4, &a);
+	struct mmp_space *s = contpte_space(phys, 4, &a);
 	struct mmp_counters c0, d;
 	struct mmp_cpu *cpu;
 	char ch;
@@ -301,7 +301,7 @@ static void check_tlb_dirty_hit(void)
 	char ch = 1;
 
 	must(mmp_phys_create(16 * MiB, &ph) == 0, "a phys of its own");
-	s = arm64_space(ph, 4, &a);
+	s = contpte_space(ph, 4, &a);
 	populate(s, a, BLOCK);
 	ptep = ptep_at(s, a);
 	clean_block(ptep);
@@ -327,7 +327,7 @@ static void check_tlb_dirty_hit(void)
 static void check_mprotect_batch(int batch)
 {
 	uint64_t a;
-	struct mmp_space *s = arm64_space(phys, 4, &a);
+	struct mmp_space *s = contpte_space(phys, 4, &a);
 	struct mmp_cpu *cpu;
 	uint64_t unfold, fold;
 	unsigned char b = 0;

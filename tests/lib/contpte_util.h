@@ -37,10 +37,25 @@ static inline bool others_kept(const mmp_pte_t *now, const mmp_pte_t *before, in
 	return true;
 }
 
-/* An arm64 space with @order mTHP always on (0: none) and a 2 MiB read-write mapping. */
-static inline struct mmp_space *arm64_space(struct mmp_phys *ph, unsigned int order, uint64_t *a)
+/*
+ * The first back end whose TLB caches a contiguous-PTE block as one entry
+ * (cont_shift: arm64's contpte), as it declares.
+ */
+static inline const char *contpte_arch(void)
 {
-	struct mmp_space *s = new_space(ph, "arm64");
+	const char *arch;
+
+	for_each_arch(i, arch)
+		if (mmp_arch_find(arch)->cont_shift)
+			return arch;
+	tap_require(0, "a back end with contiguous-PTE blocks");
+	return NULL;
+}
+
+/* A contpte space with @order mTHP always on (0: none) and a 2 MiB read-write mapping. */
+static inline struct mmp_space *contpte_space(struct mmp_phys *ph, unsigned int order, uint64_t *a)
+{
+	struct mmp_space *s = new_space(ph, contpte_arch());
 
 	if (order)
 		must(mmp_space_set_thp(s, order, MMP_THP_ALWAYS) == 0, "mTHP order %u", order);

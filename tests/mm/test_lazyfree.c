@@ -15,7 +15,8 @@
 
 /*
  * 64 pages of order-@order folios: MADV_FREE keeps every entry mapped but old
- * and clean, the folios lazyfree; a read does not fault. Redirty the folios of
+ * and clean, the folios lazyfree; a read does not fault (software A/D takes its
+ * access faults, which map nothing). Redirty the folios of
  * the second half (one byte each), MADV_PAGEOUT: the clean half is discarded
  * and reads back as zeroes, the redirtied half survives, swapbacked again; a
  * second MADV_PAGEOUT keeps it (no swap: activated).
@@ -56,6 +57,8 @@ static void check_free_pte(const char *arch, unsigned int order)
 	snap(&t);
 	tap_eq(bad_pages(&t, a, len, false), 0, "%s: %s: the data is still there", arch, what);
 	tap_eq(faults_since(&t), 0, "%s: %s: reading lazyfree memory does not fault", arch, what);
+	tap_ok(ad_faults_as_declared(&t),
+	       "%s: %s: ... but for the access faults of software A/D, as declared", arch, what);
 	st = range_state(t.s, a, len);
 	tap_ok(st.young == npages && st.dirty == 0 && st.lazyfree == npages,
 	       "%s: %s: the read made the entries young, not dirty (young %u dirty %u)", arch,
