@@ -48,7 +48,7 @@ enum mmp_level {
  * Architecture-neutral view of an entry. The back end encodes these into its
  * real bits and decodes them back; core mm only ever sees these.
  */
-#define MMP_E_PRESENT	(1u << 0)  /* hardware valid */
+#define MMP_E_PRESENT	(1u << 0)  /* pte_present() but PROT_NONE: mapped and accessible */
 #define MMP_E_WRITE	(1u << 1)  /* pte_write(): writable (arm64: DBM) */
 #define MMP_E_USER	(1u << 2)
 #define MMP_E_ACCESSED	(1u << 3)  /* pte_young() */
