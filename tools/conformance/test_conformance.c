@@ -626,14 +626,24 @@ struct report_row {
 static struct report_row *rows;
 static int nr_rows, cap_rows;
 
+/* Copy at most @len bytes of @src into @dst of @size, cut short to fit. */
+static void copy_cut(char *dst, size_t size, const char *src, size_t len)
+{
+	if (len > size - 1)
+		len = size - 1;
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
 /* A check's result as a row: "arch: check" split at the first colon. */
 static struct report_row report_row_of(int ok, const char *msg)
 {
 	const char *colon = strstr(msg, ": ");
+	const char *check = colon ? colon + 2 : msg;
 	struct report_row r = { .ok = !!ok };
 
-	snprintf(r.arch, sizeof(r.arch), "%.*s", colon ? (int)(colon - msg) : 0, msg);
-	snprintf(r.check, sizeof(r.check), "%s", colon ? colon + 2 : msg);
+	copy_cut(r.arch, sizeof(r.arch), msg, colon ? (size_t)(colon - msg) : 0);
+	copy_cut(r.check, sizeof(r.check), check, strlen(check));
 	return r;
 }
 
