@@ -140,6 +140,12 @@ MMP_EXPORT const char *mmp_strerror(int err)
 	case ENOENT:	return "ENOENT";
 	case EUCLEAN:	return "EUCLEAN";
 	case EAGAIN:	return "EAGAIN";
+	case EIO:	return "EIO";
+	case EBADF:	return "EBADF";
+	case EACCES:	return "EACCES";
+	case EFBIG:	return "EFBIG";
+	case EOVERFLOW:	return "EOVERFLOW";
+	case EPERM:	return "EPERM";
 	default:	return "unknown error";
 	}
 }

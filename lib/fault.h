@@ -26,6 +26,9 @@ struct vm_fault {
 /* Under the VMA lock only: this fault needs the mmap lock, try again under it. */
 #define VM_FAULT_RETRY		2
 int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags);
+/* File and shared memory (lib/file_fault.c); -EIO is SIGBUS: past the end of the file. */
+int do_fault(struct vm_fault *vmf);
+void wp_page_shared(struct vm_fault *vmf, mmp_pte_t *ptes);
 int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, unsigned int flags);
 
 #endif /* MMP_FAULT_H */

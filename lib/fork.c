@@ -48,7 +48,7 @@ static unsigned int copy_present_page(struct mmp_space *dst, struct mmp_vma *dst
  */
 static unsigned int copy_present_ptes(struct copy_ctx *c, struct mmp_space *src,
 				      mmp_pte_t *dst_ptep, mmp_pte_t *src_ptep, mmp_pte_t pte,
-				      uint64_t addr, unsigned int max_nr)
+				      uint64_t addr, unsigned int max_nr, int64_t *rss)
 {
 	struct mmp_space *dst = c->dst;
 	unsigned int f = entry_flags(src, pte, MMP_PTE), nr = 1;
@@ -71,7 +71,7 @@ static unsigned int copy_present_ptes(struct copy_ctx *c, struct mmp_space *src,
 		folio_add_rmap_ptes(head, page, nr);
 		for (unsigned int i = 0; i < nr; i++)
 			page_flag_clear(page + i, PG_anon_exclusive);
-		rss_add(dst, nr);
+		rss[mm_counter(head)] += nr;
 		if (f & MMP_E_WRITE) {
 			wrprotect_ptes(src, addr, src_ptep, nr);
 			f &= ~MMP_E_WRITE;
@@ -89,6 +89,7 @@ static int copy_pte_range(struct copy_ctx *c, struct mmp_space *src, mmp_pte_t *
 	struct mmp_space *dst = c->dst;
 	mmp_pte_t *dst_ptes, *src_ptep = &src_ptes[level_index(addr, MMP_PTE)], *dst_ptep;
 	mmp_spinlock_t *src_ptl = pte_lockptr(src, src_ptes), *dst_ptl;
+	int64_t rss[NR_MM_COUNTERS] = { 0 };
 	unsigned int nr;
 	int err = 0;
 
@@ -106,7 +107,7 @@ static int copy_pte_range(struct copy_ctx *c, struct mmp_space *src, mmp_pte_t *
 		nr = 1;
 		if (pte)
 			nr = copy_present_ptes(c, src, dst_ptep, src_ptep, pte, addr,
-					       (end - addr) >> PAGE_SHIFT);
+					       (end - addr) >> PAGE_SHIFT, rss);
 		if (!nr) {
 			err = -ENOMEM;
 			break;
@@ -114,6 +115,12 @@ static int copy_pte_range(struct copy_ctx *c, struct mmp_space *src, mmp_pte_t *
 	}
 	spin_unlock(dst_ptl);
 	spin_unlock(src_ptl);
+	/* add_mm_rss_vec: one update per table. */
+	rss_add(dst, rss[MM_ANONPAGES]);
+	if (unlikely(rss[MM_FILEPAGES] | rss[MM_SHMEMPAGES])) {
+		add_mm_counter(dst, MM_FILEPAGES, rss[MM_FILEPAGES]);
+		add_mm_counter(dst, MM_SHMEMPAGES, rss[MM_SHMEMPAGES]);
+	}
 	return err;
 }
 
@@ -206,11 +213,12 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 				break;
 			}
 		}
-		err = vma_insert(child, v->start, v->end, v->flags, v->pgoff, av);
+		err = vma_insert(child, v->start, v->end, v->flags, v->pgoff, av, v->vm_file);
 		anon_vma_put(av);	/* the child's VMA holds it now */
 		/*
-		 * vma_needs_copy: a VMA never faulted in (no anon_vma) maps nothing
-		 * but zero pages, which the child's own faults fill in as well.
+		 * vma_needs_copy: a VMA with no anon_vma maps nothing but zero
+		 * pages and page-cache pages (every shared mapping is such), which
+		 * the child's own faults find as well.
 		 */
 		if (err || !av)
 			continue;

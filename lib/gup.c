@@ -326,6 +326,11 @@ MMP_EXPORT int mmp_gup(struct mmp_space *s, uint64_t addr, unsigned int nr, bool
 			err = -EFAULT;
 			break;
 		}
+		/* Pins of file and shared memory are not modelled (folios of no anon_vma). */
+		if (!vma_is_anonymous(vma)) {
+			err = -ENOTSUP;
+			break;
+		}
 		err = gup_one(s, vma, va, write, &pfns[got]);
 		if (err)
 			break;

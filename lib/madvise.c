@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * madvise: MADV_DONTNEED zaps under the mmap read lock through an mmu_gather;
- * MADV_FREE makes exclusive anonymous folios lazyfree; MADV_PAGEOUT isolates
- * folios and reclaims them now; MADV_HUGEPAGE / MADV_NOHUGEPAGE change VMA
- * flags under the write lock.
+ * madvise: MADV_DONTNEED zaps under the mmap read lock through an mmu_gather
+ * (in a file mapping only the mapping goes: the page cache keeps the folio);
+ * MADV_FREE makes exclusive anonymous folios lazyfree and refuses file and
+ * shared memory; MADV_PAGEOUT isolates folios this mm maps alone and
+ * reclaims them now; MADV_HUGEPAGE / MADV_NOHUGEPAGE change VMA flags under
+ * the write lock.
  */
 #include "mm.h"
 #include "mmap_lock.h"
@@ -26,9 +28,16 @@ static int madvise_dontneed(struct mmp_space *s, uint64_t start, uint64_t end)
 	return 0;
 }
 
-/* Is every page of the folio in [page, page + nr) mapped by this mm alone? */
-static bool folio_range_exclusive(struct mmp_page *page, unsigned int nr)
+/*
+ * Is every page of the folio in [page, page + nr) mapped by this mm alone?
+ * An anonymous page says so itself (PG_anon_exclusive); a file folio is
+ * taken as shared when anything beyond these @nr entries maps it
+ * (folio_maybe_mapped_shared).
+ */
+static bool folio_range_exclusive(struct mmp_page *head, struct mmp_page *page, unsigned int nr)
 {
+	if (!(head->flags & PG_anon))
+		return folio_mapcount(head) <= (int)nr;
 	for (unsigned int i = 0; i < nr; i++)
 		if (!page_flag_test(page + i, PG_anon_exclusive))
 			return false;
@@ -79,7 +88,8 @@ static void madvise_pte_range(struct madv_walk *w, mmp_pte_t *pmdp, uint64_t add
 						   FPB_MERGE_YOUNG_DIRTY);
 			if (nr < folio_nr_pages(head) && w->kind != WALK_RECLAIM) {
 				/* Partly covered: split it if it is ours alone, then look again. */
-				if (folio_range_exclusive(pfn_to_page(s->phys, pfn), nr) &&
+				if ((head->flags & PG_anon) &&
+				    folio_range_exclusive(head, pfn_to_page(s->phys, pfn), nr) &&
 				    !split_folio_locked(s, ptes, addr & PMD_MASK, head_pfn, 0)) {
 					nr = 0;
 					continue;
@@ -88,7 +98,7 @@ static void madvise_pte_range(struct madv_walk *w, mmp_pte_t *pmdp, uint64_t add
 			}
 		}
 		if (w->kind != WALK_RECLAIM &&
-		    !folio_range_exclusive(pfn_to_page(s->phys, pfn), nr))
+		    !folio_range_exclusive(head, pfn_to_page(s->phys, pfn), nr))
 			continue;
 		ad = entry_test(s, pte, MMP_PTE, MMP_E_ACCESSED | MMP_E_DIRTY);
 		if (w->kind == WALK_FREE) {
@@ -145,11 +155,17 @@ static int madvise_walk(struct mmp_space *s, uint64_t start, uint64_t end, enum 
 {
 	struct madv_walk w = { .kind = kind };
 	struct mmp_gather tlb;
+	int err = 0;
 
 	pthread_rwlock_rdlock(&s->mmap_lock);
 	tlb_gather_mmu(&tlb, s, false);
 	w.tlb = &tlb;
 	for (w.vma = vma_find_next(s, start); w.vma && w.vma->start < end; w.vma = w.vma->vm_next) {
+		/* madvise_free_single_vma: anonymous private memory only; the VMAs before keep it. */
+		if (kind == WALK_FREE && !vma_is_anonymous(w.vma)) {
+			err = -EINVAL;
+			break;
+		}
 		walk_pmd_range(s, MAX(start, w.vma->start), MIN(end, w.vma->end), madvise_pmd, &w);
 		/* Reclaim what this VMA gave before the next one (reclaim_pages per range). */
 		tlb_flush_mmu(&tlb);
@@ -160,7 +176,7 @@ static int madvise_walk(struct mmp_space *s, uint64_t start, uint64_t end, enum 
 	WRITE_ONCE(s->last_op, kind == WALK_FREE ? "mmp_madvise(MADV_FREE)" :
 		     kind == WALK_PAGEOUT ? "mmp_madvise(MADV_PAGEOUT)" : "mmp_reclaim");
 	pthread_rwlock_unlock(&s->mmap_lock);
-	return 0;
+	return err;
 }
 
 MMP_EXPORT int mmp_reclaim(struct mmp_space *s)

@@ -280,7 +280,7 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		head_pfn = folio_pfn(s->phys, old_pfn);
 		head = pfn_to_page(s->phys, head_pfn);
 		if (!page_flag_test(page, PG_anon_exclusive) && head->order == 0 &&
-		    folio_ref_count(head) == 1)
+		    (head->flags & PG_anon) && folio_ref_count(head) == 1)
 			page_flag_set(page, PG_anon_exclusive);	/* the other mapper left */
 		if (page_flag_test(page, PG_anon_exclusive)) {
 			/* An unshare is done once the page is exclusive: write stays as it was. */
@@ -333,15 +333,15 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		f = (f & ~(MMP_E_SPECIAL | MMP_E_SOFT_DIRTY | MMP_E_CONT)) | MMP_E_WRITE |
 		    MMP_E_DIRTY | MMP_E_ACCESSED;
 	set_ptes(s, addr, ptep, mk_entry(s, new_pfn, f, MMP_PTE), 1);
+	rss_add(s, 1);
 	if (head) {
 		folio_remove_rmap_ptes(head, page, 1);
-	} else {
-		rss_add(s, 1);	/* the zero page was not counted */
+		add_mm_counter(s, mm_counter(head), -1);	/* anon to anon: even */
 	}
 	spin_unlock(ptl);
 	if (head)
 		folio_put_refs(s, head_pfn, 2);	/* the mapping's reference and ours */
-	count_inc(s, MMP_C_FAULT_COW);
+	count_inc(s, head && !(head->flags & PG_anon) ? MMP_C_FAULT_FILE_COW : MMP_C_FAULT_COW);
 	return 0;
 }
 
@@ -402,11 +402,17 @@ static __always_inline int handle_pte_fault(struct vm_fault *vmf, const enum mmp
 		goto out;	/* the PMD changed under us: retry the access */
 	pte = format_ptep_get(fmt, s, &ptes[level_index(vmf->address, MMP_PTE)]);
 	if (!pte) {
-		ret = do_anonymous_page(vmf, ptes, fmt);
+		if (likely(vma_is_anonymous(vmf->vma)))
+			ret = do_anonymous_page(vmf, ptes, fmt);
+		else
+			ret = do_fault(vmf);
 		goto out;
 	}
 	f = format_entry_test(fmt, pte, MMP_PTE, MMP_E_PRESENT | MMP_E_WRITE);
-	if ((f & MMP_E_PRESENT) && (((vmf->flags & FAULT_FLAG_WRITE) && !(f & MMP_E_WRITE)) ||
+	if ((f & MMP_E_PRESENT) && (vmf->vma->flags & VM_SHARED) &&
+	    (vmf->flags & FAULT_FLAG_WRITE) && !(f & MMP_E_WRITE))
+		wp_page_shared(vmf, ptes);
+	else if ((f & MMP_E_PRESENT) && (((vmf->flags & FAULT_FLAG_WRITE) && !(f & MMP_E_WRITE)) ||
 				    (vmf->flags & FAULT_FLAG_UNSHARE)))
 		ret = do_wp_page(vmf, ptes);
 	else if (f & MMP_E_PRESENT)
@@ -430,7 +436,7 @@ static __always_inline int __handle_mm_fault_fmt(struct mmp_space *s, struct mmp
 	if (!vmf.pmdp)
 		return -ENOMEM;
 	vmf.orig_pmd = READ_ONCE(*vmf.pmdp);
-	if (!vmf.orig_pmd && vma_thp_allowed(s, vma, HPAGE_PMD_ORDER) &&
+	if (!vmf.orig_pmd && vma_is_anonymous(vma) && vma_thp_allowed(s, vma, HPAGE_PMD_ORDER) &&
 	    (addr & PMD_MASK) >= vma->start && (addr & PMD_MASK) + PMD_SIZE <= vma->end) {
 		ret = do_huge_pmd_anonymous_page(&vmf);
 		if (ret != VM_FAULT_FALLBACK)
@@ -629,10 +635,10 @@ int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
 /* ---- zap ---------------------------------------------------------------------------- */
 
 /*
- * Unmap @nr entries from @ptep mapping pages of folio @head from @page on
- * (zap_present_folio_ptes): clear them, queue their flush and the folio's
- * references. Inlined with a constant 1 for a small folio, as the kernel's
- * zap_present_ptes() calls it, so that case has no loops.
+ * Unmap @nr entries from @ptep mapping pages of anonymous folio @head from
+ * @page on (zap_present_folio_ptes): clear them, queue their flush and the
+ * folio's references. Inlined with a constant 1 for a small folio, as the
+ * kernel's zap_present_ptes() calls it, so that case has no loops.
  */
 static __always_inline void zap_present_folio_ptes(struct mmp_gather *tlb, uint64_t addr,
 						   mmp_pte_t *ptep, struct mmp_page *head,
@@ -643,6 +649,31 @@ static __always_inline void zap_present_folio_ptes(struct mmp_gather *tlb, uint6
 	tlb_remove_tlb_entries(tlb, addr, (uint64_t)nr * PAGE_SIZE);
 	folio_remove_rmap_ptes(head, page, nr);
 	tlb_remove_folio_pages(tlb, head_pfn, nr);
+}
+
+/*
+ * The same for a page-cache folio, out of line: the entries' dirty bit goes
+ * to the folio (folio_mark_dirty), whose data must reach the file before
+ * reclaim may drop it. Returns the entries zapped.
+ */
+static __attribute__((noinline)) unsigned int
+zap_file_folio_ptes(struct mmp_gather *tlb, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte,
+		    struct mmp_page *head, uint32_t head_pfn, struct mmp_page *page,
+		    unsigned int max_nr, int64_t *rss)
+{
+	struct mmp_space *s = tlb->s;
+	unsigned int nr = 1;
+
+	if (head->order && pte_batching(s))
+		nr = folio_pte_batch(s, ptep, pte, max_nr);
+	pte = get_and_clear_full_ptes(s, addr, ptep, nr, tlb->fullmm);
+	if (entry_test(s, pte, MMP_PTE, MMP_E_DIRTY))
+		page_flag_set(head, PG_dirty);
+	tlb_remove_tlb_entries(tlb, addr, (uint64_t)nr * PAGE_SIZE);
+	folio_remove_rmap_ptes(head, page, nr);
+	tlb_remove_folio_pages(tlb, head_pfn, nr);
+	rss[mm_counter(head)] -= nr;
+	return nr;
 }
 
 /*
@@ -660,7 +691,7 @@ static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 	mmp_spinlock_t *ptl;
 	mmp_pte_t *ptes, *ptep;
 	bool batch = pte_batching(s);
-	int64_t rss = 0;
+	int64_t rss = 0, rss_file[NR_MM_COUNTERS] = { 0 };
 	unsigned int nr;
 	uint32_t freed;
 
@@ -693,6 +724,11 @@ static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 			head_pfn = page->tail.head;
 			head = pfn_to_page(s->phys, head_pfn);
 		}
+		if (unlikely(!(head->flags & PG_anon))) {
+			nr = zap_file_folio_ptes(tlb, addr, ptep, pte, head, head_pfn, page,
+						 (end - addr) >> PAGE_SHIFT, rss_file);
+			continue;
+		}
 		if (head->order && batch) {
 			nr = folio_pte_batch(s, ptep, pte, (end - addr) >> PAGE_SHIFT);
 			zap_present_folio_ptes(tlb, addr, ptep, head, head_pfn, page, nr, fmt);
@@ -703,6 +739,10 @@ static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 	}
 	/* Like add_mm_rss_vec: one update per table, not per entry. */
 	rss_add(s, rss);
+	if (unlikely(rss_file[MM_FILEPAGES] | rss_file[MM_SHMEMPAGES])) {
+		add_mm_counter(s, MM_FILEPAGES, rss_file[MM_FILEPAGES]);
+		add_mm_counter(s, MM_SHMEMPAGES, rss_file[MM_SHMEMPAGES]);
+	}
 	freed = reclaim ? try_to_free_pte_fast(s, pmdp, ptes) : NO_PFN;
 	spin_unlock(ptl);
 	/* Still in the read-side section: the slow path may touch the table's PTL. */

@@ -13,6 +13,7 @@
 #include "copy_struct.h"
 #include "entry.h"
 #include "fault.h"
+#include "filemap.h"
 #include "folio.h"
 #include "huge_copy.h"
 #include "huge_mm.h"

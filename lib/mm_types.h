@@ -38,6 +38,7 @@ struct mmp_copy_ops;
 #define PG_lazyfree		(1u << 11) /* MADV_FREE'd: on the lazyfree (inactive file) list */
 #define PG_isolated		(1u << 12) /* taken off the LRU by reclaim */
 #define PG_pt_rcu		(1u << 13) /* page table in an RCU batch: in flight to its free */
+#define PG_locked		(1u << 14) /* folio lock: page-cache folios, against truncate */
 
 /* What a freed page table is filled with: no architecture's valid entry looks like it. */
 #define PT_POISON		0x6b6b6b6b6b6b6b6aULL
@@ -67,8 +68,11 @@ struct mmp_page {
 						   deposited table: the next one; NO_PFN ends */
 		} pt;
 	};
-	/* Anonymous folio head: the reverse map (folio->mapping and folio->index)... */
-	uint32_t anon_vma;	/* id of the anon_vma the folio was faulted in */
+	/* Folio head: the reverse map (folio->mapping and folio->index)... */
+	union {
+		uint32_t anon_vma;	/* anonymous: id of the anon_vma it was faulted in */
+		uint32_t mapping;	/* page cache: id of its file; 0 once truncated */
+	};
 	/* ...and the references GUP pinned (folio->_pincount), part of refcount. */
 	int32_t pincount;
 	uint64_t index;		/* linear page index of its first page */
@@ -89,8 +93,11 @@ struct mmp_counter_shard {
 	uint64_t v[MMP_NR_COUNTERS];
 } __attribute__((aligned(64)));
 
+/* The kinds of resident pages (mm->rss_stat), as /proc/PID/status splits VmRSS. */
+enum mm_counter_type { MM_ANONPAGES, MM_FILEPAGES, MM_SHMEMPAGES, NR_MM_COUNTERS };
+
 struct mmp_rss_shard {
-	int64_t anon;
+	int64_t count[NR_MM_COUNTERS];
 } __attribute__((aligned(64)));
 
 /* ---- VMAs ---- */
@@ -98,6 +105,9 @@ struct mmp_rss_shard {
 #define VM_READ		0x1ul
 #define VM_WRITE	0x2ul
 #define VM_EXEC		0x4ul
+#define VM_SHARED	0x8ul		/* writes reach the file: MAP_SHARED */
+/* Here only on shared mappings: the file was opened for writing, mprotect may add write. */
+#define VM_MAYWRITE	0x20ul
 #define VM_ACCESS_FLAGS	(VM_READ | VM_WRITE | VM_EXEC)
 #define VM_GROWSDOWN	0x00000100ul	/* a stack (MAP_GROWSDOWN): faults below it grow it */
 #define VM_ACCOUNT	0x00100000ul	/* private writable memory charged to overcommit */
@@ -152,10 +162,20 @@ struct mmp_vma {
 	unsigned int vm_refcnt;		/* atomic: readers, or VMA_LOCK_WRITER */
 	/* vm_page_prot, set with flags (vma_set_page_prot): a fault reads it on the line it wrote. */
 	mmp_pte_t vm_page_prot;
+	struct mmp_file *vm_file;	/* the file mapped, NULL for anonymous memory */
+	struct mmp_space *vm_mm;	/* the space the VMA belongs to: file rmap walks start here */
+	/* The file's i_mmap list, under its i_mmap lock. */
+	struct mmp_vma *shared_prev, *shared_next;
 };
 
 _Static_assert(offsetof(struct mmp_vma, flags) == 64 && offsetof(struct mmp_vma, vm_refcnt) == 128,
 	       "the index's fields, the rest, and the lock count: one cache line each");
+
+/* vma_is_anonymous: no file behind it (MAP_SHARED|MAP_ANONYMOUS has a shmem one). */
+static __always_inline bool vma_is_anonymous(const struct mmp_vma *vma)
+{
+	return !vma->vm_file;
+}
 
 static __always_inline uint64_t linear_page_index(const struct mmp_vma *vma, uint64_t addr)
 {

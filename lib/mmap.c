@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* mmap, munmap and MAP_POPULATE for private anonymous memory. */
+/* mmap of anonymous memory and of files, munmap, and MAP_POPULATE. */
 #include "mm.h"
 #include "mmap_lock.h"
 
 #define MMP_MAP_ALL	(MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE | MMP_MAP_POPULATE | \
 			 MMP_MAP_DROPPABLE | MMP_MAP_GROWSDOWN)
+/* What a file mapping takes: no droppable or stack files. */
+#define MMP_MAP_FILE_ALL (MMP_MAP_SHARED | MMP_MAP_PRIVATE | MMP_MAP_FIXED | \
+			  MMP_MAP_FIXED_NOREPLACE | MMP_MAP_POPULATE)
 
 /*
  * Remove [start, end) from the address space (do_vmi_munmap). mmap lock held
@@ -52,28 +55,34 @@ int populate_range(struct mmp_space *s, uint64_t start, uint64_t end, bool write
 	return 0;
 }
 
-MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, int flags,
-			uint64_t *addr_out)
+/*
+ * do_mmap: map @len bytes at @hint (or where there is room) of @file from
+ * page @pgoff, or of anonymous memory for a NULL @file. The checks every
+ * kind of mapping shares are the caller's.
+ */
+static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, int flags,
+		   struct mmp_file *file, uint64_t pgoff, uint64_t *addr_out)
 {
 	unsigned long vm_flags;
 	uint64_t addr;
 	int err = 0;
 
-	if (!s || !addr_out)
-		return -EINVAL;
-	if ((prot & ~MMP_PROT_ALL) || (flags & ~MMP_MAP_ALL))
-		return -EINVAL;
 	if (!len)
 		return -EINVAL;
 	if (len > TASK_SIZE(s))
 		return -ENOMEM;
 	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
 	vm_flags = calc_vm_prot_bits(prot);
+	if (flags & MMP_MAP_SHARED) {
+		vm_flags |= VM_SHARED;
+		if (!file || !(file->flags & MMP_FILE_RDONLY))
+			vm_flags |= VM_MAYWRITE;
+	}
 	/* do_mmap: droppable memory is also wiped on fork. */
 	if (flags & MMP_MAP_DROPPABLE)
 		vm_flags |= VM_DROPPABLE | VM_WIPEONFORK;
 	/* accountable_mapping: private writable memory is charged, droppable (NORESERVE) not. */
-	else if (vm_flags & VM_WRITE)
+	else if ((vm_flags & VM_WRITE) && !(vm_flags & VM_SHARED))
 		vm_flags |= VM_ACCOUNT;
 	if (flags & MMP_MAP_GROWSDOWN)
 		vm_flags |= VM_GROWSDOWN;
@@ -105,18 +114,25 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 				err = do_munmap(s, addr, addr + len);
 		}
 	} else {
-		/* Anonymous mappings of whole PMDs start PMD aligned, as since Linux 6.12. */
-		uint64_t align = len % PMD_SIZE == 0 ? PMD_SIZE : PAGE_SIZE;
+		/*
+		 * Anonymous mappings of whole PMDs start PMD aligned, as since
+		 * Linux 6.12; so do files with large folios (thp_get_unmapped_area).
+		 */
+		bool thp = !file || !(file->flags & MMP_FILE_NO_LARGE_FOLIOS);
+		uint64_t align = thp && len % PMD_SIZE == 0 ? PMD_SIZE : PAGE_SIZE;
 
 		addr = get_unmapped_area(s, hint, len, align);
 		if (!addr)
 			err = -ENOMEM;
 	}
-	if (!err)
-		err = vma_insert(s, addr, addr + len, vm_flags, addr >> PAGE_SHIFT, NULL);
+	if (!err) {
+		/* An anonymous page index is its address; a file's, its offset. */
+		err = vma_insert(s, addr, addr + len, vm_flags, file ? pgoff : addr >> PAGE_SHIFT,
+				 NULL, file);
+	}
 	if (!err) {
 		vma_merge_range(s, addr, addr + len);
-		WRITE_ONCE(s->last_op, "mmp_mmap");
+		WRITE_ONCE(s->last_op, file ? "mmp_mmap_file" : "mmp_mmap");
 	}
 	mmap_write_unlock(s);
 	if (err)
@@ -124,8 +140,63 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 
 	*addr_out = addr;
 	if ((flags & MMP_MAP_POPULATE) && (vm_flags & VM_ACCESS_FLAGS))
-		populate_range(s, addr, addr + len, vm_flags & VM_WRITE);
+		populate_range(s, addr, addr + len, (vm_flags & (VM_WRITE | VM_SHARED)) == VM_WRITE);
 	return 0;
+}
+
+MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, int flags,
+			uint64_t *addr_out)
+{
+	struct mmp_file *shm = NULL;
+	int err;
+
+	if (!s || !addr_out)
+		return -EINVAL;
+	if ((prot & ~MMP_PROT_ALL) || (flags & ~(MMP_MAP_ALL | MMP_MAP_SHARED | MMP_MAP_PRIVATE)))
+		return -EINVAL;
+	if ((flags & MMP_MAP_SHARED) && (flags & MMP_MAP_PRIVATE))
+		return -EINVAL;
+	/* MAP_DROPPABLE is a mapping type of its own: not shared. */
+	if ((flags & MMP_MAP_SHARED) && (flags & MMP_MAP_DROPPABLE))
+		return -EINVAL;
+	if ((flags & MMP_MAP_SHARED) && len && len <= TASK_SIZE(s)) {
+		/* shmem_zero_setup: the mapping gets a shmem object of its own. */
+		err = shmem_zero_setup(s->phys, (len + PAGE_SIZE - 1) & PAGE_MASK, &shm);
+		if (err)
+			return err;
+	}
+	err = do_mmap(s, hint, len, prot, flags, shm, 0, addr_out);
+	if (shm)
+		fput(shm);	/* the VMA holds its own reference, if it was made */
+	return err;
+}
+
+MMP_EXPORT int mmp_mmap_file(struct mmp_space *s, uint64_t hint, uint64_t len, int prot,
+			     int flags, struct mmp_file *file, uint64_t offset, uint64_t *addr_out)
+{
+	int type = flags & (MMP_MAP_SHARED | MMP_MAP_PRIVATE);
+	uint64_t pages;
+
+	if (!s || !file || !addr_out)
+		return -EINVAL;
+	if ((prot & ~MMP_PROT_ALL) || (flags & ~MMP_MAP_FILE_ALL) ||
+	    (type != MMP_MAP_SHARED && type != MMP_MAP_PRIVATE))
+		return -EINVAL;
+	if (offset & (PAGE_SIZE - 1))
+		return -EINVAL;
+	if (!len)
+		return -EINVAL;
+	/* do_mmap: the offset's pages plus the length's must not wrap. */
+	pages = (len + PAGE_SIZE - 1) >> PAGE_SHIFT;
+	if (len > TASK_SIZE(s))
+		return -ENOMEM;
+	if ((offset >> PAGE_SHIFT) + pages < (offset >> PAGE_SHIFT) ||
+	    (offset >> PAGE_SHIFT) + pages > (MMP_FILE_MAX_SIZE >> PAGE_SHIFT))
+		return -EOVERFLOW;
+	/* A shared writable mapping of a file opened read-only. */
+	if (type == MMP_MAP_SHARED && (prot & MMP_PROT_WRITE) && (file->flags & MMP_FILE_RDONLY))
+		return -EACCES;
+	return do_mmap(s, hint, len, prot, flags, file, offset >> PAGE_SHIFT, addr_out);
 }
 
 MMP_EXPORT int mmp_munmap(struct mmp_space *s, uint64_t addr, uint64_t len)

@@ -8,8 +8,22 @@
 
 struct change_prot {
 	unsigned long vm_flags;
+	bool writenotify;	/* a shared mapping whose clean pages stay read-only */
 	unsigned long pages;	/* entries whose bits changed */
 };
+
+/*
+ * May the entry be made writable right away (can_change_pte_writable)? An
+ * exclusive anonymous page, or a page of a shared mapping that is dirty
+ * already or whose writes need not be noticed (@shared: 1 for such a
+ * mapping, 2 for one with write-notify).
+ */
+static __always_inline bool may_write(unsigned int shared, unsigned int f, bool exclusive)
+{
+	if (unlikely(shared))
+		return shared == 1 || (f & MMP_E_DIRTY);
+	return exclusive;
+}
 
 /* New bits for a present or PROT_NONE entry under @vm_flags (pte_modify). */
 static unsigned int modify_flags(unsigned int f, unsigned long vm_flags, bool exclusive)
@@ -57,6 +71,8 @@ static void change_pte_range(struct mmp_space *s, mmp_pte_t *ptes, uint64_t addr
 {
 	mmp_spinlock_t *ptl = pte_lockptr(s, ptes);
 	mmp_pte_t *ptep = &ptes[level_index(addr, MMP_PTE)];
+	unsigned long vm_flags = cp->vm_flags, pages = 0;
+	unsigned int shared = vm_flags & VM_SHARED ? 1 + cp->writenotify : 0;
 	unsigned int nr;
 
 	spin_lock(ptl);
@@ -75,17 +91,19 @@ static void change_pte_range(struct mmp_space *s, mmp_pte_t *ptes, uint64_t addr
 		if (!(f & MMP_E_SPECIAL))
 			nr = mprotect_folio_pte_batch(s, ptep, old, (end - addr) >> PAGE_SHIFT,
 						      exclusive);
-		nf = modify_flags(f, cp->vm_flags, exclusive);
+		nf = modify_flags(f, vm_flags, may_write(shared, f, exclusive));
 		if (nf == f)
 			continue;
 		old = get_and_clear_full_ptes(s, addr, ptep, nr, 0);
 		f = entry_flags(s, old, MMP_PTE);
 		new = mk_entry(s, entry_pfn(s, old, MMP_PTE),
-			       modify_flags(f & ~MMP_E_CONT, cp->vm_flags, exclusive), MMP_PTE);
+			       modify_flags(f & ~MMP_E_CONT, vm_flags, may_write(shared, f, exclusive)),
+			       MMP_PTE);
 		set_ptes(s, addr, ptep, new, nr);
-		cp->pages += nr;
+		pages += nr;
 	}
 	spin_unlock(ptl);
+	cp->pages += pages;
 }
 
 static int change_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t end, void *arg)
@@ -145,6 +163,10 @@ static void mprotect_fixup(struct mmp_space *s, struct mmp_vma *vma, unsigned lo
 {
 	struct change_prot cp = { .vm_flags = flags };
 
+	/* The flags are not the VMA's yet: ask as if they were. */
+	cp.writenotify = (flags & (VM_SHARED | VM_WRITE)) == (VM_SHARED | VM_WRITE) &&
+			 mapping_can_writeback(vma->vm_file);
+
 	inc_tlb_flush_pending(s);
 	walk_pmd_range(s, vma->start, vma->end, change_pmd, &cp);
 	if (cp.pages)
@@ -203,20 +225,26 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 	}
 	/*
 	 * The range must start in a VMA. VMAs are changed one after the other
-	 * until a hole, which then fails the call with -ENOMEM: what came
-	 * before the hole keeps the new protection, as the kernel leaves it.
+	 * until a hole, which then fails the call with -ENOMEM, or a shared
+	 * mapping of a file opened read-only asked to become writable
+	 * (-EACCES): what came before keeps the new protection, as the kernel
+	 * leaves it.
 	 */
 	for (addr = start, vma = vma_find_next(s, start); addr < end; vma = vma->vm_next) {
 		if (!vma || vma->start > addr)
 			break;
+		if ((vm_flags & VM_WRITE) && (vma->flags & VM_SHARED) && !(vma->flags & VM_MAYWRITE)) {
+			err = -EACCES;
+			break;
+		}
 		addr = vma->end;
 	}
 	if (addr == start) {
-		err = -ENOMEM;
+		err = err ? err : -ENOMEM;
 		goto out;
 	}
 	if (addr < end) {
-		err = -ENOMEM;
+		err = err ? err : -ENOMEM;
 		end = addr;
 	}
 	split = vma_modify_flags(s, start, end, mprotect_flags, mprotect_fixup, &vm_flags);

@@ -160,24 +160,37 @@ static int move_vma(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64
 	bool whole = vma->start == addr && vma->end == addr + old_len;
 	int err;
 
-	/* ...unless it was never faulted: then it takes the new address's, so it can merge (copy_vma). */
-	if (!vma->anon_vma)
+	/*
+	 * ...unless it was never faulted: then it takes the new address's, so it
+	 * can merge (copy_vma). A file's page index is its offset: it stays.
+	 */
+	if (!vma->anon_vma && vma_is_anonymous(vma))
 		pgoff = new_addr >> PAGE_SHIFT;
 	/* prep_move_vma: the unmap of the source may split it in three; refuse early. */
 	if (s->vmas.nr >= MMP_MAX_MAP_COUNT - 3)
 		return -ENOMEM;
 	/* The moved range's VMA: no fault may map into it while its tables move. */
 	vma_start_write(s, vma);
-	err = vma_insert(s, new_addr, new_addr + new_len, vm_flags, pgoff, vma->anon_vma);
+	err = vma_insert(s, new_addr, new_addr + new_len, vm_flags, pgoff, vma->anon_vma,
+			 vma->vm_file);
 	if (err)
 		return err;
+	/*
+	 * take_rmap_locks: a file rmap walk (truncate, reclaim) must not look
+	 * between the two ranges while entries are between them.
+	 */
+	if (vma->vm_file)
+		pthread_rwlock_wrlock(&vma->vm_file->mapping.i_mmap_rwsem);
 	err = move_page_tables(s, addr, new_addr, old_len, &moved);
+	if (err)
+		MMP_BUG_ON(move_page_tables(s, new_addr, addr, moved, &back) || back != moved);
+	if (vma->vm_file)
+		pthread_rwlock_unlock(&vma->vm_file->mapping.i_mmap_rwsem);
 	if (err) {
 		/*
-		 * Move back what moved: the tables it moved from are still there,
-		 * so this cannot run out of memory. Then drop the new range.
+		 * What moved was moved back above: the tables it moved from are
+		 * still there, so that cannot run out of memory. Drop the new range.
 		 */
-		MMP_BUG_ON(move_page_tables(s, new_addr, addr, moved, &back) || back != moved);
 		vma_remove_range(s, new_addr, new_addr + new_len);
 		unmap_region(s, new_addr, new_addr + new_len);
 		return err;

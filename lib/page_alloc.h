@@ -82,7 +82,15 @@ struct mmp_phys {
 	pthread_mutex_t spaces_lock;
 	struct mmp_space *spaces; /* every space on this phys, linked by space->phys_next */
 	uint64_t next_space_id;
+
+	/* Files by id (lib/filemap.c): a page-cache folio's mapping finds its file here. */
+	pthread_mutex_t files_lock;
+	struct mmp_file **files;	/* MMP_MAX_FILES slots, allocated with the first file */
+	uint32_t nr_files;
 };
+
+/* Files a phys can hold at once: ids fit the memmap, the table stays small. */
+#define MMP_MAX_FILES	65536
 
 static __always_inline void *pfn_to_virt(struct mmp_phys *phys, uint64_t pfn)
 {

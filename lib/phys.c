@@ -666,6 +666,7 @@ MMP_EXPORT int mmp_phys_create(size_t bytes, struct mmp_phys **out)
 	phys->huge_zero_pfn = NO_PFN;
 
 	phys->spaces = NULL;
+	phys->files_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	phys->next_space_id = 1;
 	*out = phys;
 	return 0;
@@ -690,6 +691,8 @@ MMP_EXPORT int mmp_phys_destroy(struct mmp_phys *phys)
 	pthread_mutex_lock(&phys->spaces_lock);
 	busy = phys->spaces != NULL;
 	pthread_mutex_unlock(&phys->spaces_lock);
+	/* A file's page cache lives on the phys: destroy the files first. */
+	busy |= __atomic_load_n(&phys->nr_files, __ATOMIC_ACQUIRE) != 0;
 	/* A pin may outlive its space; its frames are not ours to take away. */
 	busy |= __atomic_load_n(&phys->nr_pinned, __ATOMIC_ACQUIRE) != 0;
 	if (busy)
@@ -702,6 +705,7 @@ MMP_EXPORT int mmp_phys_destroy(struct mmp_phys *phys)
 		munmap(phys->verify_scratch, phys->verify_scratch_bytes);
 	pthread_mutex_destroy(&phys->pt_rcu_lock);
 	pthread_mutex_destroy(&phys->spaces_lock);
+	free(phys->files);
 	pcp_exit(phys);
 	munmap(phys->memmap, phys->nr_pages * sizeof(struct mmp_page));
 	munmap(phys->base, phys->nr_pages << PAGE_SHIFT);

@@ -168,20 +168,25 @@ enum lazyfree_verdict lazyfree_check(struct mmp_space *s, struct mmp_vma *vma,
 
 /*
  * folio_unmap_pte_batch: a lazyfree large folio unmaps its PTEs in batches
- * (within one VMA and one table); anything else one at a time.
+ * (within one VMA and one table), and since 7.0 so does a large file folio
+ * ("mm: rmap: support batched unmapping for file large folios"); anything
+ * else one at a time.
  */
 static unsigned int folio_unmap_pte_batch(struct mmp_space *s, struct mmp_page *head,
 					  mmp_pte_t *ptep, mmp_pte_t pte, unsigned int max_nr)
 {
 	if (!head->order || page_flag_test(head, PG_swapbacked) || !pte_batching(s))
 		return 1;
+	if (!(head->flags & PG_anon) && !kernel_at_least(s, 7, 0, 0))
+		return 1;
 	return folio_pte_batch(s, ptep, pte, max_nr);
 }
 
 /*
  * The PTEs of [addr, end) that map @head_pfn's folio, in one table. Each batch
- * is cleared and flushed, then lazyfree_check decides: discard, or restore
- * and abort the walk.
+ * is cleared and flushed; for a lazyfree folio lazyfree_check then decides:
+ * discard, or restore and abort the walk. A file folio takes the entries'
+ * dirty bit and lets them go.
  */
 static bool try_to_unmap_ptes(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_t *pmdp,
 			      uint32_t head_pfn, uint64_t addr, uint64_t end)
@@ -212,15 +217,18 @@ static bool try_to_unmap_ptes(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_
 		inc_tlb_flush_pending(s);
 		flush_tlb_range(s, addr, addr + (uint64_t)nr * PAGE_SIZE, PAGE_SHIFT);
 		dec_tlb_flush_pending(s);
-		if (lazyfree_check(s, vma, head, entry_test(s, pte, MMP_PTE, MMP_E_DIRTY), true) !=
-		    LAZYFREE_DISCARD) {
+		if (!(head->flags & PG_anon)) {
+			if (entry_test(s, pte, MMP_PTE, MMP_E_DIRTY))
+				page_flag_set(head, PG_dirty);
+		} else if (lazyfree_check(s, vma, head, entry_test(s, pte, MMP_PTE, MMP_E_DIRTY),
+					  true) != LAZYFREE_DISCARD) {
 			set_ptes(s, addr, ptep, pte, nr);	/* restore, walk_abort */
 			ret = false;
-		} else {
-			folio_remove_rmap_ptes(head, pfn_to_page(s->phys, pfn), nr);
-			rss_add(s, -(int64_t)nr);
-			folio_put_refs(s, head_pfn, nr);
+			continue;
 		}
+		folio_remove_rmap_ptes(head, pfn_to_page(s->phys, pfn), nr);
+		add_mm_counter(s, mm_counter(head), -(int64_t)nr);
+		folio_put_refs(s, head_pfn, nr);
 	}
 	spin_unlock(ptl);
 	rcu_read_unlock();
@@ -268,9 +276,40 @@ static bool try_to_unmap_one(struct mmp_space *s, struct mmp_vma *vma, uint32_t 
 	return true;
 }
 
-/* Unmap a lazyfree folio everywhere; true if no mapping is left. */
+/*
+ * rmap_walk_file: every VMA of the folio's file that maps a page of it, in
+ * whichever space, found through i_mmap. The spaces' mmap locks are not taken
+ * (see unmap_mapping_range). False if @fn stopped the walk.
+ */
+bool rmap_walk_file(struct mmp_space *self, uint32_t head_pfn, rmap_fn fn, void *arg)
+{
+	struct mmp_page *head = pfn_to_page(self->phys, head_pfn);
+	struct mmp_file *f = folio_file(self->phys, head);
+	uint64_t nr = folio_nr_pages(head), index = head->index;
+	bool ok = true;
+
+	if (!f)
+		return true;	/* truncated: what mapped it is gone or going */
+	pthread_rwlock_rdlock(&f->mapping.i_mmap_rwsem);
+	for (struct mmp_vma *vma = f->mapping.i_mmap; vma && ok; vma = vma->shared_next) {
+		uint64_t vnr = (vma->end - vma->start) >> PAGE_SHIFT;
+		uint64_t first = MAX(index, vma->pgoff), last = MIN(index + nr, vma->pgoff + vnr);
+
+		if (first >= last)
+			continue;
+		ok = fn(vma->vm_mm, vma, head_pfn, vma->start + ((first - vma->pgoff) << PAGE_SHIFT),
+			vma->start + ((last - vma->pgoff) << PAGE_SHIFT), arg);
+	}
+	pthread_rwlock_unlock(&f->mapping.i_mmap_rwsem);
+	return ok;
+}
+
+/* Unmap a lazyfree or file folio everywhere; true if no mapping is left. */
 bool try_to_unmap(struct mmp_space *self, uint32_t head_pfn)
 {
-	rmap_walk_anon(self, head_pfn, try_to_unmap_one, NULL);
+	if (page_flag_test(pfn_to_page(self->phys, head_pfn), PG_anon))
+		rmap_walk_anon(self, head_pfn, try_to_unmap_one, NULL);
+	else
+		rmap_walk_file(self, head_pfn, try_to_unmap_one, NULL);
 	return folio_mapcount(pfn_to_page(self->phys, head_pfn)) == 0;
 }

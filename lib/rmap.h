@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The anonymous reverse map and lazyfree (lib/rmap.c): from a folio to the entries that map it. */
+/* The reverse map and lazyfree (lib/rmap.c): from a folio to the entries that map it. */
 #ifndef MMP_RMAP_H
 #define MMP_RMAP_H
 
@@ -23,6 +23,7 @@ static __always_inline int vmf_anon_prepare(struct vm_fault *vmf)
 typedef bool (*rmap_fn)(struct mmp_space *s, struct mmp_vma *vma, uint32_t head_pfn,
 			uint64_t start, uint64_t end, void *arg);
 bool rmap_walk_anon(struct mmp_space *self, uint32_t head_pfn, rmap_fn fn, void *arg);
+bool rmap_walk_file(struct mmp_space *self, uint32_t head_pfn, rmap_fn fn, void *arg);
 bool try_to_unmap(struct mmp_space *self, uint32_t head_pfn);
 enum lazyfree_verdict { LAZYFREE_DISCARD, LAZYFREE_REDIRTIED, LAZYFREE_REFERENCED };
 enum lazyfree_verdict lazyfree_check(struct mmp_space *s, struct mmp_vma *vma,

@@ -179,6 +179,10 @@ void exit_mmap(struct mmp_space *s)
 	tlb_gather_mmu(&tlb, s, true);
 	for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next)
 		unmap_page_range(&tlb, vma->start, vma->end);
+	/* free_pgtables: file VMAs leave i_mmap before their tables go. */
+	for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next)
+		if (vma->vm_file)
+			vma_unlink_file(vma);
 	free_pgtables(&tlb, 0, USER_TOP(s), 0, USER_TOP(s));
 	tlb_finish_mmu(&tlb);
 	/* No CPU runs the space: nobody can be looking the VMAs up. */
@@ -326,7 +330,9 @@ MMP_EXPORT int mmp_space_stat_sized(struct mmp_space *s, struct mmp_space_stat *
 		return -EINVAL;
 	pthread_rwlock_rdlock(&s->mmap_lock);
 	k.nr_vmas = s->vmas.nr;
-	k.rss_anon_pages = get_mm_rss(s);
+	k.rss_anon_pages = get_mm_counter(s, MM_ANONPAGES);
+	k.rss_file_pages = get_mm_counter(s, MM_FILEPAGES);
+	k.rss_shmem_pages = get_mm_counter(s, MM_SHMEMPAGES);
 	k.pgtable_bytes = __atomic_load_n(&s->nr_pgtables, __ATOMIC_RELAXED) * PAGE_SIZE;
 	pthread_rwlock_unlock(&s->mmap_lock);
 	copy_struct_to_caller(st, size, &k, sizeof(k));

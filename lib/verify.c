@@ -28,6 +28,7 @@ struct tally {
 	int32_t maps;		/* PTE mappings of this very page */
 	int32_t entire;		/* folio head: PMD mappings seen */
 	int32_t table;		/* reached as a page table */
+	int32_t cache;		/* folio head: page-cache references (one per page) */
 };
 
 struct verify {
@@ -41,7 +42,7 @@ struct verify {
 	/* per space */
 	struct mmp_space *s;
 	struct mmp_vma *vma;	/* last VMA a leaf was found in: leaves come in address order */
-	int64_t rss, tables;
+	int64_t rss[NR_MM_COUNTERS], tables;
 };
 
 static bool frame_free(struct verify *v, uint64_t pfn)
@@ -123,16 +124,23 @@ static struct mmp_vma *check_leaf_vma(struct verify *v, uint64_t va, uint64_t si
 	return vma;
 }
 
-/* The reverse map must find the page where it is mapped: anon_vma lineage and index. */
+/*
+ * The reverse map must find the page where it is mapped: the anon_vma
+ * lineage, or the file's i_mmap (the VMA maps the folio's file), and the index.
+ */
 static void check_rmap(struct verify *v, struct mmp_vma *vma, uint64_t va, uint64_t pfn)
 {
 	uint64_t head = folio_pfn(v->phys, pfn);
 	struct mmp_page *h = pfn_to_page(v->phys, head);
+	bool found;
 
 	if (!vma || !(h->flags & PG_head))
 		return;
-	if (!anon_vma_covers(vma->anon_vma, h->anon_vma) ||
-	    linear_page_index(vma, va) != h->index + (pfn - head))
+	if (h->flags & PG_anon)
+		found = anon_vma_covers(vma->anon_vma, h->anon_vma);
+	else
+		found = vma->vm_file && vma->vm_file->id == h->mapping;
+	if (!found || linear_page_index(vma, va) != h->index + (pfn - head))
 		report(v, "space %llu: %#llx maps frame %llu, which the reverse map would not find there",
 		       (unsigned long long)v->s->id, (unsigned long long)va, (unsigned long long)pfn);
 }
@@ -149,13 +157,15 @@ static void check_folio_page(struct verify *v, uint64_t pfn, uint64_t va, unsign
 	}
 	head = folio_pfn(phys, pfn);
 	if (!(pfn_to_page(phys, head)->flags & PG_head) ||
-	    !(pfn_to_page(phys, head)->flags & PG_anon) ||
+	    !(pfn_to_page(phys, head)->flags & PG_anon || pfn_to_page(phys, head)->mapping) ||
 	    pfn - head >= folio_nr_pages(pfn_to_page(phys, head)) ||
 	    (order && (head != pfn || pfn_to_page(phys, head)->order != order))) {
-		report(v, "space %llu: %#llx maps frame %llu, not a page of a fitting anon folio",
-		       (unsigned long long)v->s->id, (unsigned long long)va, (unsigned long long)pfn);
+		report(v, "space %llu: %#llx maps frame %llu, not a page of a fitting anon or "
+		       "page-cache folio", (unsigned long long)v->s->id, (unsigned long long)va,
+		       (unsigned long long)pfn);
 		return;
 	}
+	v->rss[mm_counter(pfn_to_page(phys, head))] += order ? HPAGE_PMD_NR : 1;
 	v->tally[head].refs++;
 	if (order)
 		v->tally[head].entire++;
@@ -376,7 +386,6 @@ static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level,
 			if (block_start && !r.blk_broken)
 				check_cont_block(v, va, pfn);
 		}
-		v->rss += level == MMP_PMD ? HPAGE_PMD_NR : 1;
 	}
 	if (level == MMP_PMD) {
 		/* Every huge PMD keeps exactly one deposited PTE table beside it. */
@@ -411,6 +420,8 @@ static void check_vmas(struct verify *v)
 			report(v, "space %llu: VMA %u [%#llx, %#llx) is malformed or overlaps",
 			       (unsigned long long)s->id, i, (unsigned long long)vma->start,
 			       (unsigned long long)vma->end);
+		if (vma->vm_file)
+			vma->vm_file->verify_vmas++;
 		if (vma->vm_page_prot != vm_get_page_prot(s, vma))
 			report(v, "space %llu: VMA [%#llx, %#llx): vm_page_prot %#llx does not "
 			       "match its flags %#lx", (unsigned long long)s->id,
@@ -567,16 +578,20 @@ static void verify_space(struct verify *v, struct mmp_space *s)
 {
 	struct mmp_counters c;
 
+	static const char *const kind[NR_MM_COUNTERS] = { "anon", "file", "shmem" };
+
 	v->s = s;
 	v->vma = NULL;
-	v->rss = 0;
+	memset(v->rss, 0, sizeof(v->rss));
 	v->tables = 0;
 	check_vmas(v);
 	if (take_table(v, s->pgd_pfn, "pgd", 0))
 		walk_table(v, space_table(s, s->pgd_pfn), pgd_level(s), 0);
-	if (v->rss != get_mm_rss(s))
-		report(v, "space %llu: RSS counter %lld, tables map %lld pages",
-		       (unsigned long long)s->id, (long long)get_mm_rss(s), (long long)v->rss);
+	for (int t = 0; t < NR_MM_COUNTERS; t++)
+		if (v->rss[t] != get_mm_counter(s, t))
+			report(v, "space %llu: RSS %s counter %lld, tables map %lld such pages",
+			       (unsigned long long)s->id, kind[t], (long long)get_mm_counter(s, t),
+			       (long long)v->rss[t]);
 	if (v->tables != READ_ONCE(s->nr_pgtables))
 		report(v, "space %llu: VmPTE counts %lld tables, %lld are linked",
 		       (unsigned long long)s->id, (long long)s->nr_pgtables, (long long)v->tables);
@@ -585,6 +600,80 @@ static void verify_space(struct verify *v, struct mmp_space *s)
 	if (c.v[MMP_C_TLB_SANITIZER])
 		report(v, "space %llu: the TLB sanitizer saw %llu stale translations",
 		       (unsigned long long)s->id, (unsigned long long)c.v[MMP_C_TLB_SANITIZER]);
+}
+
+struct verify_cache {
+	struct verify *v;
+	struct mmp_file *f;
+	uint64_t pages;
+};
+
+/* A page-cache folio, found at @index: a head of this file there, with a reference per page. */
+static void check_cache_folio(struct address_space *as, uint64_t index, uint32_t pfn, void *arg)
+{
+	struct verify_cache *c = arg;
+	struct verify *v = c->v;
+	struct mmp_page *p;
+
+	if (!phys_pfn_valid(v->phys, pfn) || frame_free(v, pfn)) {
+		report(v, "file %u: index %llu holds frame %u, which is free or out of range",
+		       c->f->id, (unsigned long long)index, pfn);
+		return;
+	}
+	p = pfn_to_page(v->phys, pfn);
+	if (!(p->flags & PG_head) || (p->flags & PG_anon) || p->mapping != c->f->id ||
+	    index < p->index || index >= p->index + folio_nr_pages(p) ||
+	    (p->index & (folio_nr_pages(p) - 1))) {
+		report(v, "file %u: index %llu holds frame %u, not a folio of this file there",
+		       c->f->id, (unsigned long long)index, pfn);
+		return;
+	}
+	for (uint64_t i = 0; i < folio_nr_pages(p); i++)
+		if (xa_load(as, p->index + i) != pfn)
+			report(v, "file %u: folio %u does not fill its slot %llu", c->f->id, pfn,
+			       (unsigned long long)(p->index + i));
+	v->tally[pfn].cache += folio_nr_pages(p);
+	v->outstanding += folio_nr_pages(p);
+	c->pages += folio_nr_pages(p);
+}
+
+/* Every file's page cache and i_mmap against what the spaces map. */
+static void verify_files(struct verify *v)
+{
+	struct mmp_phys *phys = v->phys;
+
+	pthread_mutex_lock(&phys->files_lock);
+	for (uint32_t i = 0; phys->files && i < MMP_MAX_FILES; i++) {
+		struct mmp_file *f = phys->files[i];
+		struct verify_cache c = { .v = v, .f = f };
+		uint64_t listed = 0;
+
+		if (!f)
+			continue;
+		spin_lock(&f->mapping.i_pages_lock);
+		xa_for_each_folio(&f->mapping, 0, check_cache_folio, &c);
+		if (c.pages != f->mapping.nrpages)
+			report(v, "file %u: nrpages %llu, the index holds %llu", f->id,
+			       (unsigned long long)f->mapping.nrpages, (unsigned long long)c.pages);
+		spin_unlock(&f->mapping.i_pages_lock);
+		pthread_rwlock_rdlock(&f->mapping.i_mmap_rwsem);
+		for (struct mmp_vma *vma = f->mapping.i_mmap; vma; vma = vma->shared_next) {
+			if (vma->vm_file != f)
+				report(v, "file %u: i_mmap holds a VMA of another file", f->id);
+			listed++;
+		}
+		if (listed != f->mapping.nr_mapped_vmas || listed != f->verify_vmas)
+			report(v, "file %u: i_mmap lists %llu VMAs, counts %llu, the spaces hold %llu",
+			       f->id, (unsigned long long)listed,
+			       (unsigned long long)f->mapping.nr_mapped_vmas,
+			       (unsigned long long)f->verify_vmas);
+		if (f->refcount != (int)listed + f->handle)
+			report(v, "file %u: %d references, %llu VMAs and %d handle", f->id, f->refcount,
+			       (unsigned long long)listed, f->handle);
+		pthread_rwlock_unlock(&f->mapping.i_mmap_rwsem);
+		f->verify_vmas = 0;
+	}
+	pthread_mutex_unlock(&phys->files_lock);
 }
 
 /* Mark [pfn, pfn + nr) free; a buddy block is aligned to its size. */
@@ -680,7 +769,11 @@ static void check_frames(struct verify *v)
 		struct tally h = take_tally(v, pfn);
 		int32_t mapped = h.entire;
 
-		v->outstanding -= h.refs + h.entire + h.maps;
+		v->outstanding -= h.refs + h.entire + h.maps + h.cache;
+		/* A page-cache folio is in its file's cache; one truncated, in none. */
+		if (!(flags & PG_anon) && (p->mapping ? h.cache != (int32_t)folio_nr_pages(p) : h.cache))
+			report(v, "folio %llu: of file %u, yet %d page-cache slots hold it",
+			       (unsigned long long)pfn, p->mapping, h.cache);
 		for (unsigned int i = 0; i < folio_nr_pages(p); i++) {
 			int32_t maps = i ? take_tally(v, pfn + i).maps : h.maps;
 
@@ -695,10 +788,12 @@ static void check_frames(struct verify *v)
 				       (unsigned long long)pfn, i, p[i].mapcount, maps);
 			mapped += maps;
 		}
-		/* Every reference is a mapping's or a GUP pin's. */
-		if (p->refcount != h.refs + p->pincount || p->refcount <= 0 || p->pincount < 0)
-			report(v, "folio %llu: refcount %d, %d mappings and %d pins hold references",
-			       (unsigned long long)pfn, p->refcount, h.refs, p->pincount);
+		/* Every reference is a mapping's, a GUP pin's or the page cache's. */
+		if (p->refcount != h.refs + p->pincount + h.cache || p->refcount <= 0 ||
+		    p->pincount < 0)
+			report(v, "folio %llu: refcount %d, %d mappings, %d pins and %d cache slots "
+			       "hold references", (unsigned long long)pfn, p->refcount, h.refs,
+			       p->pincount, h.cache);
 		v->extra_refs += p->pincount;
 		if (p->order && (p->folio.large_mapcount != mapped ||
 				 p->folio.entire_mapcount != h.entire))
@@ -761,6 +856,7 @@ MMP_EXPORT int mmp_space_verify(struct mmp_space *space)
 	mark_free(&v);
 	for (s = phys->spaces; s; s = s->phys_next)
 		verify_space(&v, s);
+	verify_files(&v);
 	check_frames(&v);
 	if (v.extra_refs != READ_ONCE(phys->nr_pinned))
 		report(&v, "folios hold %lld GUP pins, %lld were taken and not given back",

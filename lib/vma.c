@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "filemap.h"
 #include "mm.h"
 #include "mmap_lock.h"
 #include "rcu.h"
@@ -50,11 +51,15 @@ static void vma_free_rcu(struct rcu_head *head)
 
 /*
  * Take @vma out of the index and free it after a grace period: a lockless
- * lookup may still be standing on it (vma_mark_detached, vm_area_free).
+ * lookup may still be standing on it (vma_mark_detached, vm_area_free). A
+ * file VMA leaves i_mmap now, before its tables can go: file rmap walks
+ * reach the tables of the VMAs they find there.
  */
 static void vma_remove(struct mmp_space *s, struct mmp_vma *vma)
 {
 	vma_start_write(s, vma);
+	if (vma->vm_file)
+		vma_unlink_file(vma);
 	vma_tree_erase(&s->vmas, vma);
 	vma_mark_detached(s, vma);
 	call_rcu(&vma->rcu, vma_free_rcu);
@@ -110,20 +115,23 @@ bool anon_vma_covers(const struct anon_vma *av, uint32_t id)
 
 /*
  * Insert a VMA into a hole; the caller made sure the range is free. Takes an
- * anon_vma ref. The new VMA is write-locked until the mmap write lock drops.
+ * anon_vma ref and, for a mapping of @file, a file ref and a place in its
+ * i_mmap. The new VMA is write-locked until the mmap write lock drops.
  */
 int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long flags,
-	       uint64_t pgoff, struct anon_vma *anon_vma)
+	       uint64_t pgoff, struct anon_vma *anon_vma, struct mmp_file *file)
 {
 	struct mmp_vma *vma = vma_alloc();
 
 	if (!vma)
 		return -ENOMEM;
 	*vma = (struct mmp_vma){ .start = start, .end = end, .flags = flags, .pgoff = pgoff,
-				 .anon_vma = anon_vma };
+				 .anon_vma = anon_vma, .vm_file = file, .vm_mm = s };
 	vma_set_page_prot(s, vma);
 	vma_lock_init(s, vma);
 	anon_vma_get(anon_vma);
+	if (file)
+		vma_link_file(vma);
 	vma_tree_insert(&s->vmas, vma);
 	return 0;
 }
@@ -149,9 +157,11 @@ int vma_split(struct mmp_space *s, uint64_t addr)
 	*new = (struct mmp_vma){ .start = addr, .end = vma->end, .flags = vma->flags,
 				 .vm_page_prot = vma->vm_page_prot,
 				 .pgoff = linear_page_index(vma, addr),
-				 .anon_vma = vma->anon_vma };
+				 .anon_vma = vma->anon_vma, .vm_file = vma->vm_file, .vm_mm = s };
 	vma_lock_init(s, new);
 	anon_vma_get(vma->anon_vma);	/* both halves share it */
+	if (new->vm_file)
+		vma_link_file(new);
 	vma_tree_set_range(&s->vmas, vma, vma->start, addr);
 	vma_tree_insert(&s->vmas, new);
 	return 0;
@@ -212,7 +222,7 @@ static bool anon_vma_has_parents(const struct anon_vma *av)
  */
 static bool vma_mergeable(const struct mmp_vma *a, const struct mmp_vma *b)
 {
-	return a->end == b->start && a->flags == b->flags &&
+	return a->end == b->start && a->flags == b->flags && a->vm_file == b->vm_file &&
 	       b->pgoff == linear_page_index(a, a->end) &&
 	       (a->anon_vma == b->anon_vma ||
 		(!a->anon_vma && !anon_vma_has_parents(b->anon_vma)) ||

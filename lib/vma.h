@@ -4,12 +4,13 @@
 #define MMP_VMA_H
 
 #include "entry.h"
+#include "filemap.h"
 
 struct mmp_vma *find_vma(struct mmp_space *s, uint64_t addr);
 struct mmp_vma *find_vma_intersection(struct mmp_space *s, uint64_t start, uint64_t end);
 struct mmp_vma *vma_find_next(struct mmp_space *s, uint64_t addr);
 int vma_insert(struct mmp_space *s, uint64_t start, uint64_t end, unsigned long flags,
-	       uint64_t pgoff, struct anon_vma *anon_vma);
+	       uint64_t pgoff, struct anon_vma *anon_vma, struct mmp_file *file);
 struct anon_vma *anon_vma_alloc(struct anon_vma *parent);
 void anon_vma_get(struct anon_vma *av);
 void anon_vma_put(struct anon_vma *av);
@@ -60,13 +61,21 @@ static inline unsigned int vma_entry_flags(const struct mmp_vma *vma)
 		f |= MMP_E_PROTNONE;
 	if (!(vma->flags & VM_EXEC))
 		f |= MMP_E_NOEXEC;
+	/*
+	 * A shared writable mapping writes the file's own folio: writable from
+	 * the start, unless the file tracks dirty folios (vma_wants_writenotify).
+	 */
+	if ((vma->flags & (VM_SHARED | VM_WRITE)) == (VM_SHARED | VM_WRITE) &&
+	    !vma_wants_writenotify(vma))
+		f |= MMP_E_WRITE;
 	return f;
 }
 
 /*
  * The PTE of pfn 0 that a new user mapping of @vma starts from, for its
  * flags. Private writable memory is mapped read-only here; a write fault adds
- * write and dirty, as the kernel's COW mappings do.
+ * write and dirty, as the kernel's COW mappings do. So is shared memory
+ * whose writes must be noticed.
  */
 static inline mmp_pte_t vm_get_page_prot(struct mmp_space *s, const struct mmp_vma *vma)
 {

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Reclaim of anonymous folios (shrink_folio_list) with no swap device, the
- * default: a lazyfree folio is unmapped through the rmap and freed if it
- * stayed clean and unreferenced; a swapbacked one cannot be written anywhere,
- * so it is activated and stays resident, as on a machine without swap.
+ * Reclaim (shrink_folio_list) with no swap device, the default: a lazyfree
+ * folio is unmapped through the rmap and freed if it stayed clean and
+ * unreferenced; a swapbacked one (anonymous or shmem) cannot be written
+ * anywhere, so it is activated and stays resident, as on a machine without
+ * swap. A file folio is unmapped everywhere, written back if dirty, and
+ * dropped from the page cache if nothing else holds it; its next fault reads
+ * it from the file again. Written back synchronously: the kernel starts the
+ * write and frees the folio on a later pass, once the write is done.
  */
 #include <string.h>
 
@@ -51,6 +55,64 @@ static void folio_putback(struct mmp_space *s, uint32_t head_pfn)
 	folio_put_refs(s, head_pfn, 1);
 }
 
+/*
+ * A clean, unmapped file folio leaves the page cache if reclaim's isolation
+ * and the cache's own are its only references (__remove_mapping: freeze the
+ * count, then delete from the cache). True when freed.
+ */
+static bool remove_mapping(struct mmp_space *s, struct mmp_file *f, uint32_t pfn)
+{
+	struct mmp_page *head = pfn_to_page(s->phys, pfn);
+	unsigned int nr = folio_nr_pages(head);
+	int expected = nr + 1;
+	bool frozen;
+
+	spin_lock(&f->mapping.i_pages_lock);
+	frozen = !page_flag_test(head, PG_dirty) && head->mapping == f->id &&
+		 __atomic_compare_exchange_n(&head->refcount, &expected, 0, false, __ATOMIC_ACQ_REL,
+					     __ATOMIC_RELAXED);
+	if (frozen)
+		filemap_remove_folio_frozen(f, pfn);
+	spin_unlock(&f->mapping.i_pages_lock);
+	if (!frozen)
+		return false;
+	count_add(s, MMP_C_FILE_RECLAIMED, nr);
+	count_inc(s, MMP_C_FOLIO_FREE);
+	folio_free(s->phys, pfn);
+	return true;
+}
+
+/*
+ * A file folio: unmap, write back if dirty, drop. Folio lock and
+ * invalidate_lock only tried: truncation holds them while it waits for
+ * nothing of ours, but reclaim must not wait on it either.
+ */
+static void shrink_file_folio(struct mmp_space *s, uint32_t pfn)
+{
+	struct mmp_page *head = pfn_to_page(s->phys, pfn);
+	struct mmp_file *f = folio_file(s->phys, head);
+	bool freed = false;
+
+	if (!f || (folio_mapcount(head) && !try_to_unmap(s, pfn)) || !folio_trylock(head)) {
+		count_inc(s, MMP_C_RECLAIM_KEEP);
+		folio_putback(s, pfn);
+		return;
+	}
+	if (page_flag_test(head, PG_dirty) && mapping_can_writeback(f) &&
+	    !pthread_rwlock_tryrdlock(&f->mapping.invalidate_lock)) {
+		folio_write_back(f, pfn);	/* pageout() */
+		pthread_rwlock_unlock(&f->mapping.invalidate_lock);
+		count_add(s, MMP_C_FILE_WRITEBACK, folio_nr_pages(head));
+	}
+	if (!folio_mapcount(head))
+		freed = remove_mapping(s, f, pfn);
+	if (!freed) {
+		folio_unlock(head);
+		count_inc(s, MMP_C_RECLAIM_KEEP);
+		folio_putback(s, pfn);
+	}
+}
+
 /* shrink_folio_list over @list; the caller holds @s's mmap lock for reading. */
 void reclaim_pages(struct mmp_space *s, struct folio_list *list)
 {
@@ -63,6 +125,10 @@ void reclaim_pages(struct mmp_space *s, struct folio_list *list)
 			/* No swap device: nowhere to write it (activate_locked). */
 			count_inc(s, MMP_C_RECLAIM_ACTIVATE);
 			folio_putback(s, pfn);
+			continue;
+		}
+		if (!page_flag_test(head, PG_anon)) {
+			shrink_file_folio(s, pfn);
 			continue;
 		}
 		if (folio_mapcount(head) && !try_to_unmap(s, pfn)) {

@@ -72,26 +72,38 @@ static __always_inline void count_add2(struct mmp_space *s, enum mmp_counter a,
 	v[b] += n;
 }
 
-/* add_mm_counter(MM_ANONPAGES): this thread's shard, summed by get_mm_rss. */
-static __always_inline void rss_add(struct mmp_space *s, int64_t nr)
+/* add_mm_counter: this thread's shard, summed by get_mm_counter. */
+static __always_inline void add_mm_counter(struct mmp_space *s, enum mm_counter_type t, int64_t nr)
 {
 	int shard = counter_shard();
 
 	if (likely(shard < MMP_COUNTER_SHARDS - 1))
-		__atomic_store_n(&s->rss[shard].anon,
-				 __atomic_load_n(&s->rss[shard].anon, __ATOMIC_RELAXED) + nr,
+		__atomic_store_n(&s->rss[shard].count[t],
+				 __atomic_load_n(&s->rss[shard].count[t], __ATOMIC_RELAXED) + nr,
 				 __ATOMIC_RELAXED);
 	else
-		__atomic_fetch_add(&s->rss[MMP_COUNTER_SHARDS - 1].anon, nr, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->rss[MMP_COUNTER_SHARDS - 1].count[t], nr, __ATOMIC_RELAXED);
 }
 
-static inline int64_t get_mm_rss(struct mmp_space *s)
+/* add_mm_counter(MM_ANONPAGES), the common case. */
+static __always_inline void rss_add(struct mmp_space *s, int64_t nr)
+{
+	add_mm_counter(s, MM_ANONPAGES, nr);
+}
+
+static inline int64_t get_mm_counter(struct mmp_space *s, enum mm_counter_type t)
 {
 	int64_t sum = 0;
 
 	for (int i = 0; i < MMP_COUNTER_SHARDS; i++)
-		sum += __atomic_load_n(&s->rss[i].anon, __ATOMIC_RELAXED);
+		sum += __atomic_load_n(&s->rss[i].count[t], __ATOMIC_RELAXED);
 	return sum;
+}
+
+static inline int64_t get_mm_rss(struct mmp_space *s)
+{
+	return get_mm_counter(s, MM_ANONPAGES) + get_mm_counter(s, MM_FILEPAGES) +
+	       get_mm_counter(s, MM_SHMEMPAGES);
 }
 
 #endif /* MMP_VMSTAT_H */

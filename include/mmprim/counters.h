@@ -99,7 +99,15 @@ extern "C" {
 	X(VMA_LOCK_SUCCESS,	"vma_lock_success",	"faults handled under the VMA's own lock (VMA_LOCK_SUCCESS)") \
 	X(VMA_LOCK_ABORT,	"vma_lock_abort",	"faults that found no VMA to lock under RCU, or a locked one: mmap lock") \
 	X(VMA_LOCK_RETRY,	"vma_lock_retry",	"faults begun under the VMA lock that needed the mmap lock (VM_FAULT_RETRY)") \
-	X(VMA_LOCK_MISS,	"vma_lock_miss",	"VMAs locked after a writer had moved or removed them: looked up again")
+	X(VMA_LOCK_MISS,	"vma_lock_miss",	"VMAs locked after a writer had moved or removed them: looked up again") \
+	X(FAULT_FILE,		"fault_file",		"faults that mapped a page-cache page (do_read_fault, do_shared_fault)") \
+	X(FAULT_FILE_COW,	"fault_file_cow",	"write faults that copied a file page into a private mapping (do_cow_fault, do_wp_page)") \
+	X(FAULT_MKWRITE,	"fault_mkwrite",	"write faults that dirtied a clean shared file page in place (wp_page_shared)") \
+	X(FAULT_AROUND,		"fault_around",		"page-cache pages mapped ahead of need by fault-around (filemap_map_pages)") \
+	X(FAULT_SIGBUS,		"fault_sigbus",		"faults on a page wholly past the end of its file (SIGBUS)") \
+	X(PGCACHE_ADD,		"pgcache_add",		"pages this space's faults read into the page cache (readahead included)") \
+	X(FILE_WRITEBACK,	"file_writeback",	"dirty file pages reclaim wrote back to their file") \
+	X(FILE_RECLAIMED,	"file_reclaimed",	"file pages reclaim dropped from the page cache")
 
 enum mmp_counter {
 #define MMP_COUNTER_ENUM(id, name, doc) MMP_C_##id,

@@ -67,7 +67,7 @@ struct mmp_cpu;
 int mmp_phys_create(size_t bytes, struct mmp_phys **out);
 
 /**
- * mmp_phys_destroy() - release a phys. -EBUSY while spaces still use it, or
+ * mmp_phys_destroy() - release a phys. -EBUSY while spaces or files still use it, or
  * while pages stay pinned (mmp_gup(), mmp_gup_fast()) that nobody unpinned:
  * mmp_phys_unpin() them first.
  */
@@ -343,6 +343,9 @@ struct mmp_space_stat {
 	uint64_t nr_vmas;
 	uint64_t rss_anon_pages;	/* MM_ANONPAGES */
 	uint64_t pgtable_bytes;		/* VmPTE: page tables below the top level, deposits included */
+	/* Since libmmprim.so.1.2: */
+	uint64_t rss_file_pages;	/* MM_FILEPAGES: RssFile */
+	uint64_t rss_shmem_pages;	/* MM_SHMEMPAGES: RssShmem */
 };
 
 /**
@@ -367,7 +370,13 @@ static inline int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat 
 #define MMP_PROT_GROWSDOWN	0x01000000
 #define MMP_PROT_GROWSUP	0x02000000
 
-/* Only private anonymous mappings exist: these are the extra flags. */
+/*
+ * mmp_mmap() maps anonymous memory, private unless MMP_MAP_SHARED (a shmem
+ * object of its own, shared with children); mmp_mmap_file() maps a file
+ * and needs one of the two.
+ */
+#define MMP_MAP_SHARED		0x01
+#define MMP_MAP_PRIVATE		0x02
 #define MMP_MAP_FIXED		0x10
 #define MMP_MAP_POPULATE	0x8000
 #define MMP_MAP_FIXED_NOREPLACE	0x100000
@@ -375,7 +384,9 @@ static inline int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat 
 #define MMP_MAP_GROWSDOWN	0x0100	/* a stack: a fault just below grows it down */
 
 /**
- * mmp_mmap() - map @len bytes of private anonymous memory.
+ * mmp_mmap() - map @len bytes of anonymous memory (MMP_MAP_PRIVATE, or
+ * nothing, is private; MMP_MAP_SHARED is shared with the space's children,
+ * shmem_zero_setup).
  * @hint: preferred address (used if free) or, with MMP_MAP_FIXED*, the address.
  * @addr_out: where the mapping landed.
  *
@@ -532,7 +543,9 @@ int mmp_gup_fast(struct mmp_space *space, uint64_t addr, unsigned int nr, bool w
  *  -EINVAL: as mmp_gup_fast();
  *  -EFAULT: the range reaches beyond the task size, or a page has no VMA or no
  *           permission (write for @write, read or write otherwise);
- *  -ENOMEM: no memory to fault a page in.
+ *  -ENOMEM: no memory to fault a page in;
+ *  -ENOTSUP: a page of a file or shared mapping (their pins are not modelled;
+ *           mmp_gup_fast() pins none of them either).
  */
 int mmp_gup(struct mmp_space *space, uint64_t addr, unsigned int nr, bool write, uint64_t *pfns);
 
@@ -561,5 +574,7 @@ const char *mmp_strerror(int err);
 #ifdef __cplusplus
 }
 #endif
+
+#include <mmprim/file.h>
 
 #endif /* MMPRIM_MMPRIM_H */

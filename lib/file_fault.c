@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Faults in file and shared memory (mm/memory.c's do_fault family, and
+ * filemap_fault and filemap_map_pages of mm/filemap.c):
+ *
+ *  - a read maps the page-cache page: first fault-around maps what the cache
+ *    already holds in the 64 KiB around the address, then filemap_fault
+ *    reads the page in (with readahead) if that did not cover it;
+ *  - a write in a private mapping copies the file page into a new anonymous
+ *    one (do_cow_fault);
+ *  - a write in a shared mapping maps the page-cache page writable and dirty,
+ *    dirtying the folio first where the file tracks it (do_shared_fault,
+ *    page_mkwrite); a write to a clean shared page mapped read-only does the
+ *    same in place (wp_page_shared).
+ *
+ * File folios are mapped by PTEs only: the kernel maps a PMD-size page-cache
+ * folio by its PMD when the VMA is aligned for it (do_set_pmd); here it is
+ * 512 PTEs. A folio is mapped with its lock held, so truncation, which
+ * locks each folio it drops, finds every mapping made before it in the rmap.
+ */
+#include "filemap.h"
+#include "mm.h"
+#include "rcu.h"
+
+/* fault_around_bytes: 64 KiB. */
+#define FAULT_AROUND_PAGES	16
+
+/*
+ * The PTE table of the fault, locked, and the PMD rechecked (the table may
+ * have gone while the folio was read in): NULL if it changed, the access
+ * then retries. Caller is inside rcu_read_lock.
+ */
+static mmp_pte_t *fault_pte_lock(struct vm_fault *vmf, mmp_spinlock_t **ptl)
+{
+	struct mmp_space *s = vmf->s;
+	mmp_pte_t *ptes;
+
+	vmf->pmdval = READ_ONCE(*vmf->pmdp);
+	ptes = pte_table(s, vmf->pmdval);
+	if (!ptes)
+		return NULL;
+	*ptl = pte_lockptr(s, ptes);
+	spin_lock(*ptl);
+	if (READ_ONCE(*vmf->pmdp) != vmf->pmdval) {
+		spin_unlock(*ptl);
+		return NULL;
+	}
+	return ptes;
+}
+
+/* The entry that maps @pfn in @vma; writable and dirty for @write (set_pte_range). */
+static mmp_pte_t mk_file_pte(struct mmp_space *s, struct mmp_vma *vma, uint64_t pfn, bool write)
+{
+	unsigned int f = entry_flags(s, READ_ONCE(vma->vm_page_prot), MMP_PTE) | MMP_E_ACCESSED;
+
+	if (write)
+		f |= MMP_E_WRITE | MMP_E_DIRTY;
+	return mk_entry(s, pfn, f, MMP_PTE);
+}
+
+/* Account @nr new mappings of pages [page, page + nr) of @head (folio_add_file_rmap_ptes). */
+static void map_file_pages(struct mmp_space *s, struct mmp_page *head, struct mmp_page *page,
+			   unsigned int nr)
+{
+	folio_ref_add(head, nr);
+	folio_add_rmap_ptes(head, page, nr);
+	add_mm_counter(s, mm_counter(head), nr);
+}
+
+/*
+ * filemap_map_pages: map the pages the cache already holds in the fault-around
+ * window, in runs of none entries within one folio, read-only (a write would
+ * not be noticed). Folios someone has locked are skipped, as the kernel's
+ * trylock does. True if the faulting address got mapped.
+ */
+static bool do_fault_around(struct vm_fault *vmf)
+{
+	struct mmp_space *s = vmf->s;
+	struct mmp_vma *vma = vmf->vma;
+	struct mmp_file *f = vma->vm_file;
+	uint64_t addr = vmf->address & PAGE_MASK;
+	uint64_t from = MAX(addr & ~(FAULT_AROUND_PAGES * PAGE_SIZE - 1),
+			    MAX(vma->start, addr & PMD_MASK));
+	uint64_t to = MIN(from + FAULT_AROUND_PAGES * PAGE_SIZE,
+			  MIN(vma->end, (addr & PMD_MASK) + PMD_SIZE));
+	uint64_t end_index = file_size_pages(f);
+	mmp_spinlock_t *ptl;
+	mmp_pte_t *ptes;
+	bool mapped = false;
+
+	rcu_read_lock();
+	ptes = fault_pte_lock(vmf, &ptl);
+	if (!ptes) {
+		rcu_read_unlock();
+		return false;
+	}
+	for (uint64_t va = from; va < to; ) {
+		uint64_t index = linear_page_index(vma, va), nr, n;
+		uint32_t head_pfn = NO_PFN;
+		struct mmp_page *head, *page;
+		mmp_pte_t *ptep = &ptes[level_index(va, MMP_PTE)];
+
+		if (index >= end_index)
+			break;
+		if (!ptep_get(s, ptep)) {
+			spin_lock(&f->mapping.i_pages_lock);
+			head_pfn = xa_load(&f->mapping, index);
+			if (head_pfn != NO_PFN && !folio_trylock(pfn_to_page(s->phys, head_pfn)))
+				head_pfn = NO_PFN;
+			spin_unlock(&f->mapping.i_pages_lock);
+		}
+		if (head_pfn == NO_PFN) {
+			va += PAGE_SIZE;
+			continue;
+		}
+		head = pfn_to_page(s->phys, head_pfn);
+		page = head + (index - head->index);
+		/* The run of none entries from here, inside the folio and the window. */
+		nr = MIN((to - va) >> PAGE_SHIFT, head->index + folio_nr_pages(head) - index);
+		nr = MIN(nr, end_index - index);
+		for (n = 1; n < nr && !ptep_get(s, ptep + n); n++)
+			;
+		map_file_pages(s, head, page, n);
+		set_ptes(s, va, ptep, mk_file_pte(s, vma, head_pfn + (page - head), false), n);
+		if (addr >= va && addr < va + n * PAGE_SIZE)
+			mapped = true;
+		count_add(s, MMP_C_FAULT_AROUND, n - (addr >= va && addr < va + n * PAGE_SIZE));
+		folio_unlock(head);
+		va += n * PAGE_SIZE;
+	}
+	spin_unlock(ptl);
+	rcu_read_unlock();
+	return mapped;
+}
+
+/*
+ * filemap_fault: the page-cache folio holding page @index, locked and with a
+ * reference, read in (with readahead) if the cache does not have it. NO_PFN
+ * with *@err: -EIO past the end of the file (SIGBUS), -ENOMEM.
+ */
+static uint32_t filemap_fault(struct vm_fault *vmf, uint64_t index, int *err)
+{
+	struct mmp_space *s = vmf->s;
+	struct mmp_vma *vma = vmf->vma;
+	struct mmp_file *f = vma->vm_file;
+
+	for (;;) {
+		uint32_t pfn;
+		struct mmp_page *head;
+
+		if (index >= file_size_pages(f)) {
+			count_inc(s, MMP_C_FAULT_SIGBUS);
+			*err = -EIO;
+			return NO_PFN;
+		}
+		pfn = filemap_get_folio(f, index);
+		if (pfn == NO_PFN) {
+			pthread_rwlock_rdlock(&f->mapping.invalidate_lock);
+			if (shmem_file(f)) {
+				/* shmem_get_folio: one folio, of the order huge= gives. */
+				pfn = filemap_grab_folio(f, index, shmem_huge_order(f, vma, index),
+							 UINT64_MAX, s, err);
+			} else {
+				filemap_readahead(s, vma, index);
+				pfn = filemap_grab_folio(f, index, 0, file_size_pages(f), s, err);
+			}
+			pthread_rwlock_unlock(&f->mapping.invalidate_lock);
+			if (pfn == NO_PFN)
+				return NO_PFN;
+		}
+		head = pfn_to_page(s->phys, pfn);
+		folio_lock(head);
+		/* Truncated meanwhile: gone from the cache, or now past the end. */
+		if (__atomic_load_n(&head->mapping, __ATOMIC_ACQUIRE) == f->id &&
+		    index >= head->index && index < head->index + folio_nr_pages(head))
+			return pfn;
+		folio_unlock(head);
+		folio_put_refs(s, pfn, 1);
+	}
+}
+
+/*
+ * finish_fault: map the page at the fault, the folio locked and the caller's
+ * reference kept. (For shared anonymous memory the kernel maps a whole
+ * large folio here when it fits; shared anonymous memory gets no large
+ * folios in this model, its shmem_enabled being never.)
+ */
+static void finish_fault(struct vm_fault *vmf, uint32_t head_pfn, uint64_t index, bool write)
+{
+	struct mmp_space *s = vmf->s;
+	struct mmp_vma *vma = vmf->vma;
+	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
+	uint64_t addr = vmf->address & PAGE_MASK, pfn = head_pfn + (index - head->index);
+	mmp_spinlock_t *ptl;
+	mmp_pte_t *ptes, *ptep;
+
+	rcu_read_lock();
+	ptes = fault_pte_lock(vmf, &ptl);
+	if (!ptes) {
+		rcu_read_unlock();
+		count_inc(s, MMP_C_FAULT_SPURIOUS);
+		return;
+	}
+	ptep = &ptes[level_index(addr, MMP_PTE)];
+	if (ptep_get(s, ptep)) {
+		count_inc(s, MMP_C_FAULT_SPURIOUS);
+	} else {
+		map_file_pages(s, head, pfn_to_page(s->phys, pfn), 1);
+		set_ptes(s, addr, ptep, mk_file_pte(s, vma, pfn, write), 1);
+		count_inc(s, MMP_C_FAULT_FILE);
+	}
+	spin_unlock(ptl);
+	rcu_read_unlock();
+}
+
+static int do_read_fault(struct vm_fault *vmf, uint64_t index)
+{
+	uint32_t pfn;
+	int err;
+
+	if (index < file_size_pages(vmf->vma->vm_file) && do_fault_around(vmf)) {
+		count_inc(vmf->s, MMP_C_FAULT_FILE);
+		return 0;
+	}
+	pfn = filemap_fault(vmf, index, &err);
+	if (pfn == NO_PFN)
+		return err;
+	finish_fault(vmf, pfn, index, false);
+	folio_unlock(pfn_to_page(vmf->s->phys, pfn));
+	folio_put_refs(vmf->s, pfn, 1);
+	return 0;
+}
+
+/* A write in a private file mapping: a copy of the file page, as anonymous memory. */
+static int do_cow_fault(struct vm_fault *vmf, uint64_t index)
+{
+	struct mmp_space *s = vmf->s;
+	uint64_t addr = vmf->address & PAGE_MASK;
+	uint32_t pfn, new_pfn;
+	struct mmp_page *head;
+	mmp_spinlock_t *ptl;
+	mmp_pte_t *ptes, *ptep;
+	int err = vmf_anon_prepare(vmf);
+
+	if (err)
+		return err;
+	pfn = filemap_fault(vmf, index, &err);
+	if (pfn == NO_PFN)
+		return err;
+	head = pfn_to_page(s->phys, pfn);
+	new_pfn = folio_alloc_anon(s, 0);
+	if (new_pfn != NO_PFN) {
+		s->copy->copy_page(pfn_to_virt(s->phys, new_pfn),
+				   pfn_to_virt(s->phys, pfn + (index - head->index)));
+		count_inc(s, MMP_C_SUBPAGE_COPY);
+	}
+	folio_unlock(head);
+	folio_put_refs(s, pfn, 1);
+	if (new_pfn == NO_PFN)
+		return -ENOMEM;
+
+	rcu_read_lock();
+	ptes = fault_pte_lock(vmf, &ptl);
+	ptep = ptes ? &ptes[level_index(addr, MMP_PTE)] : NULL;
+	if (!ptes || ptep_get(s, ptep)) {
+		if (ptes)
+			spin_unlock(ptl);
+		rcu_read_unlock();
+		folio_free(s->phys, new_pfn);
+		count_inc(s, MMP_C_FAULT_SPURIOUS);
+		return 0;
+	}
+	folio_add_new_anon_rmap(pfn_to_page(s->phys, new_pfn), vmf->vma, addr, 1, false);
+	rss_add(s, 1);
+	set_ptes(s, addr, ptep, mk_file_pte(s, vmf->vma, new_pfn, true), 1);
+	spin_unlock(ptl);
+	rcu_read_unlock();
+	count_inc(s, MMP_C_FAULT_FILE_COW);
+	return 0;
+}
+
+/* folio_mark_dirty through ->page_mkwrite: only a file that writes back tracks it. */
+static void fault_dirty_folio(struct mmp_vma *vma, struct mmp_page *head)
+{
+	if (mapping_can_writeback(vma->vm_file))
+		page_flag_set(head, PG_dirty);
+}
+
+static int do_shared_fault(struct vm_fault *vmf, uint64_t index)
+{
+	uint32_t pfn;
+	int err;
+
+	pfn = filemap_fault(vmf, index, &err);
+	if (pfn == NO_PFN)
+		return err;
+	fault_dirty_folio(vmf->vma, pfn_to_page(vmf->s->phys, pfn));
+	finish_fault(vmf, pfn, index, true);
+	folio_unlock(pfn_to_page(vmf->s->phys, pfn));
+	folio_put_refs(vmf->s, pfn, 1);
+	return 0;
+}
+
+/*
+ * do_fault: a fault on a none entry of a file or shared mapping. Called
+ * inside the fault's rcu_read_lock, which it leaves while the folio is read in
+ * and locked (that may wait); the PTE table is looked up again after.
+ */
+int do_fault(struct vm_fault *vmf)
+{
+	uint64_t index = linear_page_index(vmf->vma, vmf->address);
+	int ret;
+
+	rcu_read_unlock();
+	if (!(vmf->flags & FAULT_FLAG_WRITE))
+		ret = do_read_fault(vmf, index);
+	else if (!(vmf->vma->flags & VM_SHARED))
+		ret = do_cow_fault(vmf, index);
+	else
+		ret = do_shared_fault(vmf, index);
+	rcu_read_lock();
+	return ret;
+}
+
+/*
+ * wp_page_shared: a write to a clean page of a shared mapping, mapped
+ * read-only so the write would be noticed. Dirty the folio and let the
+ * write through, in place.
+ */
+void wp_page_shared(struct vm_fault *vmf, mmp_pte_t *ptes)
+{
+	struct mmp_space *s = vmf->s;
+	uint64_t addr = vmf->address & PAGE_MASK;
+	mmp_pte_t *ptep = &ptes[level_index(addr, MMP_PTE)], pte;
+	mmp_spinlock_t *ptl = pte_lockptr(s, ptes);
+	unsigned int f;
+
+	spin_lock(ptl);
+	if (READ_ONCE(*vmf->pmdp) != vmf->pmdval) {
+		spin_unlock(ptl);
+		count_inc(s, MMP_C_FAULT_SPURIOUS);
+		return;
+	}
+	pte = ptep_get(s, ptep);
+	f = entry_flags(s, pte, MMP_PTE);
+	if (!(f & MMP_E_PRESENT) || (f & MMP_E_WRITE)) {
+		spin_unlock(ptl);
+		count_inc(s, MMP_C_FAULT_SPURIOUS);
+		return;
+	}
+	fault_dirty_folio(vmf->vma, pfn_to_page(s->phys, folio_pfn(s->phys, entry_pfn(s, pte, MMP_PTE))));
+	ptep_set_access_flags(s, addr, ptep, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED);
+	spin_unlock(ptl);
+	count_inc(s, MMP_C_FAULT_MKWRITE);
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Files and their page cache (lib/filemap.c, the kernel's struct inode,
+ * struct address_space and mm/filemap.c), shmem's folio policy
+ * (lib/shmem.c) and truncation (lib/truncate.c).
+ */
+#ifndef MMP_FILEMAP_H
+#define MMP_FILEMAP_H
+
+#include "folio.h"
+
+/* One node of the page-cache index (an XArray node): 64 slots per level. */
+#define XA_CHUNK_SHIFT	6
+#define XA_CHUNK_SIZE	(1u << XA_CHUNK_SHIFT)
+
+struct xa_node {
+	/* Inner levels: child nodes. The leaf level: head pfn + 1 of the folio there, 0 if none. */
+	uintptr_t slots[XA_CHUNK_SIZE];
+};
+
+/*
+ * An address_space: the folios of one file by page index, and the VMAs that
+ * map it. A large folio fills every slot it covers (a multi-index entry).
+ */
+struct address_space {
+	mmp_spinlock_t i_pages_lock;	/* xa_lock: the index and nrpages */
+	struct xa_node *root;
+	unsigned int height;		/* levels below root; 0: no node yet */
+	uint64_t nrpages;
+
+	pthread_rwlock_t i_mmap_rwsem;	/* i_mmap: VMAs link and unlink under it for writing */
+	struct mmp_vma *i_mmap;		/* list through vma->shared_next */
+	uint64_t nr_mapped_vmas;
+
+	/* Page-in and truncation exclude each other (mapping->invalidate_lock). */
+	pthread_rwlock_t invalidate_lock;
+};
+
+struct mmp_file {
+	struct mmp_phys *phys;
+	uint32_t id;			/* folio->mapping as the memmap stores it */
+	unsigned int flags;		/* MMP_FILE_* */
+	uint64_t i_size;		/* atomic */
+	int refcount;			/* atomic: the user's handle, if open, and one per VMA */
+	bool handle;			/* the user's handle is open */
+	pthread_mutex_t i_rwsem;	/* writes and truncation take turns (inode->i_rwsem) */
+
+	/* The backing store of a regular file: a host reservation as large as the largest size. */
+	uint8_t *store;
+	uint64_t store_bytes;
+	uint64_t writeback_pages;	/* atomic */
+	uint64_t verify_vmas;		/* mmp_space_verify's count of the VMAs it found mapping it */
+
+	struct address_space mapping;
+};
+
+static inline bool shmem_file(const struct mmp_file *f)
+{
+	return f->flags & MMP_FILE_SHMEM;
+}
+
+/*
+ * mapping_can_writeback: a regular file's dirty folios are written to its
+ * store; shmem's cannot be written anywhere (no swap).
+ */
+static inline bool mapping_can_writeback(const struct mmp_file *f)
+{
+	return !shmem_file(f);
+}
+
+/*
+ * vma_wants_writenotify: a shared writable mapping of a file that tracks
+ * dirty folios maps clean pages read-only, so the first write faults and
+ * dirties the folio (page_mkwrite).
+ */
+static inline bool vma_wants_writenotify(const struct mmp_vma *vma)
+{
+	return (vma->flags & (VM_SHARED | VM_WRITE)) == (VM_SHARED | VM_WRITE) &&
+	       mapping_can_writeback(vma->vm_file);
+}
+
+/* i_size in pages, rounded up: indices from here on are past the end (SIGBUS). */
+static inline uint64_t file_size_pages(struct mmp_file *f)
+{
+	return (__atomic_load_n(&f->i_size, __ATOMIC_ACQUIRE) + PAGE_SIZE - 1) >> PAGE_SHIFT;
+}
+
+/* The counter a mapped page of @head is charged to (mm_counter). */
+static inline enum mm_counter_type mm_counter(struct mmp_page *head)
+{
+	if (head->flags & PG_anon)
+		return MM_ANONPAGES;
+	return head->flags & PG_swapbacked ? MM_SHMEMPAGES : MM_FILEPAGES;
+}
+
+/* The file a page-cache folio belongs to (folio->mapping->host); NULL once truncated. */
+struct mmp_file *folio_file(struct mmp_phys *phys, struct mmp_page *head);
+
+/* The page-cache index (lib/filemap.c), under i_pages_lock. */
+uint32_t xa_load(struct address_space *as, uint64_t index);
+typedef void (*xa_fn)(struct address_space *as, uint64_t index, uint32_t head_pfn, void *arg);
+void xa_for_each_folio(struct address_space *as, uint64_t start, xa_fn fn, void *arg);
+
+/* The folio holding @index with a reference for the caller; NO_PFN if none. */
+uint32_t filemap_get_folio(struct mmp_file *f, uint64_t index);
+/*
+ * The same, reading one in if none (filemap_fault's page-in): a folio of up
+ * to 2^@order pages around @index, as far as the index has room and not past
+ * page @limit. NO_PFN with *@err -ENOMEM. @s (may be NULL) counts the
+ * allocation. Caller holds invalidate_lock for reading.
+ */
+uint32_t filemap_grab_folio(struct mmp_file *f, uint64_t index, unsigned int order,
+			    uint64_t limit, struct mmp_space *s, int *err);
+/* Read folios around @index into the cache for a fault in @vma (do_sync_mmap_readahead). */
+void filemap_readahead(struct mmp_space *s, struct mmp_vma *vma, uint64_t index);
+/* Take @head out of the page cache, dropping its references (filemap_remove_folio). Folio locked. */
+void filemap_remove_folio(struct mmp_file *f, uint32_t head_pfn);
+/* The same with i_pages_lock held and the references already frozen at 0 (__filemap_remove_folio). */
+void filemap_remove_folio_frozen(struct mmp_file *f, uint32_t head_pfn);
+/* Drop every folio from page @start on out of the cache (truncate_inode_pages_range's part). */
+void filemap_remove_from(struct mmp_file *f, uint64_t start);
+/* A new file with one reference: the user's handle, or (@handle false) the caller's. */
+int file_alloc(struct mmp_phys *phys, uint64_t size, unsigned int flags, bool handle,
+	       struct mmp_file **out);
+/* Make a regular file's store hold @size bytes; invalidate_lock held for writing. */
+int store_reserve(struct mmp_file *f, uint64_t size);
+/* Write a dirty folio to the file's store and mark it clean (writepage). Folio locked. */
+void folio_write_back(struct mmp_file *f, uint32_t head_pfn);
+/* The largest page-cache folio order @f may get for @index in @vma (mapping_max_folio_order, shmem huge=). */
+unsigned int filemap_max_order(struct mmp_file *f, struct mmp_vma *vma, uint64_t index);
+
+/* The folio lock, a bit in the flags: faults and truncation take it. */
+static inline bool folio_trylock(struct mmp_page *head)
+{
+	return !(__atomic_fetch_or(&head->flags, PG_locked, __ATOMIC_ACQUIRE) & PG_locked);
+}
+
+void folio_lock(struct mmp_page *head);
+
+static inline void folio_unlock(struct mmp_page *head)
+{
+	__atomic_fetch_and(&head->flags, ~PG_locked, __ATOMIC_RELEASE);
+}
+
+/* The file's i_mmap (lib/filemap.c): VMAs link on creation, unlink on removal. */
+void get_file(struct mmp_file *f);
+void fput(struct mmp_file *f);
+void vma_link_file(struct mmp_vma *vma);
+void vma_unlink_file(struct mmp_vma *vma);
+
+/*
+ * Unmap the pages of [first, last] (page indices) of @f from every mapping,
+ * private copies too (unmap_mapping_range with even_cows, lib/truncate.c).
+ */
+void unmap_mapping_range(struct mmp_file *f, uint64_t first, uint64_t last);
+
+/*
+ * shmem (lib/shmem.c): the shmem file behind a MAP_SHARED|MAP_ANONYMOUS
+ * mapping (shmem_zero_setup), with one reference for the caller to drop
+ * once the VMA holds its own.
+ */
+int shmem_zero_setup(struct mmp_phys *phys, uint64_t size, struct mmp_file **out);
+/* The order shmem's huge= policy gives a new folio at @index of @f in @vma (shmem_allowable_huge_orders). */
+unsigned int shmem_huge_order(struct mmp_file *f, struct mmp_vma *vma, uint64_t index);
+
+#endif /* MMP_FILEMAP_H */

@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Files, the page cache and shared memory, on every back end: private
+ * mappings read the file and copy on write; shared mappings write the file's
+ * own folios, which other spaces and mmp_file_read() see; shared anonymous
+ * memory and memfds are shared across fork and outlive the space that made
+ * them; truncation unmaps and gives SIGBUS; reclaim writes dirty file folios
+ * back, drops clean ones and reads them in again; the counters say which
+ * path ran, exactly; every call leaves a space that verifies.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "util.h"
+
+#define RW	(MMP_PROT_READ | MMP_PROT_WRITE)
+#define P	MMP_PAGE_SIZE
+
+static struct mmp_phys *phys;
+
+/* Fill @len bytes with a pattern of @seed that differs on every page. */
+static void pattern(uint8_t *buf, size_t len, unsigned int seed)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(seed * 131 + i / P * 7 + i);
+}
+
+static struct mmp_file *new_file(uint64_t size, unsigned int flags, unsigned int seed)
+{
+	struct mmp_file *f = NULL;
+	uint8_t *buf = malloc(size ? size : 1);
+
+	tap_require(buf && mmp_file_create(phys, 0, flags, &f) == 0, "create a file");
+	pattern(buf, size, seed);
+	tap_require(mmp_file_write(f, 0, buf, size) == 0, "write %llu bytes",
+		    (unsigned long long)size);
+	free(buf);
+	return f;
+}
+
+static bool read_is(struct mmp_cpu *cpu, uint64_t addr, const uint8_t *want, size_t len)
+{
+	uint8_t *got = malloc(len);
+	bool same = got && mmp_read(cpu, addr, got, len) == 0 && !memcmp(got, want, len);
+
+	free(got);
+	return same;
+}
+
+static bool file_is(struct mmp_file *f, uint64_t off, const uint8_t *want, size_t len)
+{
+	uint8_t *got = malloc(len);
+	size_t n = 0;
+	bool same = got && mmp_file_read(f, off, got, len, &n) == 0 && n == len &&
+		    !memcmp(got, want, len);
+
+	free(got);
+	return same;
+}
+
+static struct mmp_space_stat stat_of(struct mmp_space *s)
+{
+	struct mmp_space_stat st;
+
+	mmp_space_stat(s, &st);
+	return st;
+}
+
+/* A private mapping reads the file, maps around the fault, and copies on write. */
+static void test_private(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_file *f = new_file(64 * P, MMP_FILE_NO_LARGE_FOLIOS, 1);
+	uint8_t want[64 * P], page[P];
+	struct mmp_counters before, d;
+	struct mmp_cpu *cpu;
+	uint64_t addr;
+
+	pattern(want, sizeof(want), 1);
+	mmp_cpu_attach(s, &cpu);
+	tap_eq(mmp_mmap_file(s, 0, 64 * P, RW, MMP_MAP_PRIVATE, f, 0, &addr), 0,
+	       "%s: private file mapping", arch);
+	mmp_space_counters(s, &before);
+	tap_ok(read_is(cpu, addr + 5 * P, want + 5 * P, P), "%s: a read sees the file", arch);
+	counters_since(s, &before, &d);
+	/* The cache holds every page (the write put them there): fault-around maps 16. */
+	tap_eq(d.v[MMP_C_FAULT_FILE], 1, "%s: one file fault", arch);
+	tap_eq(d.v[MMP_C_FAULT_AROUND], 15, "%s: fault-around mapped the rest of its 64 KiB", arch);
+	tap_eq(d.v[MMP_C_PGCACHE_ADD], 0, "%s: nothing read in", arch);
+	tap_eq(stat_of(s).rss_file_pages, 16, "%s: 16 pages count as RssFile", arch);
+
+	memset(page, 0xab, P);
+	mmp_space_counters(s, &before);
+	tap_eq(mmp_write(cpu, addr + 5 * P, page, P), 0, "%s: write a mapped page", arch);
+	tap_eq(mmp_write(cpu, addr + 40 * P, page, P), 0, "%s: write an unmapped page", arch);
+	counters_since(s, &before, &d);
+	tap_eq(d.v[MMP_C_FAULT_FILE_COW], 2, "%s: both writes copied the file page", arch);
+	tap_ok(file_is(f, 0, want, sizeof(want)), "%s: the file did not change", arch);
+	tap_ok(read_is(cpu, addr + 40 * P, page, P), "%s: the copy holds the write", arch);
+	tap_eq(stat_of(s).rss_anon_pages, 2, "%s: two anonymous pages", arch);
+	tap_eq(stat_of(s).rss_file_pages, 15, "%s: one file page fewer", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verifies", arch);
+
+	/* A write through the file shows through the pages not copied. */
+	memset(page, 0x5c, P);
+	tap_eq(mmp_file_write(f, 6 * P, page, P), 0, "%s: write the file", arch);
+	tap_ok(read_is(cpu, addr + 6 * P, page, P), "%s: the mapping sees it", arch);
+	tap_eq(mmp_file_destroy(f), -EBUSY, "%s: a mapped file cannot go", arch);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+	tap_eq(mmp_file_destroy(f), 0, "%s: unmapped, it can", arch);
+}
+
+/* A shared mapping writes the file: the file, other spaces and fork see it. */
+static void test_shared(const char *arch)
+{
+	struct mmp_space *a = new_space(phys, arch), *b = new_space(phys, arch);
+	struct mmp_file *f = new_file(32 * P, 0, 2);
+	uint8_t want[32 * P], page[P];
+	struct mmp_counters before, d;
+	struct mmp_cpu *ca, *cb;
+	uint64_t x, y;
+
+	pattern(want, sizeof(want), 2);
+	mmp_cpu_attach(a, &ca);
+	mmp_cpu_attach(b, &cb);
+	tap_eq(mmp_mmap_file(a, 0, 32 * P, RW, MMP_MAP_SHARED, f, 0, &x), 0, "%s: map shared", arch);
+	tap_eq(mmp_mmap_file(b, 0, 16 * P, MMP_PROT_READ, MMP_MAP_SHARED, f, 16 * P, &y), 0,
+	       "%s: map the second half read-only in another space", arch);
+	tap_ok(read_is(ca, x + 20 * P, want + 20 * P, P), "%s: read", arch);
+	mmp_space_counters(a, &before);
+	memset(page, 0x77, P);
+	tap_eq(mmp_write(ca, x + 20 * P, page, P), 0, "%s: write a clean mapped page", arch);
+	counters_since(a, &before, &d);
+	tap_eq(d.v[MMP_C_FAULT_MKWRITE], 1, "%s: page_mkwrite dirtied it in place", arch);
+	tap_eq(d.v[MMP_C_FAULT_FILE_COW], 0, "%s: no copy", arch);
+	tap_ok(file_is(f, 20 * P, page, P), "%s: the file has the write", arch);
+	tap_ok(read_is(cb, y + 4 * P, page, P), "%s: the other space sees it", arch);
+	mmp_space_counters(a, &before);
+	tap_eq(mmp_write(ca, x + 2 * P, page, P), 0, "%s: write an unmapped page", arch);
+	counters_since(a, &before, &d);
+	tap_eq(d.v[MMP_C_FAULT_FILE], 1, "%s: do_shared_fault mapped it", arch);
+	tap_eq(d.v[MMP_C_FAULT_MKWRITE], 0, "%s: already writable", arch);
+
+	struct mmp_file_stat st;
+
+	mmp_file_stat(f, &st);
+	tap_eq(st.nr_mapped_vmas, 2, "%s: two VMAs in i_mmap", arch);
+	tap_eq(st.nr_dirty, 32, "%s: the folio written through the file is dirty", arch);
+
+	/* fork: the child's shared VMA is not copied; its faults find the same folios. */
+	struct mmp_space *c;
+	struct mmp_cpu *cc;
+
+	mmp_space_counters(a, &before);
+	tap_eq(mmp_fork(a, &c), 0, "%s: fork", arch);
+	tap_eq(stat_of(c).rss_file_pages, 0, "%s: copy_page_range skipped the shared VMA", arch);
+	mmp_cpu_attach(c, &cc);
+	memset(page, 0x99, P);
+	tap_eq(mmp_write(cc, x + 3 * P, page, P), 0, "%s: the child writes", arch);
+	tap_ok(read_is(ca, x + 3 * P, page, P), "%s: the parent sees the child's write", arch);
+	tap_eq(mmp_space_verify(a), 0, "%s: verifies", arch);
+	mmp_cpu_detach(cc);
+	mmp_space_destroy(c);
+	mmp_cpu_detach(ca);
+	mmp_space_destroy(a);
+	memset(page, 0x77, P);
+	tap_ok(read_is(cb, y + 4 * P, page, P), "%s: the write outlives the writer", arch);
+	mmp_cpu_detach(cb);
+	mmp_space_destroy(b);
+	tap_eq(mmp_file_destroy(f), 0, "%s: destroy", arch);
+}
+
+/* MAP_SHARED|MAP_ANONYMOUS and a memfd: shared across fork, alive while mapped. */
+static void test_shared_anon(const char *arch)
+{
+	struct mmp_space *p = new_space(phys, arch), *c;
+	struct mmp_cpu *cp, *cc;
+	uint8_t page[P], got[P];
+	uint64_t addr;
+
+	mmp_cpu_attach(p, &cp);
+	tap_eq(mmp_mmap(p, 0, 8 * P, RW, MMP_MAP_SHARED, &addr), 0, "%s: shared anonymous", arch);
+	tap_eq(mmp_fork(p, &c), 0, "%s: fork", arch);
+	mmp_cpu_attach(c, &cc);
+	memset(page, 0x42, P);
+	tap_eq(mmp_write(cc, addr + P, page, P), 0, "%s: the child writes", arch);
+	tap_ok(read_is(cp, addr + P, page, P), "%s: the parent reads it", arch);
+	tap_eq(stat_of(c).rss_shmem_pages, 1, "%s: RssShmem in the child", arch);
+	tap_eq(stat_of(p).rss_shmem_pages, 1, "%s: and in the parent", arch);
+	mmp_cpu_detach(cc);
+	tap_eq(mmp_space_destroy(c), 0, "%s: the child exits", arch);
+	tap_ok(read_is(cp, addr + P, page, P), "%s: the write outlives it", arch);
+	tap_eq(mmp_madvise(p, addr, 8 * P, MMP_MADV_FREE), -EINVAL,
+	       "%s: MADV_FREE of shared memory is EINVAL", arch);
+	tap_eq(mmp_madvise(p, addr, 8 * P, MMP_MADV_DONTNEED), 0, "%s: MADV_DONTNEED", arch);
+	tap_ok(read_is(cp, addr + P, page, P), "%s: the shmem folio kept the data", arch);
+	tap_eq(mmp_reclaim(p), 0, "%s: reclaim", arch);
+	tap_ok(read_is(cp, addr + P, page, P), "%s: shmem stays resident without swap", arch);
+
+	/* memfd: the file handle, two spaces, the creator gone. */
+	struct mmp_file *m;
+	struct mmp_space *q = new_space(phys, arch);
+	struct mmp_cpu *cq;
+	uint64_t a1, a2;
+
+	tap_eq(mmp_memfd_create(phys, 0, &m), 0, "%s: memfd", arch);
+	tap_eq(mmp_file_truncate(m, 4 * P), 0, "%s: ftruncate", arch);
+	mmp_cpu_attach(q, &cq);
+	tap_eq(mmp_mmap_file(p, 0, 4 * P, RW, MMP_MAP_SHARED, m, 0, &a1), 0, "%s: map it", arch);
+	tap_eq(mmp_mmap_file(q, 0, 4 * P, RW, MMP_MAP_SHARED, m, 0, &a2), 0, "%s: map it again",
+	       arch);
+	memset(page, 0x17, P);
+	tap_eq(mmp_write(cp, a1 + 2 * P, page, P), 0, "%s: write", arch);
+	mmp_cpu_detach(cp);
+	mmp_space_destroy(p);
+	tap_ok(read_is(cq, a2 + 2 * P, page, P), "%s: the other space sees it after exit", arch);
+	memset(got, 0, P);
+	tap_ok(mmp_read(cq, a2 + 3 * P, got, P) == 0 && !got[0] && !got[P - 1],
+	       "%s: a hole reads zeroes", arch);
+	tap_eq(mmp_file_destroy(m), -EBUSY, "%s: still mapped", arch);
+	tap_eq(mmp_space_verify(q), 0, "%s: verifies", arch);
+	mmp_cpu_detach(cq);
+	mmp_space_destroy(q);
+	tap_eq(mmp_file_destroy(m), 0, "%s: destroy the memfd", arch);
+}
+
+/* Truncation: pages past the end go from every mapping; access there is SIGBUS. */
+static void test_truncate(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_file *f = new_file(4 * P, MMP_FILE_NO_LARGE_FOLIOS, 3);
+	uint8_t want[4 * P], got[P], page[P];
+	struct mmp_cpu *cpu;
+	uint64_t sh, pr;
+
+	pattern(want, sizeof(want), 3);
+	mmp_cpu_attach(s, &cpu);
+	tap_eq(mmp_mmap_file(s, 0, 4 * P, RW, MMP_MAP_SHARED, f, 0, &sh), 0, "%s: shared", arch);
+	tap_eq(mmp_mmap_file(s, 0, 4 * P, RW, MMP_MAP_PRIVATE, f, 0, &pr), 0, "%s: private", arch);
+	memset(page, 0xee, P);
+	tap_eq(mmp_write(cpu, pr + 3 * P, page, P), 0, "%s: a private copy past the new end", arch);
+	tap_ok(read_is(cpu, sh + 3 * P, want + 3 * P, P), "%s: map the last page shared", arch);
+	tap_eq(mmp_file_truncate(f, P + P / 2), 0, "%s: truncate to 1.5 pages", arch);
+	tap_eq(mmp_read(cpu, sh + 2 * P, got, 1), -EIO, "%s: past the end: SIGBUS", arch);
+	tap_eq(mmp_read(cpu, pr + 3 * P, got, 1), -EIO, "%s: the private copy went too", arch);
+	tap_ok(mmp_read(cpu, sh + P, got, P) == 0 && !memcmp(got, want + P, P / 2) &&
+	       !got[P / 2] && !got[P - 1], "%s: the last page's tail reads zero", arch);
+	tap_eq(counter(s, MMP_C_FAULT_SIGBUS), 2, "%s: two SIGBUS faults", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verifies", arch);
+	tap_eq(mmp_file_truncate(f, 4 * P), 0, "%s: grow back", arch);
+	tap_ok(mmp_read(cpu, sh + 3 * P, got, P) == 0 && !got[0], "%s: new pages read zero", arch);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+	mmp_file_destroy(f);
+}
+
+/* Reclaim: clean file folios dropped, dirty ones written back first, nothing lost. */
+static void test_reclaim(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_file *f = new_file(32 * P, MMP_FILE_NO_LARGE_FOLIOS, 4);
+	uint8_t want[32 * P], page[P];
+	struct mmp_counters before, d;
+	struct mmp_file_stat st;
+	struct mmp_cpu *cpu;
+	uint64_t addr;
+
+	pattern(want, sizeof(want), 4);
+	mmp_cpu_attach(s, &cpu);
+	tap_eq(mmp_mmap_file(s, 0, 32 * P, RW, MMP_MAP_SHARED, f, 0, &addr), 0, "%s: map", arch);
+	for (int i = 0; i < 32; i++)
+		must(read_is(cpu, addr + i * P, want + i * P, P), "%s: read page %d", arch, i);
+	memset(page, 0x3c, P);
+	tap_eq(mmp_write(cpu, addr + 7 * P, page, P), 0, "%s: dirty one page", arch);
+	memcpy(want + 7 * P, page, P);
+	mmp_space_counters(s, &before);
+	tap_eq(mmp_reclaim(s), 0, "%s: reclaim", arch);
+	counters_since(s, &before, &d);
+	/* The file's own write left all 32 dirty: each is written, then dropped. */
+	tap_eq(d.v[MMP_C_FILE_WRITEBACK], 32, "%s: 32 pages written back", arch);
+	tap_eq(d.v[MMP_C_FILE_RECLAIMED], 32, "%s: 32 pages dropped", arch);
+	mmp_file_stat(f, &st);
+	tap_eq(st.nrpages, 0, "%s: the page cache is empty", arch);
+	tap_eq(stat_of(s).rss_file_pages, 0, "%s: nothing mapped", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verifies", arch);
+	mmp_space_counters(s, &before);
+	tap_ok(read_is(cpu, addr, want, sizeof(want)), "%s: every byte comes back", arch);
+	counters_since(s, &before, &d);
+	tap_eq(d.v[MMP_C_PGCACHE_ADD], 32, "%s: read in again", arch);
+	mmp_space_counters(s, &before);
+	tap_eq(mmp_reclaim(s), 0, "%s: reclaim again", arch);
+	counters_since(s, &before, &d);
+	tap_eq(d.v[MMP_C_FILE_WRITEBACK], 0, "%s: clean: nothing to write", arch);
+	tap_eq(d.v[MMP_C_FILE_RECLAIMED], 32, "%s: all dropped", arch);
+	tap_eq(mmp_madvise(s, addr, 32 * P, MMP_MADV_FREE), -EINVAL, "%s: MADV_FREE: EINVAL", arch);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+	mmp_file_destroy(f);
+}
+
+/* The bad input of files and file mappings, each with the space left valid. */
+static void test_errors(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_file *ro, *f = new_file(4 * P, 0, 5);
+	uint64_t addr;
+
+	tap_eq(mmp_file_create(phys, 0, MMP_FILE_RDONLY, &ro), 0, "%s: a read-only handle", arch);
+	tap_eq(mmp_mmap_file(s, 0, P, RW, MMP_MAP_SHARED, f, 100, &addr), -EINVAL,
+	       "%s: unaligned offset", arch);
+	tap_eq(mmp_mmap_file(s, 0, P, RW, 0, f, 0, &addr), -EINVAL, "%s: neither type", arch);
+	tap_eq(mmp_mmap_file(s, 0, P, RW, MMP_MAP_SHARED | MMP_MAP_PRIVATE, f, 0, &addr), -EINVAL,
+	       "%s: both types", arch);
+	tap_eq(mmp_mmap_file(s, 0, 0, RW, MMP_MAP_SHARED, f, 0, &addr), -EINVAL, "%s: len 0", arch);
+	tap_eq(mmp_mmap_file(s, 0, P, RW, MMP_MAP_SHARED, NULL, 0, &addr), -EINVAL, "%s: no file",
+	       arch);
+	tap_eq(mmp_mmap_file(s, 0, P, RW, MMP_MAP_SHARED, ro, 0, &addr), -EACCES,
+	       "%s: shared writable of a read-only handle", arch);
+	tap_eq(mmp_mmap_file(s, 0, P, RW, MMP_MAP_PRIVATE, ro, 0, &addr), 0,
+	       "%s: private writable of it is fine", arch);
+	tap_eq(mmp_mmap_file(s, 0, P, MMP_PROT_READ, MMP_MAP_SHARED, ro, 0, &addr), 0,
+	       "%s: shared read-only of it is fine", arch);
+	tap_eq(mmp_mprotect(s, addr, P, RW), -EACCES, "%s: but not made writable", arch);
+	tap_eq(mmp_mmap_file(s, 0, P, MMP_PROT_READ, MMP_MAP_SHARED, f, MMP_FILE_MAX_SIZE, &addr),
+	       -EOVERFLOW, "%s: offset past the largest file", arch);
+	tap_eq(mmp_file_write(ro, 0, "x", 1), -EBADF, "%s: write a read-only handle", arch);
+	tap_eq(mmp_file_truncate(ro, P), -EINVAL, "%s: truncate it", arch);
+	tap_eq(mmp_file_truncate(f, MMP_FILE_MAX_SIZE + 1), -EFBIG, "%s: too large", arch);
+	tap_eq(mmp_file_write(f, MMP_FILE_MAX_SIZE, "x", 1), -EFBIG, "%s: write past the limit",
+	       arch);
+	tap_eq(mmp_file_create(phys, 0, MMP_FILE_HUGE_ALWAYS, &ro), -EINVAL,
+	       "%s: huge= on a regular file", arch);
+	tap_eq(mmp_memfd_create(phys, MMP_FILE_HUGE_ALWAYS | MMP_FILE_HUGE_ADVISE, &ro), -EINVAL,
+	       "%s: two huge= policies", arch);
+	tap_eq(mmp_msync(s, 1, P, MMP_MS_SYNC), -EINVAL, "%s: msync unaligned", arch);
+	tap_eq(mmp_msync(s, addr, P, MMP_MS_SYNC | MMP_MS_ASYNC), -EINVAL, "%s: msync both", arch);
+	tap_eq(mmp_msync(s, addr, P, MMP_MS_SYNC), 0, "%s: msync", arch);
+	tap_eq(mmp_msync(s, addr + 64 * P, P, MMP_MS_SYNC), -ENOMEM, "%s: msync a hole", arch);
+	tap_eq(mmp_mmap(s, 0, P, RW, MMP_MAP_SHARED | MMP_MAP_DROPPABLE, &addr), -EINVAL,
+	       "%s: shared droppable", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verifies after all of it", arch);
+	mmp_space_destroy(s);
+	tap_eq(mmp_file_destroy(f), 0, "%s: destroy", arch);
+	tap_eq(mmp_file_destroy(ro), 0, "%s: destroy the read-only one", arch);
+}
+
+/*
+ * Large page-cache folios: what a write makes, what readahead makes, how
+ * fault-around maps them, what truncation keeps of one it cuts, and how
+ * reclaim unmaps one: one PTE at a time up to 6.18, in batches from 7.0.
+ */
+static void test_large(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_file *f = new_file(4 * MiB, 0, 6);
+	struct mmp_counters before, d;
+	struct mmp_file_stat st;
+	struct mmp_cpu *cpu;
+	uint8_t page[P];
+	uint64_t addr;
+
+	mmp_file_stat(f, &st);
+	tap_eq(st.nr_folios[9], 2, "%s: a 4 MiB write makes two PMD-size folios", arch);
+	mmp_cpu_attach(s, &cpu);
+	tap_eq(mmp_mmap_file(s, 0, 4 * MiB, RW, MMP_MAP_SHARED, f, 0, &addr), 0, "%s: map", arch);
+	tap_eq(addr % MMP_PMD_SIZE, 0, "%s: placed PMD aligned (thp_get_unmapped_area)", arch);
+	mmp_space_counters(s, &before);
+	tap_ok(mmp_read(cpu, addr + 20 * P, page, P) == 0, "%s: read", arch);
+	counters_since(s, &before, &d);
+	tap_eq(d.v[MMP_C_FAULT_AROUND], 15, "%s: fault-around mapped 16 pages of the folio", arch);
+	tap_eq(stat_of(s).rss_file_pages, 16, "%s: RssFile 16", arch);
+
+	/*
+	 * Reclaim unmaps the 16 PTEs one at a time (6.18; on arm64 the first
+	 * clear unfolds the contpte block that fault-around folded, one more
+	 * flush)...
+	 */
+	tap_eq(mmp_madvise(s, addr, 4 * MiB, MMP_MADV_HUGEPAGE), 0, "%s: MADV_HUGEPAGE", arch);
+	mmp_space_set_opt(s, MMP_OPT_KERNEL_VERSION, MMP_KERNEL_VERSION(6, 18, 0));
+	mmp_space_counters(s, &before);
+	tap_eq(mmp_reclaim(s), 0, "%s: reclaim under 6.18", arch);
+	counters_since(s, &before, &d);
+	tap_eq(d.v[MMP_C_TLB_FLUSH_RANGE], 16 + d.v[MMP_C_CONTPTE_UNFOLD],
+	       "%s: 6.18: one flush per PTE", arch);
+	tap_eq(d.v[MMP_C_FILE_RECLAIMED], 512, "%s: the mapped folio went", arch);
+	mmp_file_stat(f, &st);
+	tap_eq(st.nrpages, 512, "%s: the folio no space mapped stays cached", arch);
+
+	/* A cold read in a MADV_HUGEPAGE mapping reads two PMD folios ahead. */
+	mmp_space_counters(s, &before);
+	tap_ok(mmp_read(cpu, addr + 5 * P, page, P) == 0, "%s: cold read", arch);
+	counters_since(s, &before, &d);
+	tap_eq(d.v[MMP_C_PGCACHE_ADD], 512, "%s: one PMD folio read in (the other was cached)",
+	       arch);
+	tap_eq(d.v[MMP_C_FOLIO_ALLOC_O9], 1, "%s: of order 9", arch);
+	tap_eq(d.v[MMP_C_FAULT_AROUND], 0, "%s: fault-around found nothing cached yet", arch);
+	mmp_file_stat(f, &st);
+	tap_eq(st.nr_folios[9], 2, "%s: both halves cached as PMD folios", arch);
+	mmp_space_counters(s, &before);
+	tap_ok(mmp_read(cpu, addr + 9 * P, page, P) == 0, "%s: read a neighbour", arch);
+	counters_since(s, &before, &d);
+	tap_eq(d.v[MMP_C_FAULT_AROUND], 14, "%s: fault-around maps the other 14 of its window",
+	       arch);
+
+	/* ...and in one batch from 7.0. */
+	mmp_space_set_opt(s, MMP_OPT_KERNEL_VERSION, MMP_KERNEL_VERSION(7, 0, 0));
+	mmp_space_counters(s, &before);
+	tap_eq(mmp_reclaim(s), 0, "%s: reclaim under 7.0", arch);
+	counters_since(s, &before, &d);
+	tap_eq(d.v[MMP_C_TLB_FLUSH_RANGE], 1, "%s: 7.0: one flush for the batch", arch);
+	tap_eq(d.v[MMP_C_CONTPTE_UNFOLD], 0, "%s: 7.0: no unfold", arch);
+	tap_ok(mmp_read(cpu, addr + 5 * P, page, P) == 0, "%s: read it in again", arch);
+
+	/* Truncation into the middle of a PMD folio keeps it, zeroed past the end. */
+	tap_eq(mmp_file_truncate(f, MiB + 100), 0, "%s: truncate to 1 MiB + 100", arch);
+	mmp_file_stat(f, &st);
+	tap_eq(st.nr_folios[9], 1, "%s: the folio past the end went, the straddling one stayed",
+	       arch);
+	tap_eq(st.nrpages, 512, "%s: 512 pages cached", arch);
+	tap_ok(mmp_read(cpu, addr + MiB + 100, page, 1) == 0 && page[0] == 0,
+	       "%s: the byte past the end reads zero", arch);
+	tap_eq(mmp_read(cpu, addr + MiB + P, page, 1), -EIO, "%s: the next page is SIGBUS", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verifies", arch);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+	mmp_file_destroy(f);
+
+	/* Read-around in order-0 folios: 32 pages from 16 below the fault. */
+	s = new_space(phys, arch);
+	mmp_cpu_attach(s, &cpu);
+	f = new_file(0, 0, 0);
+	tap_eq(mmp_file_truncate(f, 256 * P), 0, "%s: a sparse file", arch);
+	tap_eq(mmp_mmap_file(s, 0, 256 * P, MMP_PROT_READ, MMP_MAP_PRIVATE, f, 0, &addr), 0,
+	       "%s: map", arch);
+	mmp_space_counters(s, &before);
+	tap_ok(mmp_read(cpu, addr + 100 * P, page, 1) == 0 && page[0] == 0, "%s: read", arch);
+	counters_since(s, &before, &d);
+	tap_eq(d.v[MMP_C_PGCACHE_ADD], 32, "%s: 32 pages read around", arch);
+	tap_eq(d.v[MMP_C_FOLIO_ALLOC_O0], 32, "%s: order-0 folios", arch);
+	tap_eq(d.v[MMP_C_FAULT_AROUND], 0, "%s: the first fault finds nothing to map around", arch);
+	mmp_space_counters(s, &before);
+	tap_ok(mmp_read(cpu, addr + 97 * P, page, 1) == 0, "%s: read a neighbour", arch);
+	counters_since(s, &before, &d);
+	tap_eq(d.v[MMP_C_FAULT_AROUND], 14, "%s: now fault-around maps the 14 pages not yet mapped",
+	       arch);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+	mmp_file_destroy(f);
+}
+
+int main(void)
+{
+	const char *arch;
+
+	tap_require(mmp_phys_create(256 * MiB, &phys) == 0, "create phys");
+	for_each_arch(i, arch) {
+		test_private(arch);
+		test_shared(arch);
+		test_shared_anon(arch);
+		test_truncate(arch);
+		test_reclaim(arch);
+		test_errors(arch);
+		test_large(arch);
+	}
+	tap_eq(mmp_phys_destroy(phys), 0, "nothing left on the phys");
+	return tap_done();
+}
