@@ -430,10 +430,47 @@ void folio_write_back(struct mmp_file *f, uint32_t head_pfn)
 	struct mmp_page *head = pfn_to_page(f->phys, head_pfn);
 	uint64_t off = head->index << PAGE_SHIFT, len = (uint64_t)folio_nr_pages(head) << PAGE_SHIFT;
 
+	/* Only up to i_size: what lies past it in the last page is no file data. */
+	len = MIN(len, __atomic_load_n(&f->i_size, __ATOMIC_ACQUIRE) > off ?
+		       __atomic_load_n(&f->i_size, __ATOMIC_ACQUIRE) - off : 0);
 	if (f->store && off < f->store_bytes)
 		memcpy(f->store + off, pfn_to_virt(f->phys, head_pfn), MIN(len, f->store_bytes - off));
 	page_flag_clear(head, PG_dirty);
 	__atomic_fetch_add(&f->writeback_pages, folio_nr_pages(head), __ATOMIC_RELAXED);
+}
+
+void filemap_zero_range(struct mmp_file *f, uint64_t from, uint64_t to)
+{
+	while (from < to) {
+		uint32_t pfn = filemap_get_folio(f, from >> PAGE_SHIFT);
+		struct mmp_page *head;
+		uint64_t end;
+
+		if (pfn == NO_PFN) {
+			from = ((from >> PAGE_SHIFT) + 1) << PAGE_SHIFT;
+			continue;
+		}
+		head = pfn_to_page(f->phys, pfn);
+		folio_lock(head);
+		end = MIN(to, (head->index + folio_nr_pages(head)) << PAGE_SHIFT);
+		if (head->mapping == f->id)
+			memset((uint8_t *)pfn_to_virt(f->phys, pfn) + (from - (head->index << PAGE_SHIFT)),
+			       0, end - from);
+		folio_unlock(head);
+		__folio_put_refs(f->phys, pfn, 1);
+		from = end;
+	}
+}
+
+/*
+ * A regular file grows past @old_size: what a shared mapping wrote beyond the
+ * old end of the last page must not become file data (ext4 zeroes the partial
+ * block on such an extension). tmpfs keeps it: its block is the page.
+ */
+void filemap_zero_eof(struct mmp_file *f, uint64_t old_size)
+{
+	if (!shmem_file(f) && (old_size & (PAGE_SIZE - 1)))
+		filemap_zero_range(f, old_size, (old_size + PAGE_SIZE - 1) & PAGE_MASK);
 }
 
 /* ---- the file calls ----------------------------------------------------------------------- */
@@ -655,6 +692,8 @@ MMP_EXPORT int mmp_file_write(struct mmp_file *f, uint64_t offset, const void *b
 	pthread_rwlock_wrlock(&f->mapping.invalidate_lock);
 	err = store_reserve(f, offset + len);
 	pthread_rwlock_unlock(&f->mapping.invalidate_lock);
+	if (!err && len && offset + len > f->i_size)
+		filemap_zero_eof(f, f->i_size);
 	while (!err && len) {
 		uint64_t index = offset >> PAGE_SHIFT, limit = (offset + len + PAGE_SIZE - 1) >> PAGE_SHIFT;
 		struct mmp_page *head;

@@ -124,6 +124,10 @@ int file_alloc(struct mmp_phys *phys, uint64_t size, unsigned int flags, bool ha
 	       struct mmp_file **out);
 /* Make a regular file's store hold @size bytes; invalidate_lock held for writing. */
 int store_reserve(struct mmp_file *f, uint64_t size);
+/* Zero bytes [from, to) where the page cache holds them (folio_zero_range). */
+void filemap_zero_range(struct mmp_file *f, uint64_t from, uint64_t to);
+/* A regular file grows from @old_size: zero the rest of its old last page (ext4's partial block). */
+void filemap_zero_eof(struct mmp_file *f, uint64_t old_size);
 /* Write a dirty folio to the file's store and mark it clean (writepage). Folio locked. */
 void folio_write_back(struct mmp_file *f, uint32_t head_pfn);
 /* The largest page-cache folio order @f may get for @index in @vma (mapping_max_folio_order, shmem huge=). */

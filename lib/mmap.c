@@ -57,11 +57,13 @@ int populate_range(struct mmp_space *s, uint64_t start, uint64_t end, bool write
 
 /*
  * do_mmap: map @len bytes at @hint (or where there is room) of @file from
- * page @pgoff, or of anonymous memory for a NULL @file. The checks every
- * kind of mapping shares are the caller's.
+ * page @pgoff, or of anonymous memory for a NULL @file. @late_err is what the
+ * kernel finds wrong only once the address is settled (the mapping type, the
+ * file's access mode): returned after the placement's own errors, before
+ * anything is unmapped.
  */
 static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, int flags,
-		   struct mmp_file *file, uint64_t pgoff, uint64_t *addr_out)
+		   struct mmp_file *file, uint64_t pgoff, int late_err, uint64_t *addr_out)
 {
 	unsigned long vm_flags;
 	uint64_t addr;
@@ -111,20 +113,15 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 			if (flags & MMP_MAP_FIXED_NOREPLACE)
 				err = -EEXIST;
 			else
-				err = do_munmap(s, addr, addr + len);
+				err = late_err ? late_err : do_munmap(s, addr, addr + len);
 		}
 	} else {
-		/*
-		 * Anonymous mappings of whole PMDs start PMD aligned, as since
-		 * Linux 6.12; so do files with large folios (thp_get_unmapped_area).
-		 */
-		bool thp = !file || !(file->flags & MMP_FILE_NO_LARGE_FOLIOS);
-		uint64_t align = thp && len % PMD_SIZE == 0 ? PMD_SIZE : PAGE_SIZE;
-
-		addr = get_unmapped_area(s, hint, len, align);
+		addr = file_get_unmapped_area(s, file, hint, len, pgoff);
 		if (!addr)
 			err = -ENOMEM;
 	}
+	if (!err)
+		err = late_err;
 	if (!err) {
 		/* An anonymous page index is its address; a file's, its offset. */
 		err = vma_insert(s, addr, addr + len, vm_flags, file ? pgoff : addr >> PAGE_SHIFT,
@@ -165,7 +162,7 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 		if (err)
 			return err;
 	}
-	err = do_mmap(s, hint, len, prot, flags, shm, 0, addr_out);
+	err = do_mmap(s, hint, len, prot, flags, shm, 0, 0, addr_out);
 	if (shm)
 		fput(shm);	/* the VMA holds its own reference, if it was made */
 	return err;
@@ -174,13 +171,12 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 MMP_EXPORT int mmp_mmap_file(struct mmp_space *s, uint64_t hint, uint64_t len, int prot,
 			     int flags, struct mmp_file *file, uint64_t offset, uint64_t *addr_out)
 {
-	int type = flags & (MMP_MAP_SHARED | MMP_MAP_PRIVATE);
+	int type = flags & (MMP_MAP_SHARED | MMP_MAP_PRIVATE), late_err = 0;
 	uint64_t pages;
 
 	if (!s || !file || !addr_out)
 		return -EINVAL;
-	if ((prot & ~MMP_PROT_ALL) || (flags & ~MMP_MAP_FILE_ALL) ||
-	    (type != MMP_MAP_SHARED && type != MMP_MAP_PRIVATE))
+	if ((prot & ~MMP_PROT_ALL) || (flags & ~MMP_MAP_FILE_ALL))
 		return -EINVAL;
 	if (offset & (PAGE_SIZE - 1))
 		return -EINVAL;
@@ -193,10 +189,12 @@ MMP_EXPORT int mmp_mmap_file(struct mmp_space *s, uint64_t hint, uint64_t len, i
 	if ((offset >> PAGE_SHIFT) + pages < (offset >> PAGE_SHIFT) ||
 	    (offset >> PAGE_SHIFT) + pages > (MMP_FILE_MAX_SIZE >> PAGE_SHIFT))
 		return -EOVERFLOW;
-	/* A shared writable mapping of a file opened read-only. */
-	if (type == MMP_MAP_SHARED && (prot & MMP_PROT_WRITE) && (file->flags & MMP_FILE_RDONLY))
-		return -EACCES;
-	return do_mmap(s, hint, len, prot, flags, file, offset >> PAGE_SHIFT, addr_out);
+	/* Found once the address is settled: no type, or both; shared writable of a read-only handle. */
+	if (type != MMP_MAP_SHARED && type != MMP_MAP_PRIVATE)
+		late_err = -EINVAL;
+	else if (type == MMP_MAP_SHARED && (prot & MMP_PROT_WRITE) && (file->flags & MMP_FILE_RDONLY))
+		late_err = -EACCES;
+	return do_mmap(s, hint, len, prot, flags, file, offset >> PAGE_SHIFT, late_err, addr_out);
 }
 
 MMP_EXPORT int mmp_munmap(struct mmp_space *s, uint64_t addr, uint64_t len)

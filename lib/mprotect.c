@@ -140,8 +140,9 @@ static int change_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint6
 
 /*
  * The VMA's new flags (mprotect_fixup): private memory turning writable is
- * charged from now on; memory never faulted in is uncharged when it turns
- * read-only. The charge is a VMA flag, so it decides merges.
+ * charged from now on; anonymous memory never faulted in is uncharged when it
+ * turns read-only (a file mapping keeps its charge). The charge is a VMA flag,
+ * so it decides merges.
  */
 static unsigned long mprotect_flags(const struct mmp_vma *vma, void *arg)
 {
@@ -150,9 +151,10 @@ static unsigned long mprotect_flags(const struct mmp_vma *vma, void *arg)
 
 	if (flags == vma->flags)
 		return flags;	/* nothing changes, not even the charge */
-	if ((vm_flags & VM_WRITE) && !(vma->flags & (VM_ACCOUNT | VM_WRITE | VM_DROPPABLE)))
+	if ((vm_flags & VM_WRITE) &&
+	    !(vma->flags & (VM_ACCOUNT | VM_WRITE | VM_DROPPABLE | VM_SHARED)))
 		flags |= VM_ACCOUNT;
-	else if (!(vm_flags & VM_WRITE) && !vma->anon_vma)
+	else if (!(vm_flags & VM_WRITE) && !vma->anon_vma && vma_is_anonymous(vma))
 		flags &= ~VM_ACCOUNT;
 	return flags;
 }

@@ -244,8 +244,9 @@ static int check_prep_vma(struct mmp_space *s, const struct remap *r)
 		return -EFAULT;
 	if (r->new_len <= r->old_len && !remap_implies_new_addr(r))
 		return 0;
-	if (!old_len)
-		return -EINVAL;		/* duplicating a private mapping */
+	/* old_len 0 maps the same pages again elsewhere: only shared ones can be. */
+	if (!old_len && !(vma->flags & VM_SHARED))
+		return -EINVAL;
 	if (r->new_len < old_len)
 		old_len = r->new_len;	/* only what is kept must be inside the VMA */
 	if (old_len > vma->end - r->addr)
@@ -284,8 +285,10 @@ static int mremap_to(struct mmp_space *s, struct remap *r, uint64_t *out)
 	if ((r->flags & MMP_MREMAP_FIXED) && new_addr < MMP_MMAP_MIN_ADDR)
 		return -EPERM;
 	if (!(r->flags & MMP_MREMAP_FIXED)) {
-		new_addr = get_unmapped_area(s, new_addr, r->new_len,
-					     r->new_len % PMD_SIZE ? PAGE_SIZE : PMD_SIZE);
+		struct mmp_vma *vma = find_vma(s, r->addr);
+
+		new_addr = file_get_unmapped_area(s, vma->vm_file, new_addr, r->new_len,
+						  linear_page_index(vma, r->addr));
 		if (!new_addr)
 			return -ENOMEM;
 	}
@@ -322,7 +325,8 @@ static int mremap_at(struct mmp_space *s, struct remap *r, uint64_t *out)
 	}
 	if (!(r->flags & MMP_MREMAP_MAYMOVE))
 		return -ENOMEM;
-	new_addr = get_unmapped_area(s, 0, r->new_len, r->new_len % PMD_SIZE ? PAGE_SIZE : PMD_SIZE);
+	new_addr = file_get_unmapped_area(s, vma->vm_file, 0, r->new_len,
+					  linear_page_index(vma, r->addr));
 	if (!new_addr)
 		return -ENOMEM;
 	err = move_vma(s, r->addr, r->old_len, r->new_len, new_addr, r->flags);

@@ -37,30 +37,6 @@ void unmap_mapping_range(struct mmp_file *f, uint64_t first, uint64_t last)
 	pthread_rwlock_unlock(&as->i_mmap_rwsem);
 }
 
-/* Zero [from, to) of the cached folio holding byte @from, if there is one (folio_zero_range). */
-static void zero_cached_range(struct mmp_file *f, uint64_t from, uint64_t to)
-{
-	while (from < to) {
-		uint32_t pfn = filemap_get_folio(f, from >> PAGE_SHIFT);
-		struct mmp_page *head;
-		uint64_t end;
-
-		if (pfn == NO_PFN) {
-			from = ((from >> PAGE_SHIFT) + 1) << PAGE_SHIFT;
-			continue;
-		}
-		head = pfn_to_page(f->phys, pfn);
-		folio_lock(head);
-		end = MIN(to, (head->index + folio_nr_pages(head)) << PAGE_SHIFT);
-		if (head->mapping == f->id)
-			memset((uint8_t *)pfn_to_virt(f->phys, pfn) + (from - (head->index << PAGE_SHIFT)),
-			       0, end - from);
-		folio_unlock(head);
-		__folio_put_refs(f->phys, pfn, 1);
-		from = end;
-	}
-}
-
 /* truncate_pagecache: the file is now @size bytes, down from @old. */
 static void truncate_pagecache(struct mmp_file *f, uint64_t old, uint64_t size)
 {
@@ -73,7 +49,7 @@ static void truncate_pagecache(struct mmp_file *f, uint64_t old, uint64_t size)
 	 * that straddles it (the kernel splits such a folio when it can and
 	 * zeroes it when it cannot; here it is always zeroed).
 	 */
-	zero_cached_range(f, size, old);
+	filemap_zero_range(f, size, old);
 	if (f->store && size < f->store_bytes)
 		memset(f->store + size, 0, MIN(old, f->store_bytes) - MIN(size, f->store_bytes));
 }
@@ -96,8 +72,10 @@ MMP_EXPORT int mmp_file_truncate(struct mmp_file *f, uint64_t size)
 		truncate_pagecache(f, old, size);
 	} else if (size > old) {
 		err = store_reserve(f, size);
-		if (!err)
+		if (!err) {
+			filemap_zero_eof(f, old);
 			__atomic_store_n(&f->i_size, size, __ATOMIC_RELEASE);
+		}
 	}
 	pthread_rwlock_unlock(&f->mapping.invalidate_lock);
 	pthread_mutex_unlock(&f->i_rwsem);

@@ -307,6 +307,47 @@ uint64_t get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64_t len, uin
 }
 
 /*
+ * thp_get_unmapped_area, the placement of files with large folios: when the
+ * range holds a whole PMD-aligned stretch of the file, look for @len plus a
+ * PMD (the hint is taken if that much is free there), then slide the start
+ * so that addresses and file offsets agree modulo the PMD size, and a PMD
+ * folio could be mapped by one PMD. Without room for the padding, or a
+ * stretch to align, any free range will do.
+ */
+static uint64_t thp_get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64_t len,
+				      uint64_t pgoff)
+{
+	uint64_t off = pgoff << PAGE_SHIFT, addr, off_sub;
+	uint64_t off_end = (off + len) & PMD_MASK, off_align = (off + PMD_SIZE - 1) & PMD_MASK;
+
+	if (off_end <= off_align || off_end - off_align < PMD_SIZE)
+		return get_unmapped_area(s, hint, len, PAGE_SIZE);
+	addr = get_unmapped_area(s, hint, len + PMD_SIZE, PAGE_SIZE);
+	if (!addr)
+		return get_unmapped_area(s, hint, len, PAGE_SIZE);
+	if (addr == hint)
+		return addr;
+	/* Top-down: a start already aligned moves up a PMD, into the padding. */
+	off_sub = (off - addr) & (PMD_SIZE - 1);
+	return off_sub ? addr + off_sub : addr + PMD_SIZE;
+}
+
+/*
+ * Where a new mapping of @file (NULL: private anonymous) from page @pgoff
+ * goes, as the file's get_unmapped_area would place it: files with large
+ * folios through thp_get_unmapped_area; private anonymous mappings of whole
+ * PMDs PMD aligned, as since Linux 6.12; shmem (huge=never) and files without
+ * large folios anywhere free. 0 when nothing fits.
+ */
+uint64_t file_get_unmapped_area(struct mmp_space *s, struct mmp_file *file, uint64_t hint,
+				uint64_t len, uint64_t pgoff)
+{
+	if (file && !shmem_file(file) && !(file->flags & MMP_FILE_NO_LARGE_FOLIOS))
+		return thp_get_unmapped_area(s, hint, len, pgoff);
+	return get_unmapped_area(s, hint, len, !file && len % PMD_SIZE == 0 ? PMD_SIZE : PAGE_SIZE);
+}
+
+/*
  * vma_modify_flags: give each VMA piece of [start, end) the flags @new_flags
  * computes for it. A piece whose flags stay the same is left alone: no split,
  * no merge (as mprotect_fixup and madvise_update_vma return early). A piece

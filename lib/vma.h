@@ -26,6 +26,8 @@ typedef void (*vma_change_fn)(struct mmp_space *s, struct mmp_vma *vma, unsigned
 int vma_modify_flags(struct mmp_space *s, uint64_t start, uint64_t end, vma_flags_fn new_flags,
 		     vma_change_fn change, void *arg);
 uint64_t get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64_t len, uint64_t align);
+uint64_t file_get_unmapped_area(struct mmp_space *s, struct mmp_file *file, uint64_t hint,
+				uint64_t len, uint64_t pgoff);
 
 #define MMP_PROT_ALL	(MMP_PROT_READ | MMP_PROT_WRITE | MMP_PROT_EXEC)
 

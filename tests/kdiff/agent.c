@@ -27,7 +27,8 @@
 #include "host_fault.h"
 #include "kdiff.h"
 
-enum { CMD_SPAWN, CMD_SYSCALL, CMD_READ, CMD_WRITE, CMD_MAPS, CMD_FORK, CMD_EXIT, CMD_TOUCH };
+enum { CMD_SPAWN, CMD_SYSCALL, CMD_READ, CMD_WRITE, CMD_MAPS, CMD_FORK, CMD_EXIT, CMD_TOUCH,
+       CMD_FREAD };
 
 struct msg {
 	int32_t cmd, slot;
@@ -57,16 +58,86 @@ static int xfer(int fd, void *buf, size_t len, bool out)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return -EIO;
+			return KD_AGENT_DIED;
 		p += n;
 		len -= n;
 	}
 	return 0;
 }
 
+/* The driver's pid, which names the files: set before the spawner forks, so agents have it. */
+static pid_t driver_pid;
+
+void kd_file_path(int i, char *buf, size_t size)
+{
+	const char *dir = getenv("TMPDIR");
+
+	if (kd_file_shmem(i))
+		snprintf(buf, size, "/dev/shm/mmprim-kdiff-%d-%d", (int)driver_pid, i);
+	else
+		snprintf(buf, size, "%s/mmprim-kdiff-%d-%d", dir && *dir ? dir : "/var/tmp",
+			 (int)driver_pid, i);
+}
+
 /* ---- the agent side ---------------------------------------------------------- */
 
 /* Reads and writes of the window go through guarded_copy() (host_fault.h). */
+
+static uint8_t *agent_buf;
+
+/*
+ * One open file per file and process, opened on first use and kept (a forked
+ * agent shares its parent's): mappings of one open file may merge, as the
+ * library's mappings of one mmp_file do; two open()s would be two files to
+ * the kernel's VMA merging.
+ */
+static int file_fd[KD_MAX_FILES] = { -1, -1, -1 };
+
+static int open_file(int i)
+{
+	char path[256];
+
+	if (i < 0 || i >= KD_MAX_FILES) {
+		errno = EBADF;
+		return -1;
+	}
+	if (file_fd[i] < 0) {
+		kd_file_path(i, path, sizeof(path));
+		file_fd[i] = open(path, O_RDWR | O_CLOEXEC);
+	}
+	return file_fd[i];
+}
+
+/* A file op of @op in the agent, on the process's open file. */
+static int64_t do_file_op(const struct kd_op *op)
+{
+	int fd = open_file(op->proc2);
+	int64_t r = 0;
+
+	if (fd < 0)
+		return -errno;
+	switch (op->kind) {
+	case KD_MMAP_FILE:
+		r = syscall(SYS_mmap, op->addr, op->len, op->prot, op->flags, fd, op->addr2);
+		break;
+	case KD_FTRUNCATE:
+		r = ftruncate(fd, op->len);
+		break;
+	case KD_FWRITE:
+		for (uint64_t i = 0; i < op->len; i++)
+			agent_buf[i] = kd_data_byte(op->seed, i);
+		for (uint64_t done = 0; done < op->len && r >= 0; ) {
+			r = pwrite(fd, agent_buf + done, op->len - done, op->addr + done);
+			if (r > 0)
+				done += r;
+			r = r < 0 ? r : (int64_t)done;
+		}
+		break;
+	}
+	if (r == -1)
+		r = -errno;
+	return r;
+}
 
 static int64_t do_syscall(const struct kd_op *op)
 {
@@ -77,10 +148,17 @@ static int64_t do_syscall(const struct kd_op *op)
 		int flags = MAP_ANONYMOUS | (op->flags & ~MMP_MAP_DROPPABLE);
 
 		/* MAP_DROPPABLE is a mapping type of its own, in place of MAP_PRIVATE. */
-		flags |= op->flags & MMP_MAP_DROPPABLE ? MMP_MAP_DROPPABLE : MAP_PRIVATE;
+		if (op->flags & MMP_MAP_DROPPABLE)
+			flags |= MMP_MAP_DROPPABLE;
+		else if (!(op->flags & MAP_SHARED))
+			flags |= MAP_PRIVATE;
 		r = syscall(SYS_mmap, op->addr, op->len, op->prot, flags, -1, 0);
 		break;
 	}
+	case KD_MMAP_FILE:
+	case KD_FTRUNCATE:
+	case KD_FWRITE:
+		return do_file_op(op);
 	case KD_MUNMAP:
 		r = syscall(SYS_munmap, op->addr, op->len);
 		break;
@@ -126,8 +204,6 @@ static int agent_maps(struct kd_vma *v, int max)
 	return n;
 }
 
-static uint8_t *agent_buf;
-
 static void agent_loop(int fd, int lifeline, int *slot_fds) __attribute__((noreturn));
 
 static void agent_loop(int fd, int lifeline, int *slot_fds)
@@ -157,19 +233,38 @@ static void agent_loop(int fd, int lifeline, int *slot_fds)
 			for (uint64_t off = 0, i = 0; off < len; i++) {
 				uint64_t n = kd_chunk(m.op.addr + off, len - off);
 
-				agent_buf[i] = guarded_copy(agent_buf + npages + off,
-							    (void *)(m.op.addr + off), n);
+				int sig = guarded_copy_sig(agent_buf + npages + off,
+							   (void *)(m.op.addr + off), n);
+
+				agent_buf[i] = !sig ? KD_PAGE_OK : sig == SIGBUS ? KD_PAGE_BUS : KD_PAGE_SEGV;
 				off += n;
 			}
 			break;
+		case CMD_FREAD: {
+			int f = open_file(m.op.proc2);
+			ssize_t n = 0, got = 0;
+
+			if (f < 0) {
+				rep.ret = -errno;
+				break;
+			}
+			while (got < (ssize_t)len &&
+			       (n = pread(f, agent_buf + got, len - got, m.op.addr + got)) > 0)
+				got += n;
+			rep.ret = n < 0 ? -errno : got;
+			rep.datalen = got;
+			break;
+		}
 		case CMD_WRITE:
 			if (xfer(fd, agent_buf, m.datalen, false))
 				_exit(1);
 			for (uint64_t off = 0; off < len; ) {
 				uint64_t n = kd_chunk(m.op.addr + off, len - off);
 
-				if (!guarded_copy((void *)(m.op.addr + off), agent_buf + off, n)) {
-					rep.ret = -EFAULT;
+				int sig = guarded_copy_sig((void *)(m.op.addr + off), agent_buf + off, n);
+
+				if (sig) {
+					rep.ret = sig == SIGBUS ? -EIO : -EFAULT;
 					break;
 				}
 				off += n;
@@ -256,6 +351,7 @@ struct kd_host *kd_host_start(void)
 
 	if (!h)
 		return NULL;
+	driver_pid = getpid();
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, spawn_sv) || pipe2(life, O_CLOEXEC))
 		goto fail;
 	for (int i = 0; i < KD_MAX_PROCS; i++) {
@@ -305,6 +401,12 @@ void kd_host_stop(struct kd_host *h)
 	for (int i = 0; i < KD_MAX_PROCS; i++)
 		close(h->fd[i]);
 	waitpid(h->spawner, NULL, 0);
+	for (int i = 0; i < KD_MAX_FILES; i++) {
+		char path[256];
+
+		kd_file_path(i, path, sizeof(path));
+		unlink(path);
+	}
 	free(h);
 }
 
@@ -331,7 +433,7 @@ static int64_t call(struct kd_host *h, int fd, int cmd, int slot, const struct k
 	    !reply_ready(fd) ||
 	    xfer(fd, &rep, sizeof(rep), false) || rep.datalen > outmax ||
 	    (rep.datalen && xfer(fd, out, rep.datalen, false)))
-		return -EIO;
+		return KD_AGENT_DIED;
 	return rep.ret;
 }
 
@@ -359,7 +461,8 @@ int64_t kd_host_syscall(struct kd_host *h, const struct kd_op *op)
 	return call(h, h->fd[op->proc], CMD_SYSCALL, op->proc, op, NULL, 0, NULL, 0);
 }
 
-int kd_host_read(struct kd_host *h, int slot, uint64_t addr, uint64_t len, uint8_t *buf, bool *ok)
+int kd_host_read(struct kd_host *h, int slot, uint64_t addr, uint64_t len, uint8_t *buf,
+		 uint8_t *st)
 {
 	struct kd_op op = { .addr = addr, .len = len };
 	uint64_t npages = kd_pages_touched(addr, len);
@@ -371,10 +474,19 @@ int kd_host_read(struct kd_host *h, int slot, uint64_t addr, uint64_t len, uint8
 	r = call(h, h->fd[slot], CMD_READ, slot, &op, NULL, 0, tmp, sizeof(tmp));
 	if (r < 0)
 		return (int)r;
-	for (uint64_t i = 0; i < npages; i++)
-		ok[i] = tmp[i];
+	memcpy(st, tmp, npages);
 	memcpy(buf, tmp + npages, len);
 	return 0;
+}
+
+int64_t kd_host_fread(struct kd_host *h, int slot, int file, uint64_t off, uint64_t len,
+		      uint8_t *buf)
+{
+	struct kd_op op = { .addr = off, .len = len, .proc2 = file };
+
+	if (len > KD_MAX_IO)
+		return -EINVAL;
+	return call(h, h->fd[slot], CMD_FREAD, slot, &op, NULL, 0, buf, len);
 }
 
 int kd_host_write(struct kd_host *h, int slot, uint64_t addr, uint64_t len, const uint8_t *buf)

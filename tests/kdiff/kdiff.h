@@ -12,7 +12,9 @@
 #ifndef MMP_KDIFF_H
 #define MMP_KDIFF_H
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -25,6 +27,9 @@
 #define KD_MAX_VARIANTS	16
 #define KD_MAX_IO	(256ULL << 10)	/* bytes one read or write op moves */
 #define KD_MAX_VMAS	1024
+/* Files every process can map: 0 and 1 on tmpfs (shmem), 2 a regular file. */
+#define KD_MAX_FILES	3
+#define KD_FILE_MAX	(8ULL << 20)	/* sizes and offsets stay below */
 
 enum kd_kind {
 	KD_MMAP,	/* addr, len, prot, flags (MMP_MAP_*) */
@@ -41,8 +46,24 @@ enum kd_kind {
 	KD_PIN,		/* GUP pin of len pages at addr for writing; the host faults them in */
 	KD_UNPIN,	/* library only: drop the oldest pin of proc */
 	KD_CHECK,	/* read every page of the window and compare */
+	KD_MMAP_FILE,	/* addr, len, prot, flags (MMP_MAP_*), file proc2, offset addr2 */
+	KD_FTRUNCATE,	/* file proc2 to size len */
+	KD_FWRITE,	/* pwrite to file proc2 at offset addr, len bytes from seed */
+	KD_FREAD,	/* pread of file proc2 at offset addr, len bytes */
 	KD_NR_KINDS
 };
+
+/* What an access to a page found: readable, or the signal it raised. */
+enum kd_page { KD_PAGE_OK, KD_PAGE_SEGV, KD_PAGE_BUS };
+
+/* Is file @i shmem (tmpfs) on the host and in the library? */
+static inline bool kd_file_shmem(int i)
+{
+	return i < 2;
+}
+
+/* The host path of file @i of this test process (its files live as long as the host does). */
+void kd_file_path(int i, char *buf, size_t size);
 
 struct kd_op {
 	uint8_t kind;
@@ -87,18 +108,24 @@ int kd_host_fork(struct kd_host *h, int slot, int child_slot);
 int kd_host_exit(struct kd_host *h, int slot);
 /* Run a system call of @op in proc op->proc; returns the result or -errno. */
 int64_t kd_host_syscall(struct kd_host *h, const struct kd_op *op);
+/* Every host call returns this when the agent died. */
+#define KD_AGENT_DIED	(-EPIPE)
 /*
- * Read [addr, addr + len) page by page: @ok[i] says whether the i-th page
- * touched was readable, @buf gets its bytes. Returns 0, or -EIO when the agent died.
+ * Read [addr, addr + len) page by page: @st[i] says what the i-th page
+ * touched gave (enum kd_page), @buf gets its bytes. Returns 0, or KD_AGENT_DIED.
  */
-int kd_host_read(struct kd_host *h, int slot, uint64_t addr, uint64_t len, uint8_t *buf, bool *ok);
-/* Write page by page up to the first page that faults: 0 or -EFAULT. */
+int kd_host_read(struct kd_host *h, int slot, uint64_t addr, uint64_t len, uint8_t *buf,
+		 uint8_t *st);
+/* pread(2) of file @file in proc @slot: bytes read or -errno. */
+int64_t kd_host_fread(struct kd_host *h, int slot, int file, uint64_t off, uint64_t len,
+		      uint8_t *buf);
+/* Write page by page up to the first page that faults: 0, -EFAULT (SIGSEGV) or -EIO (SIGBUS). */
 int kd_host_write(struct kd_host *h, int slot, uint64_t addr, uint64_t len, const uint8_t *buf);
 /* Fault @npages pages in as a pin would (writing a byte back if @write): npages or -EFAULT. */
 int kd_host_touch(struct kd_host *h, int slot, uint64_t addr, uint64_t npages, bool write);
 /* The host's PMD THP mode (MMP_THP_*, from transparent_hugepage/enabled), or -1. */
 int kd_host_thp_mode(void);
-/* The VMAs inside the window; returns how many, or -EIO. */
+/* The VMAs inside the window; returns how many, or KD_AGENT_DIED. */
 int kd_host_maps(struct kd_host *h, int slot, struct kd_vma *v, int max);
 
 /* ---- the run (run.c) ---- */

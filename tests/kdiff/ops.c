@@ -18,7 +18,8 @@ static const char *const kind_names[KD_NR_KINDS] = {
 	[KD_MREMAP] = "mremap",	  [KD_MADVISE] = "madvise", [KD_READ] = "read",
 	[KD_WRITE] = "write",	  [KD_FORK] = "fork",	    [KD_EXIT] = "exit",
 	[KD_RECLAIM] = "reclaim", [KD_SETOPT] = "setopt",   [KD_PIN] = "pin",
-	[KD_UNPIN] = "unpin",	  [KD_CHECK] = "check",
+	[KD_UNPIN] = "unpin",	  [KD_CHECK] = "check",	    [KD_MMAP_FILE] = "mmap_file",
+	[KD_FTRUNCATE] = "ftruncate", [KD_FWRITE] = "pwrite", [KD_FREAD] = "pread",
 };
 
 const char *kd_kind_name(int kind)
@@ -80,6 +81,47 @@ static uint64_t clamp_len(uint64_t addr, uint64_t len)
 	if (addr >= KD_WIN_END)
 		return 0;
 	return len > KD_WIN_END - addr ? KD_WIN_END - addr : len;
+}
+
+/* A file offset or size: small, at 64 KiB or 2 MiB steps, or any page, some unaligned. */
+static uint64_t pick_file_pos(struct kd_rng *r)
+{
+	uint64_t pos;
+
+	switch (kd_below(r, 8)) {
+	case 0:
+		return 0;
+	case 1: case 2:
+		pos = KD_PAGE * kd_below(r, 32);
+		break;
+	case 3:
+		pos = (64ULL << 10) * kd_below(r, KD_FILE_MAX >> 16);
+		break;
+	case 4:
+		pos = (2ULL << 20) * kd_below(r, KD_FILE_MAX >> 21);
+		break;
+	default:
+		pos = KD_PAGE * kd_below(r, KD_FILE_MAX / KD_PAGE);
+	}
+	if (kd_below(r, 6) == 0)
+		pos += kd_below(r, KD_PAGE);
+	return pos < KD_FILE_MAX ? pos : KD_FILE_MAX - 1;
+}
+
+/* Where a mapping goes: fixed (replacing or not), a hint, or anywhere. */
+static int pick_placement(struct kd_rng *r, struct kd_op *op)
+{
+	switch (kd_below(r, 20)) {
+	case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 8:
+		return MMP_MAP_FIXED;
+	case 9: case 10: case 11: case 12: case 13:
+		return MMP_MAP_FIXED_NOREPLACE;
+	case 14: case 15: case 16: case 17:
+		return 0;	/* a hint: taken if free, else the mapping goes elsewhere */
+	default:
+		op->addr = 0;
+		return 0;
+	}
 }
 
 static int pick_prot(struct kd_rng *r)
@@ -189,26 +231,47 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 	switch (kind) {
 	case KD_MMAP:
 		op->prot = pick_prot(r);
-		switch (kd_below(r, 20)) {
-		case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 8:
-			op->flags = MMP_MAP_FIXED;
-			break;
-		case 9: case 10: case 11: case 12: case 13:
-			op->flags = MMP_MAP_FIXED_NOREPLACE;
-			break;
-		case 14: case 15: case 16: case 17:
-			break;	/* a hint: taken if free, else the mapping goes elsewhere */
-		default:
-			op->addr = 0;
-		}
+		op->flags = pick_placement(r, op);
 		if (kd_below(r, 5) == 0)
 			op->flags |= MMP_MAP_POPULATE;
 		if (kd_below(r, 25) == 0)
 			op->flags |= MMP_MAP_DROPPABLE;
 		else if (kd_below(r, 25) == 0)
 			op->flags |= MMP_MAP_GROWSDOWN;	/* a stack: reads below grow it */
+		else if (kd_below(r, 8) == 0)
+			op->flags |= MMP_MAP_SHARED;	/* shared anonymous: a shmem object */
 		if (invalid)
 			op->addr ? make_invalid(r, op) : (void)(op->len = 0);
+		break;
+	case KD_MMAP_FILE:
+		op->prot = pick_prot(r);
+		op->flags = pick_placement(r, op) | (kd_below(r, 2) ? MMP_MAP_SHARED : MMP_MAP_PRIVATE);
+		if (kd_below(r, 5) == 0)
+			op->flags |= MMP_MAP_POPULATE;
+		op->proc2 = kd_below(r, KD_MAX_FILES);
+		op->addr2 = pick_file_pos(r) & ~(KD_PAGE - 1);
+		if (invalid) {
+			switch (kd_below(r, 3)) {
+			case 0:
+				op->addr2 += 1 + kd_below(r, KD_PAGE - 1);	/* unaligned offset */
+				break;
+			case 1:
+				op->flags &= ~(MMP_MAP_SHARED | MMP_MAP_PRIVATE);	/* no type */
+				break;
+			default:
+				op->len = 0;
+			}
+		}
+		break;
+	case KD_FTRUNCATE:
+		op->proc2 = kd_below(r, KD_MAX_FILES);
+		op->len = pick_file_pos(r);
+		break;
+	case KD_FWRITE:
+	case KD_FREAD:
+		op->proc2 = kd_below(r, KD_MAX_FILES);
+		op->addr = pick_file_pos(r);
+		op->len = kd_below(r, 4) ? 1 + kd_below(r, 3 * KD_PAGE) : 1 + kd_below(r, KD_MAX_IO);
 		break;
 	case KD_MUNMAP:
 		if (kd_below(r, 4) == 0)
@@ -278,12 +341,13 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 	}
 }
 
-/* How often each kind comes up, per 1000. */
+/* How often each kind comes up, per 1140. */
 static const uint16_t weights[KD_NR_KINDS] = {
 	[KD_MMAP] = 150,   [KD_MUNMAP] = 80, [KD_MPROTECT] = 90, [KD_MREMAP] = 110,
 	[KD_MADVISE] = 110, [KD_READ] = 180, [KD_WRITE] = 200,	[KD_FORK] = 12,
 	[KD_EXIT] = 8,	   [KD_RECLAIM] = 10, [KD_SETOPT] = 20, [KD_PIN] = 12,
-	[KD_UNPIN] = 12,   [KD_CHECK] = 6,
+	[KD_UNPIN] = 12,   [KD_CHECK] = 6, [KD_MMAP_FILE] = 70, [KD_FTRUNCATE] = 15,
+	[KD_FWRITE] = 30,  [KD_FREAD] = 25,
 };
 
 static int pick_kind(struct kd_rng *r)

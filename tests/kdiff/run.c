@@ -16,12 +16,14 @@
 /* What a page of lazy[][] may read as besides its data. */
 enum { DATA, LAZYFREE, DROPPABLE };
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <mmprim/mmprim.h>
 
@@ -43,6 +45,7 @@ struct variant {
 	struct mmp_phys *phys;
 	struct mmp_space *sp[KD_MAX_PROCS];
 	struct mmp_cpu *cpu[KD_MAX_PROCS];
+	struct mmp_file *files[KD_MAX_FILES];
 	struct pin pins[KD_MAX_PROCS][MAX_PINS];
 	int npins[KD_MAX_PROCS];
 };
@@ -75,7 +78,7 @@ struct run {
 	bool src_mapped[KD_NPAGES];	/* its source pages that lie in a VMA */
 	/* Reference and candidate buffers of one read. */
 	uint8_t rbuf[KD_MAX_IO], cbuf[KD_MAX_IO];
-	bool rok[KD_MAX_IO / KD_PAGE + 2], cok[KD_MAX_IO / KD_PAGE + 2];
+	uint8_t rok[KD_MAX_IO / KD_PAGE + 2], cok[KD_MAX_IO / KD_PAGE + 2];	/* enum kd_page */
 	struct kd_vma rvmas[KD_MAX_VMAS];
 };
 
@@ -186,6 +189,10 @@ static int make_variants(struct run *r)
 			    mmp_space_create(v->phys, &cfg, &v->sp[0]) ||
 			    mmp_cpu_attach(v->sp[0], &v->cpu[0]))
 				return -ENOMEM;
+			for (int i = 0; i < KD_MAX_FILES; i++)
+				if (mmp_file_create(v->phys, 0, kd_file_shmem(i) ? MMP_FILE_SHMEM : 0,
+						    &v->files[i]))
+					return -ENOMEM;
 			mmp_space_set_thp(v->sp[0], 9, r->thp_pmd_mode);
 			if (r->opt->kernel_version)
 				mmp_space_set_opt(v->sp[0], MMP_OPT_KERNEL_VERSION,
@@ -236,6 +243,9 @@ static void destroy_variants(struct run *r)
 	for (int i = 0; i < r->nv; i++) {
 		for (int p = 0; p < KD_MAX_PROCS; p++)
 			proc_destroy(&r->v[i], p);
+		for (int f = 0; f < KD_MAX_FILES; f++)
+			if (r->v[i].files[f] && mmp_file_destroy(r->v[i].files[f]))
+				diverge(r, "%s: file %d still mapped at the end", r->v[i].desc, f);
 		if (r->v[i].phys && mmp_phys_destroy(r->v[i].phys))
 			diverge(r, "%s: phys still busy at the end", r->v[i].desc);
 	}
@@ -277,9 +287,13 @@ static void lazy_set(struct run *r, int p, uint64_t addr, uint64_t len, uint8_t 
 static void lazy_mark_free(struct run *r, int p, uint64_t addr, uint64_t len)
 {
 	for (uint64_t a = addr; a < addr + len && a >= addr; a += KD_PAGE) {
+		struct mmp_vma *vma;
+
 		if (a >= KD_WIN_END)
 			break;
-		if (in_window(a) && *lazy_at(r, p, a) == DATA)
+		/* Only anonymous private memory becomes lazyfree. */
+		vma = in_window(a) ? find_vma(r->v[0].sp[p], a) : NULL;
+		if (vma && vma_is_anonymous(vma) && *lazy_at(r, p, a) == DATA)
 			*lazy_at(r, p, a) = LAZYFREE;
 	}
 }
@@ -294,17 +308,17 @@ static void lazy_written(struct run *r, int p, uint64_t addr, uint64_t len)
 			*lazy_at(r, p, a) = DATA;
 }
 
-/* Read [addr, addr + len) page by page in variant @v: per-page status in @ok. */
+/* Read [addr, addr + len) page by page in variant @v: per-page status (enum kd_page) in @st. */
 static void lib_read(struct run *r, struct variant *v, int p, uint64_t addr, uint64_t len,
-		     uint8_t *buf, bool *ok)
+		     uint8_t *buf, uint8_t *st)
 {
 	for (uint64_t off = 0, i = 0; off < len; i++) {
 		uint64_t n = kd_chunk(addr + off, len - off);
 		int err;
 
 		err = mmp_read(v->cpu[p], addr + off, buf + off, n);
-		ok[i] = !err;
-		if (err && err != -EFAULT)
+		st[i] = !err ? KD_PAGE_OK : err == -EIO ? KD_PAGE_BUS : KD_PAGE_SEGV;
+		if (err && err != -EFAULT && err != -EIO)
 			diverge(r, "%s: read %#" PRIx64 " failed with %d", v->desc, addr + off, err);
 		if (err)
 			memset(buf + off, 0, n);
@@ -313,14 +327,19 @@ static void lib_read(struct run *r, struct variant *v, int p, uint64_t addr, uin
 }
 
 /* The reference's view of [addr, addr + len) in proc @p: the host, or variant 0. */
-static void ref_read(struct run *r, int p, uint64_t addr, uint64_t len, uint8_t *buf, bool *ok)
+static void ref_read(struct run *r, int p, uint64_t addr, uint64_t len, uint8_t *buf, uint8_t *st)
 {
 	if (r->opt->host) {
-		if (kd_host_read(r->h, p, addr, len, buf, ok))
+		if (kd_host_read(r->h, p, addr, len, buf, st))
 			diverge(r, "host agent %d died", p);
 		return;
 	}
-	lib_read(r, &r->v[0], p, addr, len, buf, ok);
+	lib_read(r, &r->v[0], p, addr, len, buf, st);
+}
+
+static const char *page_status(uint8_t st)
+{
+	return st == KD_PAGE_OK ? "readable" : st == KD_PAGE_BUS ? "SIGBUS" : "SIGSEGV";
 }
 
 /* Compare a read of [addr, addr + len) between the reference and every variant. */
@@ -335,9 +354,9 @@ static void compare_read(struct run *r, int p, uint64_t addr, uint64_t len)
 			uint64_t n = kd_chunk(addr + off, len - off);
 
 			if (r->rok[i] != r->cok[i]) {
-				diverge(r, "%s: page %#" PRIx64 " is %sreadable, the reference's %s",
-					v->desc, (uint64_t)((addr + off) & ~(KD_PAGE - 1)), r->cok[i] ? "" : "not ",
-					r->rok[i] ? "is" : "is not");
+				diverge(r, "%s: page %#" PRIx64 " is %s, the reference's %s", v->desc,
+					(uint64_t)((addr + off) & ~(KD_PAGE - 1)), page_status(r->cok[i]),
+					page_status(r->rok[i]));
 				return;
 			}
 			if (memcmp(r->rbuf + off, r->cbuf + off, n) &&
@@ -439,6 +458,20 @@ static int64_t lib_syscall(struct variant *v, const struct kd_op *op)
 	case KD_MMAP:
 		err = mmp_mmap(s, op->addr, op->len, op->prot, op->flags, &out);
 		return err ? err : (int64_t)out;
+	case KD_MMAP_FILE:
+		err = mmp_mmap_file(s, op->addr, op->len, op->prot, op->flags, v->files[op->proc2],
+				    op->addr2, &out);
+		return err ? err : (int64_t)out;
+	case KD_FTRUNCATE:
+		return mmp_file_truncate(v->files[op->proc2], op->len);
+	case KD_FWRITE: {
+		static uint8_t buf[KD_MAX_IO];
+
+		for (uint64_t i = 0; i < op->len; i++)
+			buf[i] = kd_data_byte(op->seed, i);
+		err = mmp_file_write(v->files[op->proc2], op->addr, buf, op->len);
+		return err ? err : (int64_t)op->len;
+	}
 	case KD_MUNMAP:
 		return mmp_munmap(s, op->addr, op->len);
 	case KD_MPROTECT:
@@ -505,12 +538,17 @@ static void track_lazy(struct run *r, const struct kd_op *op, int64_t ret)
 			lazy_set(r, p, ret, page_align(op->len),
 				 op->flags & MMP_MAP_DROPPABLE ? DROPPABLE : DATA);
 		break;
+	case KD_MMAP_FILE:
+		if (ret >= 0)
+			lazy_set(r, p, ret, page_align(op->len), DATA);
+		break;
 	case KD_MUNMAP:
 		if (ret == 0)
 			lazy_set(r, p, op->addr, page_align(op->len), 0);
 		break;
 	case KD_MADVISE:
-		if (ret != 0 && ret != -ENOMEM)
+		/* MADV_FREE stops with EINVAL at a file or shared VMA: what came before is lazy. */
+		if (ret != 0 && ret != -ENOMEM && !(op->flags == MMP_MADV_FREE && ret == -EINVAL))
 			break;
 		if (op->flags == MMP_MADV_FREE)
 			lazy_mark_free(r, p, op->addr, page_align(op->len));
@@ -572,12 +610,12 @@ static void do_syscall_op(struct run *r, const struct kd_op *op)
 	for (int k = 0; k < r->nv; k++)
 		got[k] = lib_syscall(&r->v[k], op);
 	ref = r->opt->host ? kd_host_syscall(r->h, op) : got[0];
-	if (ref == -EIO && r->opt->host) {
+	if (ref == KD_AGENT_DIED && r->opt->host) {
 		diverge(r, "host agent %d died", p);
 		return;
 	}
 	for (int k = 0; k < r->nv; k++) {
-		bool placed = op->kind == KD_MMAP || op->kind == KD_MREMAP;
+		bool placed = op->kind == KD_MMAP || op->kind == KD_MMAP_FILE || op->kind == KD_MREMAP;
 		bool same = got[k] == ref || (placed && ref >= 0 && got[k] >= 0 &&
 					      !in_window(ref) && !in_window(got[k]));
 
@@ -589,8 +627,9 @@ static void do_syscall_op(struct run *r, const struct kd_op *op)
 			return;
 		}
 	}
-	if (ref >= 0 && (op->kind == KD_MMAP || op->kind == KD_MREMAP) && !in_window(ref)) {
-		uint64_t len = page_align(op->kind == KD_MMAP ? op->len : op->len2);
+	if (ref >= 0 && (op->kind == KD_MMAP || op->kind == KD_MMAP_FILE || op->kind == KD_MREMAP) &&
+	    !in_window(ref)) {
+		uint64_t len = page_align(op->kind == KD_MREMAP ? op->len2 : op->len);
 		uint64_t cmp = op->kind == KD_MREMAP ? page_align(op->len) : 0;
 
 		drop_elsewhere(r, p, ref, got, len, cmp < len ? cmp : len, op->addr);
@@ -616,7 +655,7 @@ static void do_syscall_op(struct run *r, const struct kd_op *op)
 static void settle_lazy(struct run *r, int p, uint64_t addr, uint64_t len)
 {
 	for (uint64_t a = addr & ~(KD_PAGE - 1); a < addr + len; a += KD_PAGE) {
-		bool rok, cok;
+		uint8_t rok, cok;
 
 		/*
 		 * Only where a mapping is (layouts agree: variant 0 tells): a read
@@ -625,7 +664,7 @@ static void settle_lazy(struct run *r, int p, uint64_t addr, uint64_t len)
 		if (!*lazy_at(r, p, a) || !find_vma(r->v[0].sp[p], a))
 			continue;
 		ref_read(r, p, a, KD_PAGE, r->rbuf, &rok);
-		if (!rok)
+		if (rok != KD_PAGE_OK)
 			continue;
 		for (int k = 0; k < r->nv; k++) {
 			struct mmp_vma *vma = find_vma(r->v[k].sp[p], a);
@@ -634,7 +673,7 @@ static void settle_lazy(struct run *r, int p, uint64_t addr, uint64_t len)
 			if (!vma || !(vma->flags & VM_WRITE))
 				continue;
 			lib_read(r, &r->v[k], p, a, KD_PAGE, r->cbuf, &cok);
-			if (cok && memcmp(r->rbuf, r->cbuf, KD_PAGE))
+			if (cok == KD_PAGE_OK && memcmp(r->rbuf, r->cbuf, KD_PAGE))
 				mmp_write(r->v[k].cpu[p], a, r->rbuf, KD_PAGE);
 		}
 	}
@@ -650,7 +689,7 @@ static void do_write(struct run *r, const struct kd_op *op)
 	settle_lazy(r, p, op->addr, op->len);
 	if (r->opt->host) {
 		ref = kd_host_write(r->h, p, op->addr, op->len, r->cbuf);
-		if (ref == -EIO) {
+		if (ref == KD_AGENT_DIED) {
 			diverge(r, "host agent %d died", p);
 			return;
 		}
@@ -738,6 +777,13 @@ static void do_pin(struct run *r, const struct kd_op *op)
 
 	if (r->opt->host && pin_meets_stack_gap(r->v[0].sp[p], op->addr, op->len))
 		return;
+	/* Pins of file and shared memory are not modelled (mmp_gup: -ENOTSUP). */
+	for (uint64_t i = 0; i < op->len; i++) {
+		struct mmp_vma *vma = find_vma(r->v[0].sp[p], op->addr + i * KD_PAGE);
+
+		if (vma && !vma_is_anonymous(vma))
+			return;
+	}
 	if (r->opt->host)
 		ref = kd_host_touch(r->h, p, op->addr, op->len, op->flags);
 
@@ -928,6 +974,53 @@ static void compare_counters(struct run *r)
 	}
 }
 
+/* pread of a file: the count and every byte, the host's against each variant's. */
+static void do_fread(struct run *r, const struct kd_op *op)
+{
+	int64_t ref = -1;
+
+	if (r->opt->host) {
+		ref = kd_host_fread(r->h, op->proc, op->proc2, op->addr, op->len, r->rbuf);
+		if (ref == KD_AGENT_DIED) {
+			diverge(r, "host agent %d died", op->proc);
+			return;
+		}
+	}
+	for (int k = 0; k < r->nv && !failed(r); k++) {
+		size_t n = 0;
+		int err = mmp_file_read(r->v[k].files[op->proc2], op->addr, r->cbuf, op->len, &n);
+		int64_t got = err ? err : (int64_t)n;
+
+		if (!k && !r->opt->host) {
+			ref = got;
+			memcpy(r->rbuf, r->cbuf, n);
+			continue;
+		}
+		if (got != ref)
+			diverge(r, "%s: pread returned %" PRId64 ", the reference %" PRId64, r->v[k].desc,
+				got, ref);
+		else if (got > 0 && memcmp(r->rbuf, r->cbuf, got))
+			diverge(r, "%s: pread of file %u at %#" PRIx64 " read other bytes", r->v[k].desc,
+				op->proc2, op->addr);
+	}
+}
+
+/* Every run starts with empty files on both sides. */
+static int host_files_reset(void)
+{
+	for (int i = 0; i < KD_MAX_FILES; i++) {
+		char path[256];
+		int fd;
+
+		kd_file_path(i, path, sizeof(path));
+		fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -errno;
+		close(fd);
+	}
+	return 0;
+}
+
 static void verify_all(struct run *r)
 {
 	check_threads(r);
@@ -948,7 +1041,13 @@ static void apply(struct run *r, const struct kd_op *op)
 		return;		/* a minimized log may have lost the fork */
 	switch (op->kind) {
 	case KD_MMAP: case KD_MUNMAP: case KD_MPROTECT: case KD_MREMAP: case KD_MADVISE:
-		do_syscall_op(r, op);
+	case KD_MMAP_FILE: case KD_FTRUNCATE: case KD_FWRITE:
+		if (op->proc2 < KD_MAX_FILES && op->len <= (op->kind == KD_FWRITE ? KD_MAX_IO : ~0ULL))
+			do_syscall_op(r, op);
+		break;
+	case KD_FREAD:
+		if (op->proc2 < KD_MAX_FILES && op->len <= KD_MAX_IO)
+			do_fread(r, op);
 		break;
 	case KD_READ:
 		compare_read(r, op->proc, op->addr, op->len > KD_MAX_IO ? KD_MAX_IO : op->len);
@@ -1009,6 +1108,8 @@ int kd_run(const struct kd_options *opt, struct kd_host *h, const struct kd_op *
 	r->live[0] = true;
 	r->thp_pmd_mode = opt->thp_pmd_mode >= 0 ? opt->thp_pmd_mode : (int)(opt->seed % 3);
 	err = make_variants(r);
+	if (!err && opt->host)
+		err = host_files_reset();
 	if (!err && opt->host)
 		err = kd_host_spawn(h, 0);
 	if (err) {

@@ -19,7 +19,7 @@ static volatile sig_atomic_t fault_armed;
 static void on_fault(int sig)
 {
 	if (fault_armed)
-		siglongjmp(fault_jmp, 1);
+		siglongjmp(fault_jmp, sig);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -35,8 +35,8 @@ static void host_fault_catch(void)
 }
 
 /*
- * Copy @n bytes, at most to the end of a page, with a fault caught: false if
- * the access faulted.
+ * Copy @n bytes, at most to the end of a page, with a fault caught: 0, or
+ * the signal the access raised (SIGSEGV, SIGBUS).
  *
  * Volatile orders fault_armed's stores only against other volatile accesses:
  * without the compiler barriers, an optimizing build sinks a small copy below
@@ -45,11 +45,13 @@ static void host_fault_catch(void)
  * caught. The barriers also keep a copy into a dead local from being dropped.
  */
 __attribute__((unused))
-static bool guarded_copy(void *dst, const void *src, size_t n)
+static int guarded_copy_sig(void *dst, const void *src, size_t n)
 {
-	if (sigsetjmp(fault_jmp, 1)) {
+	int sig = sigsetjmp(fault_jmp, 1);
+
+	if (sig) {
 		fault_armed = 0;
-		return false;
+		return sig;
 	}
 	fault_armed = 1;
 	__asm__ volatile("" ::: "memory");
@@ -61,7 +63,14 @@ static bool guarded_copy(void *dst, const void *src, size_t n)
 	memcpy(dst, src, n);
 	__asm__ volatile("" ::: "memory");
 	fault_armed = 0;
-	return true;
+	return 0;
+}
+
+/* The same, true when no fault came. */
+__attribute__((unused))
+static bool guarded_copy(void *dst, const void *src, size_t n)
+{
+	return !guarded_copy_sig(dst, src, n);
 }
 
 #endif /* MMP_TEST_HOST_FAULT_H */
