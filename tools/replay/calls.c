@@ -6,8 +6,9 @@
  * munmap, mprotect, madvise, mremap (a move goes to the address the kernel
  * chose) and brk. Every return value is compared with the trace.
  *
- * What the space cannot hold is skipped and remembered (MAP_SHARED, hugetlb),
- * so that later calls touching it are skipped too. Mappings made before the
+ * Files are simulated files (files.c), shared mappings shared. What the space
+ * cannot hold is skipped and remembered (hugetlb, devices), so that later
+ * calls touching it are skipped too. Mappings made before the
  * first traced call (exec's binary, interpreter, stack) show up as a call
  * that succeeded in the trace on a hole of the space: they are inferred then,
  * page by page into the holes, and the call is retried.
@@ -197,7 +198,7 @@ static bool skipped_range(struct rp_ctx *c, uint64_t start, uint64_t len)
 {
 	if (!rp_ranges_overlap(&c->t->proc->skipped, start, start + PAGE_ALIGN(len)))
 		return false;
-	rp_skip(c->e, "%s on a skipped mapping (MAP_SHARED, hugetlb)", c->l->name);
+	rp_skip(c->e, "%s on a skipped mapping (hugetlb, a device)", c->l->name);
 	return true;
 }
 
@@ -252,21 +253,46 @@ static uint64_t infer(struct rp_ctx *c, uint64_t start, uint64_t len, int prot)
 static void do_mmap(struct rp_ctx *c)
 {
 	struct mmp_space *s = c->t->proc->space;
-	uint64_t addr, len, prot, flags, fd, type, out = 0, ret = (uint64_t)c->l->ret;
+	uint64_t addr, len, prot, flags, off = 0, type, out = 0, ret = (uint64_t)c->l->ret;
+	struct mmp_file *file = NULL;
+	const char *why = NULL;
+	char path[128];
+	bool has_path;
 	int mflags, err;
 
 	if (!arg_u64(c, 0, &addr) || !arg_u64(c, 1, &len) || !arg_flags(c, 2, prot_names, &prot) ||
-	    !arg_flags(c, 3, map_names, &flags) || !arg_u64(c, 4, &fd))
+	    !arg_flags(c, 3, map_names, &flags))
+		return;
+	if (!(flags & MAP_ANONYMOUS) && !arg_u64(c, 5, &off))
 		return;
 	type = flags & MAP_TYPE;
-	if (flags & MAP_HUGETLB || (type != MAP_PRIVATE && type != MAP_DROPPABLE)) {
+	if (type == 0x03)
+		type = MAP_SHARED;	/* MAP_SHARED_VALIDATE: the flags it validates are known here */
+	if (!(flags & MAP_ANONYMOUS) && c->l->nargs > 4) {
+		switch (rp_file_kind(c->l->args[4], path, sizeof(path), &has_path)) {
+		case RP_FILE_ZERO:
+			flags |= MAP_ANONYMOUS;	/* /dev/zero: anonymous memory, shared or not */
+			break;
+		case RP_FILE_SPECIAL:
+			why = "mmap of a device or special file";
+			break;
+		default:
+			if (!has_path)
+				rp_note(c->e, "file known by its fd number only (trace without -y)");
+		}
+	}
+	if (flags & MAP_HUGETLB)
+		why = "mmap MAP_HUGETLB";
+	else if (type != MAP_PRIVATE && type != MAP_SHARED && type != MAP_DROPPABLE)
+		why = "mmap of an unknown mapping type";
+	if (why) {
 		/* Not in the space: skipped, but what it replaced is gone. */
 		if (!failed(c) && user_range(c, ret, len)) {
 			if (flags & MAP_FIXED)
 				mmp_munmap(s, ret, len);
 			ranges_add(&c->t->proc->skipped, ret, ret + PAGE_ALIGN(len));
 		}
-		rp_skip(c->e, "mmap %s", flags & MAP_HUGETLB ? "MAP_HUGETLB" : "MAP_SHARED");
+		rp_skip(c->e, "%s", why);
 		return;
 	}
 	if (prot & (PROT_GROWSDOWN | PROT_GROWSUP)) {
@@ -281,13 +307,25 @@ static void do_mmap(struct rp_ctx *c)
 		mflags |= MMP_MAP_POPULATE;
 	if (type == MAP_DROPPABLE)
 		mflags |= MMP_MAP_DROPPABLE;
+	else
+		mflags |= type == MAP_SHARED ? MMP_MAP_SHARED : MMP_MAP_PRIVATE;
+	if (!(flags & MAP_ANONYMOUS)) {
+		/* The file, grown to hold the mapping (its size is not in the trace). */
+		file = rp_file_get(c->e, c->t->proc, c->l->args[4],
+				   (off & ~(PAGE - 1)) + PAGE_ALIGN(len), &why);
+		if (!file) {
+			c->e->res->stood_in++;
+			rp_note(c->e, "file mapping stood in by anonymous memory: %s", why);
+		}
+	}
 	if (failed(c)) {
 		/* Only a fixed address makes the failure reproducible. */
 		if (!(flags & (MAP_FIXED | MAP_FIXED_NOREPLACE))) {
 			rp_skip(c->e, "mmap failed in the trace where the kernel chose the address");
 			return;
 		}
-		err = mmp_mmap(s, addr, len, (int)prot, mflags, &out);
+		err = file ? mmp_mmap_file(s, addr, len, (int)prot, mflags, file, off, &out) :
+			     mmp_mmap(s, addr, len, (int)prot, mflags, &out);
 		compare(c, err);
 		return;
 	}
@@ -297,15 +335,12 @@ static void do_mmap(struct rp_ctx *c)
 	}
 	if (!user_range(c, ret, len))
 		return;
-	if (!(flags & MAP_ANONYMOUS)) {
-		c->e->res->stood_in++;
-		rp_note(c->e, "file-backed private mapping stood in by anonymous memory");
-	}
 	if (flags & MAP_GROWSDOWN)
 		rp_note(c->e, "MAP_GROWSDOWN replayed as a plain mapping");
 	if (flags & MAP_LOCKED)
 		rp_note(c->e, "MAP_LOCKED replayed as MAP_POPULATE");
-	err = mmp_mmap(s, ret, len, (int)prot, mflags, &out);
+	err = file ? mmp_mmap_file(s, ret, len, (int)prot, mflags, file, off, &out) :
+		     mmp_mmap(s, ret, len, (int)prot, mflags, &out);
 	if (!err && out != ret) {
 		rp_mismatch(c->e, "mmap: trace 0x%llx, replay 0x%llx", (unsigned long long)ret,
 			    (unsigned long long)out);
@@ -408,7 +443,7 @@ static void do_mremap(struct rp_ctx *c)
 			ranges_remove(&c->t->proc->skipped, old, old + PAGE_ALIGN(old_len));
 			ranges_add(&c->t->proc->skipped, ret, ret + PAGE_ALIGN(new_len));
 		}
-		rp_skip(c->e, "mremap on a skipped mapping (MAP_SHARED, hugetlb)");
+		rp_skip(c->e, "mremap on a skipped mapping (hugetlb, a device)");
 		return;
 	}
 	if (failed(c)) {

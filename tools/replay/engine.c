@@ -16,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <pthread.h>
+
 #include "engine.h"
 
 static double now_s(void)
@@ -125,6 +127,7 @@ static struct rp_proc *proc_wrap(struct rp_engine *e, struct mmp_space *s)
 		return NULL;
 	}
 	p->space = s;
+	p->id = ++e->next_proc_id;
 	e->res->processes++;
 	return p;
 }
@@ -686,7 +689,8 @@ static void line(struct rp_engine *e, char *s, int default_pid)
 int rp_replay(struct rp_source *src, const struct rp_config *cfg, const struct rp_settings *set,
 	      struct rp_result *res)
 {
-	struct rp_engine e = { .cfg = cfg, .set = set, .res = res, .src = src, .verify_budget = 10 };
+	struct rp_engine e = { .cfg = cfg, .set = set, .res = res, .src = src, .verify_budget = 10,
+			       .files_lock = PTHREAD_MUTEX_INITIALIZER };
 	const char *trace = res->trace;
 	double t0 = now_s();
 	int default_pid, err;
@@ -729,6 +733,7 @@ int rp_replay(struct rp_source *src, const struct rp_config *cfg, const struct r
 	while (e.nr_tasks)
 		task_exit(&e, e.tasks[e.nr_tasks - 1]);
 	free(e.tasks);
+	rp_files_free(&e);
 	if (mmp_phys_destroy(e.phys))
 		res->verify = res->verify ? res->verify : -EBUSY;
 	res->host_s = now_s() - t0;

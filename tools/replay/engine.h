@@ -14,6 +14,7 @@ struct rp_ranges {
 /* A process: one simulated space, shared by its threads. */
 struct rp_proc {
 	struct mmp_space *space;
+	uint64_t id;			/* the replay's own number for it: never reused */
 	int nr_tasks;
 	bool has_heap;			/* brk's start is known */
 	struct rp_ranges skipped;	/* MAP_SHARED, hugetlb, ...: not in the space */
@@ -39,6 +40,8 @@ struct rp_task {
 	unsigned long exec_line;
 };
 
+struct rp_file;
+
 struct rp_engine {
 	const struct rp_config *cfg;
 	const struct rp_settings *set;
@@ -58,6 +61,11 @@ struct rp_engine {
 	bool process_events;		/* execve, clone, exit_group, ... seen: no guessing */
 	bool stop;			/* the trace cannot be replayed further (res->no_exec) */
 	struct rp_task *cur;		/* whose call it is */
+	/* The files the trace maps (files.c); calls of several task threads look them up. */
+	pthread_mutex_t files_lock;
+	struct rp_file *files;
+	int nr_files, cap_files;
+	uint64_t next_proc_id;
 };
 
 /* The call being replayed, handed to the task's thread. */
@@ -73,6 +81,13 @@ void rp_input_error(struct rp_engine *e, const char *fmt, ...)
 void rp_mismatch(struct rp_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rp_skip(struct rp_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rp_note(struct rp_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* files.c: the trace's files by path (strace -y) or by process and fd. */
+enum rp_file_kind { RP_FILE_REGULAR, RP_FILE_SHMEM, RP_FILE_ZERO, RP_FILE_SPECIAL };
+enum rp_file_kind rp_file_kind(const char *arg, char *path, size_t size, bool *has_path);
+struct mmp_file *rp_file_get(struct rp_engine *e, struct rp_proc *proc, const char *arg,
+			     uint64_t end, const char **why);
+void rp_files_free(struct rp_engine *e);
 
 /* calls.c: each runs on the task's thread; false when @name is not theirs. */
 bool rp_memory_call(struct rp_ctx *c);

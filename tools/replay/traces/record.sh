@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Re-record the traces of this folder on this machine: bash tools/replay/traces/record.sh [NAME...]
 # Each trace is `strace -f -ttt -T -e trace=memory,process -o NAME.trace CMD`, CMD as below;
-# reexec-noprocess leaves %process out on purpose (mmprim-replay infers the exec).
+# reexec-noprocess leaves %process out on purpose (mmprim-replay infers the exec); the
+# traces whose name ends in -paths, and sqlite-wal, add -y, so every fd shows its path.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-cp "$here/realloc.c" "$here/reexec.c" "$here/python-threads.py" "$here/python-pool.py" .
+cp "$here/realloc.c" "$here/reexec.c" "$here/python-threads.py" "$here/python-pool.py" \
+	"$here/sqlite-wal.py" .
 gcc -O2 -o realloc realloc.c
 gcc -O2 -o reexec reexec.c
 seq 1 300000 | awk '{print ($1*7919)%100003, $1}' > sort-input.txt
@@ -18,6 +20,14 @@ record() {
 	name=$1
 	shift
 	strace -f -ttt -T -e trace=memory,process -o "$here/$name.trace" "$@" > /dev/null
+	echo "$name: $(wc -l < "$here/$name.trace") lines, $(wc -c < "$here/$name.trace") bytes"
+}
+
+# With paths (-y): the replay maps each file by its path, shared between processes.
+record_paths() {
+	name=$1
+	shift
+	strace -f -y -ttt -T -e trace=memory,process -o "$here/$name.trace" "$@" > /dev/null
 	echo "$name: $(wc -l < "$here/$name.trace") lines, $(wc -c < "$here/$name.trace") bytes"
 }
 
@@ -35,7 +45,8 @@ want() {
 	return 1
 }
 
-for name in python-threads python-pool gcc-compile git-log git-status sort realloc reexec-noprocess; do
+for name in python-threads python-pool gcc-compile git-log git-status sort realloc reexec-noprocess \
+	    python-pool-paths sqlite-wal; do
 	want "$@" || continue
 	case $name in
 	python-threads) record "$name" /usr/bin/python3 python-threads.py ;;
@@ -46,5 +57,7 @@ for name in python-threads python-pool gcc-compile git-log git-status sort reall
 	sort) record "$name" sort -S 64M --parallel=2 -o sorted.txt sort-input.txt ;;
 	realloc) record "$name" ./realloc ;;
 	reexec-noprocess) record_noprocess "$name" ./reexec ;;
+	python-pool-paths) record_paths "$name" /usr/bin/python3 python-pool.py ;;
+	sqlite-wal) record_paths "$name" /usr/bin/python3 sqlite-wal.py ;;
 	esac
 done
