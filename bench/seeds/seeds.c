@@ -25,7 +25,8 @@
 	X(huge_copy)		\
 	X(anon_cow_seq)		\
 	X(lazyfree)		\
-	X(rcu_free)
+	X(rcu_free)		\
+	X(file_reclaim)
 
 #define MMP_SEED_DECLARE(id)	extern const struct mmp_seed mmp_seed_##id;
 MMP_SEEDS(MMP_SEED_DECLARE)
