@@ -17,6 +17,12 @@ enum mmp_debug_opt {
 	MMP_DEBUG_BROKEN_TABLE_FREE,
 	/* A fault uses the VMA found under RCU without locking it (test_vma_lock must see it). 0 or 1. */
 	MMP_DEBUG_SKIP_VMA_LOCK,
+	/*
+	 * A file fault maps the folio it looked up without checking, once it
+	 * holds the folio lock, that truncation has not taken it out of the
+	 * page cache meanwhile (test_file_stress must see it). 0 or 1.
+	 */
+	MMP_DEBUG_SKIP_TRUNCATE_RECHECK,
 	MMP_NR_DEBUG_OPTS
 };
 

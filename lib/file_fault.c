@@ -174,6 +174,8 @@ static uint32_t filemap_fault(struct vm_fault *vmf, uint64_t index, int *err)
 		if (__atomic_load_n(&head->mapping, __ATOMIC_ACQUIRE) == f->id &&
 		    index >= head->index && index < head->index + folio_nr_pages(head))
 			return pfn;
+		if (unlikely(READ_ONCE(s->debug[MMP_DEBUG_SKIP_TRUNCATE_RECHECK])))
+			return pfn;
 		folio_unlock(head);
 		folio_put_refs(s, pfn, 1);
 	}

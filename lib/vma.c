@@ -335,14 +335,18 @@ static uint64_t thp_get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64
 /*
  * Where a new mapping of @file (NULL: private anonymous) from page @pgoff
  * goes, as the file's get_unmapped_area would place it: files with large
- * folios through thp_get_unmapped_area; private anonymous mappings of whole
- * PMDs PMD aligned, as since Linux 6.12; shmem (huge=never) and files without
- * large folios anywhere free. 0 when nothing fits.
+ * folios through thp_get_unmapped_area, and so shmem with a huge= policy
+ * (shmem_get_unmapped_area pads and aligns alike); private anonymous mappings
+ * of whole PMDs PMD aligned, as since Linux 6.12; shmem with huge=never and
+ * files without large folios anywhere free. 0 when nothing fits.
  */
 uint64_t file_get_unmapped_area(struct mmp_space *s, struct mmp_file *file, uint64_t hint,
 				uint64_t len, uint64_t pgoff)
 {
-	if (file && !shmem_file(file) && !(file->flags & MMP_FILE_NO_LARGE_FOLIOS))
+	if (file && (shmem_file(file) ? (file->flags & (MMP_FILE_HUGE_ALWAYS |
+							 MMP_FILE_HUGE_WITHIN_SIZE |
+							 MMP_FILE_HUGE_ADVISE)) :
+					!(file->flags & MMP_FILE_NO_LARGE_FOLIOS)))
 		return thp_get_unmapped_area(s, hint, len, pgoff);
 	return get_unmapped_area(s, hint, len, !file && len % PMD_SIZE == 0 ? PMD_SIZE : PAGE_SIZE);
 }

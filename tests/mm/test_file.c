@@ -449,6 +449,88 @@ static void test_large(const char *arch)
 	mmp_file_destroy(f);
 }
 
+/*
+ * Private file memory through fork, DONTNEED, PAGEOUT and mremap; shmem's
+ * huge=always policy.
+ */
+static void test_private_paths(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch), *c;
+	struct mmp_file *f = new_file(16 * P, MMP_FILE_NO_LARGE_FOLIOS, 7);
+	uint8_t want[16 * P], page[P];
+	struct mmp_counters before, d;
+	struct mmp_file_stat st;
+	struct mmp_cpu *cpu, *cc;
+	uint64_t addr, moved;
+
+	pattern(want, sizeof(want), 7);
+	mmp_cpu_attach(s, &cpu);
+	tap_eq(mmp_mmap_file(s, 0, 16 * P, RW, MMP_MAP_PRIVATE, f, 0, &addr), 0, "%s: map", arch);
+	memset(page, 0x31, P);
+	tap_eq(mmp_write(cpu, addr + 2 * P, page, P), 0, "%s: a private copy", arch);
+	tap_ok(read_is(cpu, addr + 3 * P, want + 3 * P, P), "%s: a file page mapped", arch);
+
+	/* fork copies the private file VMA's entries: the copy and the file page both. */
+	tap_eq(mmp_fork(s, &c), 0, "%s: fork", arch);
+	tap_eq(stat_of(c).rss_anon_pages, 1, "%s: the child maps the private copy", arch);
+	tap_ok(stat_of(c).rss_file_pages >= 1, "%s: and file pages", arch);
+	mmp_cpu_attach(c, &cc);
+	tap_ok(read_is(cc, addr + 2 * P, page, P), "%s: the child reads the copy", arch);
+	mmp_space_counters(c, &before);
+	tap_eq(mmp_write(cc, addr + 2 * P, want, P), 0, "%s: the child writes it", arch);
+	counters_since(c, &before, &d);
+	tap_eq(d.v[MMP_C_FAULT_COW], 1, "%s: an anonymous COW, not a file one", arch);
+	tap_ok(read_is(cpu, addr + 2 * P, page, P), "%s: the parent keeps its copy", arch);
+	mmp_cpu_detach(cc);
+	mmp_space_destroy(c);
+
+	/* DONTNEED drops the copy: the file shows through again; the cache keeps its folios. */
+	mmp_file_stat(f, &st);
+	tap_eq(mmp_madvise(s, addr, 16 * P, MMP_MADV_DONTNEED), 0, "%s: MADV_DONTNEED", arch);
+	tap_ok(read_is(cpu, addr + 2 * P, want + 2 * P, P), "%s: the file's page is back", arch);
+	tap_eq(stat_of(s).rss_anon_pages, 0, "%s: no anonymous page left", arch);
+	{
+		struct mmp_file_stat st2;
+
+		mmp_file_stat(f, &st2);
+		tap_eq(st2.nrpages, st.nrpages, "%s: the page cache kept every folio", arch);
+	}
+	/* PAGEOUT of pages this space alone maps: written back, dropped, read in again. */
+	mmp_space_counters(s, &before);
+	tap_eq(mmp_madvise(s, addr, 16 * P, MMP_MADV_PAGEOUT), 0, "%s: MADV_PAGEOUT", arch);
+	counters_since(s, &before, &d);
+	tap_ok(d.v[MMP_C_FILE_RECLAIMED] > 0, "%s: file pages dropped", arch);
+	tap_ok(read_is(cpu, addr, want, sizeof(want)), "%s: and read back whole", arch);
+
+	/* mremap moves a file mapping with its offset. */
+	tap_eq(mmp_mremap(s, addr + 4 * P, 4 * P, 8 * P, MMP_MREMAP_MAYMOVE, 0, &moved), 0,
+	       "%s: mremap part of it elsewhere, grown", arch);
+	tap_ok(read_is(cpu, moved, want + 4 * P, 4 * P), "%s: the moved part is the same bytes", arch);
+	tap_ok(read_is(cpu, moved + 4 * P, want + 8 * P, 4 * P),
+	       "%s: the grown part maps the file on from there", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verifies", arch);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+	mmp_file_destroy(f);
+
+	/* tmpfs huge=always: a PMD-size shmem folio, mapped by PTEs. */
+	struct mmp_file *m;
+
+	s = new_space(phys, arch);
+	mmp_cpu_attach(s, &cpu);
+	tap_eq(mmp_memfd_create(phys, MMP_FILE_HUGE_ALWAYS, &m), 0, "%s: memfd, huge=always", arch);
+	tap_eq(mmp_file_truncate(m, 4 * MiB), 0, "%s: 4 MiB", arch);
+	tap_eq(mmp_mmap_file(s, 0, 4 * MiB, RW, MMP_MAP_SHARED, m, 0, &addr), 0, "%s: map", arch);
+	mmp_space_counters(s, &before);
+	tap_eq(mmp_write(cpu, addr + 3 * P, page, P), 0, "%s: write", arch);
+	counters_since(s, &before, &d);
+	tap_eq(d.v[MMP_C_FOLIO_ALLOC_O9], 1, "%s: a PMD-size shmem folio", arch);
+	tap_eq(stat_of(s).rss_shmem_pages, 1, "%s: one page of it mapped", arch);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+	mmp_file_destroy(m);
+}
+
 int main(void)
 {
 	const char *arch;
@@ -462,6 +544,7 @@ int main(void)
 		test_reclaim(arch);
 		test_errors(arch);
 		test_large(arch);
+		test_private_paths(arch);
 	}
 	tap_eq(mmp_phys_destroy(phys), 0, "nothing left on the phys");
 	return tap_done();
