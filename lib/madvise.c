@@ -44,7 +44,7 @@ static bool folio_range_exclusive(struct mmp_page *head, struct mmp_page *page, 
 	return true;
 }
 
-enum walk_kind { WALK_FREE, WALK_PAGEOUT, WALK_RECLAIM };
+enum walk_kind { WALK_FREE, WALK_COLD, WALK_PAGEOUT, WALK_RECLAIM };
 
 struct madv_walk {
 	struct mmp_gather *tlb;
@@ -101,7 +101,13 @@ static void madvise_pte_range(struct madv_walk *w, mmp_pte_t *pmdp, uint64_t add
 		    !folio_range_exclusive(head, pfn_to_page(s->phys, pfn), nr))
 			continue;
 		ad = entry_test(s, pte, MMP_PTE, MMP_E_ACCESSED | MMP_E_DIRTY);
-		if (w->kind == WALK_FREE) {
+		if (w->kind == WALK_COLD) {
+			/* madvise_cold: old, so reclaim would take it first (no LRU to move it on). */
+			if (ad & MMP_E_ACCESSED) {
+				clear_young_dirty_ptes(s, addr, ptep, nr, MMP_E_ACCESSED);
+				tlb_remove_tlb_entries(w->tlb, addr, (uint64_t)nr * PAGE_SIZE);
+			}
+		} else if (w->kind == WALK_FREE) {
 			page_flag_clear(head, PG_dirty);
 			if (ad) {
 				clear_young_dirty_ptes(s, addr, ptep, nr, ad);
@@ -131,7 +137,22 @@ static int madvise_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint
 	if (f & MMP_E_LEAF) {
 		if (whole && w->kind == WALK_FREE && madvise_free_huge_pmd(w->tlb, w->vma, pmdp, addr))
 			return 0;
-		if (whole && w->kind != WALK_FREE) {
+		if (whole && w->kind == WALK_COLD) {
+			/* An exclusive THP gets old on its PMD; a shared one is left alone. */
+			spin_lock(&s->page_table_lock);
+			pmd = READ_ONCE(*pmdp);
+			f = entry_flags(s, pmd, MMP_PMD);
+			if ((f & MMP_E_LEAF) && (f & MMP_E_ACCESSED) && !(f & MMP_E_SPECIAL) &&
+			    page_flag_test(pfn_to_page(s->phys, entry_pfn(s, pmd, MMP_PMD)),
+					   PG_anon_exclusive)) {
+				ptep_modify(s, pmdp, MMP_PMD, 0, MMP_E_ACCESSED);
+				count_inc(s, MMP_C_PMD_WRITE);
+				tlb_remove_tlb_entries(w->tlb, addr, PMD_SIZE);
+			}
+			spin_unlock(&s->page_table_lock);
+			return 0;
+		}
+		if (whole && w->kind != WALK_FREE && w->kind != WALK_COLD) {
 			/* Under the PMD lock: a racing zap cannot free the folio meanwhile. */
 			spin_lock(&s->page_table_lock);
 			pmd = READ_ONCE(*pmdp);
@@ -174,6 +195,7 @@ static int madvise_walk(struct mmp_space *s, uint64_t start, uint64_t end, enum 
 	tlb_finish_mmu(&tlb);
 	free(w.list.pfns);
 	WRITE_ONCE(s->last_op, kind == WALK_FREE ? "mmp_madvise(MADV_FREE)" :
+		     kind == WALK_COLD ? "mmp_madvise(MADV_COLD)" :
 		     kind == WALK_PAGEOUT ? "mmp_madvise(MADV_PAGEOUT)" : "mmp_reclaim");
 	pthread_rwlock_unlock(&s->mmap_lock);
 	return err;
@@ -205,6 +227,74 @@ static int madvise_hugepage(struct mmp_space *s, uint64_t start, uint64_t end, i
 	return err;
 }
 
+/*
+ * MADV_WILLNEED: a regular file's range is read into the page cache
+ * (vfs_fadvise's readahead), up to its end; anonymous memory and shmem (no
+ * swap to read from) have nothing to read.
+ */
+static int madvise_willneed(struct mmp_space *s, uint64_t start, uint64_t end)
+{
+	pthread_rwlock_rdlock(&s->mmap_lock);
+	for (struct mmp_vma *vma = vma_find_next(s, start); vma && vma->start < end;
+	     vma = vma->vm_next) {
+		struct mmp_file *f = vma->vm_file;
+		uint64_t first, last;
+
+		if (!f || shmem_file(f))
+			continue;
+		first = linear_page_index(vma, MAX(start, vma->start));
+		last = MIN(linear_page_index(vma, MIN(end, vma->end)), file_size_pages(f));
+		pthread_rwlock_rdlock(&f->mapping.invalidate_lock);
+		for (uint64_t index = first; index < last; ) {
+			int err;
+			uint32_t pfn = filemap_grab_folio(f, index, 0, last, s, &err);
+
+			if (pfn == NO_PFN)
+				break;
+			index = pfn_to_page(s->phys, pfn)->index + folio_nr_pages(pfn_to_page(s->phys, pfn));
+			folio_put_refs(s, pfn, 1);
+		}
+		pthread_rwlock_unlock(&f->mapping.invalidate_lock);
+	}
+	pthread_rwlock_unlock(&s->mmap_lock);
+	return 0;
+}
+
+/*
+ * MADV_POPULATE_READ/WRITE (madvise_populate): fault the range in, VMA by
+ * VMA, as GUP would; a hole ends it with -ENOMEM, a VMA that does not allow
+ * the access with -EINVAL (GUP's check_vma_flags), a fault that would be
+ * SIGBUS with -EFAULT; what came before stays populated.
+ */
+static int madvise_populate(struct mmp_space *s, uint64_t start, uint64_t end, bool write)
+{
+	uint64_t addr = start;
+
+	while (addr < end) {
+		struct mmp_vma *vma;
+		uint64_t seg_end;
+		int err;
+
+		mmap_read_lock(s);
+		vma = vma_find_next(s, addr);
+		if (!vma || vma->start > addr) {
+			mmap_read_unlock(s);
+			return -ENOMEM;
+		}
+		seg_end = MIN(end, vma->end);
+		if (!(vma->flags & (write ? VM_WRITE : VM_READ))) {
+			mmap_read_unlock(s);
+			return -EINVAL;
+		}
+		mmap_read_unlock(s);
+		err = populate_range(s, addr, seg_end, write);
+		if (err)
+			return err == -EIO ? -EFAULT : err;
+		addr = seg_end;
+	}
+	return 0;
+}
+
 /* Is [start, end) fully mapped? madvise reports holes with -ENOMEM after acting. */
 static bool range_has_hole(struct mmp_space *s, uint64_t start, uint64_t end)
 {
@@ -231,10 +321,15 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 
 	if (!s || (start & (PAGE_SIZE - 1)))
 		return -EINVAL;
-	if (advice != MMP_MADV_DONTNEED && advice != MMP_MADV_HUGEPAGE &&
-	    advice != MMP_MADV_NOHUGEPAGE && advice != MMP_MADV_FREE &&
-	    advice != MMP_MADV_PAGEOUT)
+	switch (advice) {
+	case MMP_MADV_DONTNEED: case MMP_MADV_DONTNEED_LOCKED: case MMP_MADV_FREE:
+	case MMP_MADV_PAGEOUT: case MMP_MADV_COLD: case MMP_MADV_WILLNEED:
+	case MMP_MADV_HUGEPAGE: case MMP_MADV_NOHUGEPAGE:
+	case MMP_MADV_POPULATE_READ: case MMP_MADV_POPULATE_WRITE:
+		break;
+	default:
 		return -EINVAL;
+	}
 	end = start + ((len + PAGE_SIZE - 1) & PAGE_MASK);
 	/*
 	 * No upper bound but wrapping: the walk reports the holes. (On a host,
@@ -245,9 +340,15 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 		return -EINVAL;
 	if (end == start)
 		return 0;
+	if (advice == MMP_MADV_POPULATE_READ || advice == MMP_MADV_POPULATE_WRITE)
+		return madvise_populate(s, start, end, advice == MMP_MADV_POPULATE_WRITE);
 	hole = range_has_hole(s, start, end);
-	if (advice == MMP_MADV_DONTNEED)
+	if (advice == MMP_MADV_DONTNEED || advice == MMP_MADV_DONTNEED_LOCKED)
 		err = madvise_dontneed(s, start, end);
+	else if (advice == MMP_MADV_COLD)
+		err = madvise_walk(s, start, end, WALK_COLD);
+	else if (advice == MMP_MADV_WILLNEED)
+		err = madvise_willneed(s, start, end);
 	else if (advice == MMP_MADV_FREE)
 		err = madvise_walk(s, start, end, WALK_FREE);
 	else if (advice == MMP_MADV_PAGEOUT)

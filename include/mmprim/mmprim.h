@@ -465,12 +465,23 @@ int mmp_mremap(struct mmp_space *space, uint64_t addr, uint64_t old_len, uint64_
 #define MMP_MADV_PAGEOUT	21	/* reclaim the range now */
 #define MMP_MADV_HUGEPAGE	14
 #define MMP_MADV_NOHUGEPAGE	15
+/* Since libmmprim.so.1.2: */
+#define MMP_MADV_WILLNEED	3	/* read a file range into the page cache; nothing for anon */
+#define MMP_MADV_COLD		20	/* age the range: accessed bits cleared */
+#define MMP_MADV_POPULATE_READ	22	/* fault the range in as reads */
+#define MMP_MADV_POPULATE_WRITE	23	/* fault the range in as writes (breaking COW) */
+#define MMP_MADV_DONTNEED_LOCKED 24	/* MADV_DONTNEED; locked memory is not modelled */
 
 /**
  * mmp_madvise() - as madvise(2): -EINVAL (unaligned, bad advice), -ENOMEM (hole).
  * MADV_FREE and MADV_PAGEOUT act on folios this mm maps alone; with no swap
  * device (the model), MADV_PAGEOUT frees clean lazyfree folios and keeps the
- * others resident (activated).
+ * others resident (activated). MADV_COLD clears the accessed bits of the
+ * folios this mm maps alone (no LRU to deactivate them on). The populate
+ * advices stop at the first hole with -ENOMEM (what came before is
+ * populated), say -EINVAL for a mapping that does not allow the access and
+ * -EFAULT where it would fault with SIGBUS; the others act on the mapped
+ * parts, then report a hole.
  */
 int mmp_madvise(struct mmp_space *space, uint64_t addr, uint64_t len, int advice);
 

@@ -219,7 +219,9 @@ static void gen_mremap(struct kd_rng *r, struct kd_op *op)
 static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_op *op)
 {
 	static const int advices[] = { MMP_MADV_DONTNEED, MMP_MADV_FREE, MMP_MADV_FREE,
-				       MMP_MADV_HUGEPAGE, MMP_MADV_NOHUGEPAGE, MMP_MADV_PAGEOUT };
+				       MMP_MADV_HUGEPAGE, MMP_MADV_NOHUGEPAGE, MMP_MADV_PAGEOUT,
+				       MMP_MADV_COLD, MMP_MADV_WILLNEED, MMP_MADV_POPULATE_READ,
+				       MMP_MADV_POPULATE_WRITE, MMP_MADV_DONTNEED_LOCKED };
 	bool invalid = kd_below(r, 20) == 0;
 
 	memset(op, 0, sizeof(*op));
@@ -292,7 +294,7 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 			make_invalid(r, op);
 		break;
 	case KD_MADVISE:
-		op->flags = advices[kd_below(r, 6)];
+		op->flags = advices[kd_below(r, sizeof(advices) / sizeof(advices[0]))];
 		if (invalid)
 			kd_below(r, 3) ? make_invalid(r, op) : (void)(op->flags = 1000 + kd_below(r, 1000));
 		break;
