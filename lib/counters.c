@@ -146,6 +146,7 @@ MMP_EXPORT const char *mmp_strerror(int err)
 	case EFBIG:	return "EFBIG";
 	case EOVERFLOW:	return "EOVERFLOW";
 	case EPERM:	return "EPERM";
+	case ENFILE:	return "ENFILE";
 	default:	return "unknown error";
 	}
 }

@@ -15,8 +15,10 @@
  *
  * File folios are mapped by PTEs only: the kernel maps a PMD-size page-cache
  * folio by its PMD when the VMA is aligned for it (do_set_pmd); here it is
- * 512 PTEs. A folio is mapped with its lock held, so truncation, which
- * locks each folio it drops, finds every mapping made before it in the rmap.
+ * 512 PTEs. A folio is mapped with its lock held and i_size checked under
+ * it, so truncation, which locks each folio it drops, finds every mapping of
+ * it in the rmap; a private copy made from a folio it then drops is caught by
+ * its second unmap (truncate_pagecache).
  */
 #include "filemap.h"
 #include "mm.h"
@@ -115,6 +117,12 @@ static bool do_fault_around(struct vm_fault *vmf)
 		}
 		head = pfn_to_page(s->phys, head_pfn);
 		page = head + (index - head->index);
+		/* Locked, it stays in the cache; i_size may have fallen meanwhile (next_uptodate_folio). */
+		end_index = file_size_pages(f);
+		if (index >= end_index) {
+			folio_unlock(head);
+			break;
+		}
 		/* The run of none entries from here, inside the folio and the window. */
 		nr = MIN((to - va) >> PAGE_SHIFT, head->index + folio_nr_pages(head) - index);
 		nr = MIN(nr, end_index - index);
@@ -158,21 +166,32 @@ static uint32_t filemap_fault(struct vm_fault *vmf, uint64_t index, int *err)
 			pthread_rwlock_rdlock(&f->mapping.invalidate_lock);
 			if (shmem_file(f)) {
 				/* shmem_get_folio: one folio, of the order huge= gives. */
+				uint64_t pmd_end = (index | (HPAGE_PMD_NR - 1)) + 1;
+
+				/* A huge folio may reach past i_size (huge=always), not the index. */
 				pfn = filemap_grab_folio(f, index, shmem_huge_order(f, vma, index),
-							 UINT64_MAX, s, err);
+							 index < file_size_pages(f) ? pmd_end : index,
+							 s, err);
 			} else {
 				filemap_readahead(s, vma, index);
 				pfn = filemap_grab_folio(f, index, 0, file_size_pages(f), s, err);
 			}
 			pthread_rwlock_unlock(&f->mapping.invalidate_lock);
-			if (pfn == NO_PFN)
+			if (pfn == NO_PFN) {
+				if (*err == -EIO)
+					count_inc(s, MMP_C_FAULT_SIGBUS);
 				return NO_PFN;
+			}
 		}
 		head = pfn_to_page(s->phys, pfn);
 		folio_lock(head);
-		/* Truncated meanwhile: gone from the cache, or now past the end. */
+		/*
+		 * Truncated meanwhile: gone from the cache, or now past the end
+		 * (filemap_fault looks at i_size again under the folio lock).
+		 */
 		if (__atomic_load_n(&head->mapping, __ATOMIC_ACQUIRE) == f->id &&
-		    index >= head->index && index < head->index + folio_nr_pages(head))
+		    index >= head->index && index < head->index + folio_nr_pages(head) &&
+		    index < file_size_pages(f))
 			return pfn;
 		if (unlikely(READ_ONCE(s->debug[MMP_DEBUG_SKIP_TRUNCATE_RECHECK])))
 			return pfn;

@@ -215,13 +215,11 @@ void vma_link_file(struct mmp_vma *vma)
 	pthread_rwlock_unlock(&as->i_mmap_rwsem);
 }
 
-/* And out of it, dropping the reference (unlink_file_vma, fput). */
-void vma_unlink_file(struct mmp_vma *vma)
+/* Out of i_mmap, with its lock held for writing; the caller drops the file reference. */
+void __vma_unlink_file(struct mmp_vma *vma)
 {
-	struct mmp_file *f = vma->vm_file;
-	struct address_space *as = &f->mapping;
+	struct address_space *as = &vma->vm_file->mapping;
 
-	pthread_rwlock_wrlock(&as->i_mmap_rwsem);
 	if (vma->shared_prev)
 		vma->shared_prev->shared_next = vma->shared_next;
 	else
@@ -229,8 +227,17 @@ void vma_unlink_file(struct mmp_vma *vma)
 	if (vma->shared_next)
 		vma->shared_next->shared_prev = vma->shared_prev;
 	as->nr_mapped_vmas--;
-	pthread_rwlock_unlock(&as->i_mmap_rwsem);
 	vma->vm_file = NULL;
+}
+
+/* And out of it, dropping the reference (unlink_file_vma, fput). */
+void vma_unlink_file(struct mmp_vma *vma)
+{
+	struct mmp_file *f = vma->vm_file;
+
+	pthread_rwlock_wrlock(&f->mapping.i_mmap_rwsem);
+	__vma_unlink_file(vma);
+	pthread_rwlock_unlock(&f->mapping.i_mmap_rwsem);
 	fput(f);
 }
 
@@ -321,6 +328,20 @@ uint32_t filemap_grab_folio(struct mmp_file *f, uint64_t index, unsigned int ord
 			spin_unlock(&as->i_pages_lock);
 			return pfn;
 		}
+		/* Past the end: a truncation got here first (the caller checked i_size before). */
+		if (index >= limit) {
+			spin_unlock(&as->i_pages_lock);
+			*err = -EIO;
+			return NO_PFN;
+		}
+		/*
+		 * A file's folio starts at @index, its order lowered to fit
+		 * (__filemap_get_folio, page_cache_ra_order); shmem's is aligned
+		 * down around it (shmem_alloc_and_add_folio).
+		 */
+		if (!shmem_file(f))
+			while (order && (index & ((1ULL << order) - 1)))
+				order--;
 		for (;; order--) {
 			nr = 1ULL << order;
 			start = index & ~(nr - 1);

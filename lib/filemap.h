@@ -106,8 +106,9 @@ uint32_t filemap_get_folio(struct mmp_file *f, uint64_t index);
 /*
  * The same, reading one in if none (filemap_fault's page-in): a folio of up
  * to 2^@order pages around @index, as far as the index has room and not past
- * page @limit. NO_PFN with *@err -ENOMEM. @s (may be NULL) counts the
- * allocation. Caller holds invalidate_lock for reading.
+ * page @limit. NO_PFN with *@err -ENOMEM, or -EIO when @index is at or past
+ * @limit. @s (may be NULL) counts the allocation. Caller holds
+ * invalidate_lock for reading.
  */
 uint32_t filemap_grab_folio(struct mmp_file *f, uint64_t index, unsigned int order,
 			    uint64_t limit, struct mmp_space *s, int *err);
@@ -151,6 +152,7 @@ void get_file(struct mmp_file *f);
 void fput(struct mmp_file *f);
 void vma_link_file(struct mmp_vma *vma);
 void vma_unlink_file(struct mmp_vma *vma);
+void __vma_unlink_file(struct mmp_vma *vma);
 
 /*
  * Unmap the pages of [first, last] (page indices) of @f from every mapping,

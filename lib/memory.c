@@ -791,17 +791,43 @@ void unmap_page_range(struct mmp_gather *tlb, uint64_t start, uint64_t end)
 	walk_pmd_range(tlb->s, start, end, zap_pmd, tlb);
 }
 
+/* Free the tables below [start, end) that no VMA left needs. */
+static void free_region_tables(struct mmp_gather *tlb, uint64_t start, uint64_t end)
+{
+	struct mmp_space *s = tlb->s;
+	struct mmp_vma *next = vma_find_next(s, start);
+	struct mmp_vma *prev = next ? next->vm_prev : s->vmas.last;
+
+	free_pgtables(tlb, start, end, prev ? prev->end : 0, next ? next->start : USER_TOP(s));
+}
+
 /* Zap [start, end) and free the tables no VMA needs any more; the VMAs are gone already. */
 void unmap_region(struct mmp_space *s, uint64_t start, uint64_t end)
 {
-	struct mmp_vma *next = vma_find_next(s, start);
-	struct mmp_vma *prev = next ? next->vm_prev : s->vmas.last;
-	uint64_t floor = prev ? prev->end : 0;
-	uint64_t ceiling = next ? next->start : USER_TOP(s);
 	struct mmp_gather tlb;
 
 	tlb_gather_mmu(&tlb, s, false);
 	unmap_page_range(&tlb, start, end);
-	free_pgtables(&tlb, start, end, floor, ceiling);
+	free_region_tables(&tlb, start, end);
+	tlb_finish_mmu(&tlb);
+}
+
+/*
+ * munmap's order (vms_complete_munmap_vmas): the VMAs of [start, end), whole
+ * ones, are write-locked so no fault maps into them, then zapped while a
+ * file VMA is still in its i_mmap (truncation and reclaim find its entries
+ * there until they are gone), then removed, then their tables freed.
+ */
+void unmap_vmas_and_remove(struct mmp_space *s, uint64_t start, uint64_t end)
+{
+	struct mmp_gather tlb;
+
+	for (struct mmp_vma *vma = find_vma_intersection(s, start, end); vma && vma->start < end;
+	     vma = vma->vm_next)
+		vma_start_write(s, vma);
+	tlb_gather_mmu(&tlb, s, false);
+	unmap_page_range(&tlb, start, end);
+	vma_remove_range(s, start, end);
+	free_region_tables(&tlb, start, end);
 	tlb_finish_mmu(&tlb);
 }

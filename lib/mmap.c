@@ -27,8 +27,7 @@ int do_munmap(struct mmp_space *s, uint64_t start, uint64_t end)
 		err = vma_split(s, end);
 	if (err)
 		return err;
-	vma_remove_range(s, start, end);
-	unmap_region(s, start, end);
+	unmap_vmas_and_remove(s, start, end);
 	return 0;
 }
 
@@ -155,6 +154,9 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 		return -EINVAL;
 	/* MAP_DROPPABLE is a mapping type of its own: not shared. */
 	if ((flags & MMP_MAP_SHARED) && (flags & MMP_MAP_DROPPABLE))
+		return -EINVAL;
+	/* do_mmap: a shared anonymous mapping cannot grow down. */
+	if ((flags & MMP_MAP_SHARED) && (flags & MMP_MAP_GROWSDOWN))
 		return -EINVAL;
 	if ((flags & MMP_MAP_SHARED) && len && len <= TASK_SIZE(s)) {
 		/* shmem_zero_setup: the mapping gets a shmem object of its own. */

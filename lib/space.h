@@ -8,6 +8,7 @@
 void unmap_page_range(struct mmp_gather *tlb, uint64_t start, uint64_t end);
 /* munmap's unmap_region: zap, free tables between the neighbours, flush. */
 void unmap_region(struct mmp_space *s, uint64_t start, uint64_t end);
+void unmap_vmas_and_remove(struct mmp_space *s, uint64_t start, uint64_t end);
 int do_munmap(struct mmp_space *s, uint64_t start, uint64_t end);
 
 int populate_range(struct mmp_space *s, uint64_t start, uint64_t end, bool write);

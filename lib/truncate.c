@@ -37,21 +37,50 @@ void unmap_mapping_range(struct mmp_file *f, uint64_t first, uint64_t last)
 	pthread_rwlock_unlock(&as->i_mmap_rwsem);
 }
 
+/*
+ * The store past @size: the partial page zeroed, whole pages given back to
+ * the host (they read as zeroes again), so even a huge shrink costs little.
+ */
+static void store_truncate(struct mmp_file *f, uint64_t old, uint64_t size)
+{
+	uint64_t end = MIN(old, f->store_bytes), page = (size + PAGE_SIZE - 1) & PAGE_MASK;
+
+	if (!f->store || size >= end)
+		return;
+	memset(f->store + size, 0, MIN(page, end) - size);
+	if (page < end)
+		madvise(f->store + page, ((end + PAGE_SIZE - 1) & PAGE_MASK) - page, MADV_DONTNEED);
+}
+
 /* truncate_pagecache: the file is now @size bytes, down from @old. */
 static void truncate_pagecache(struct mmp_file *f, uint64_t old, uint64_t size)
 {
 	uint64_t first = (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
+	uint32_t pfn;
 
 	unmap_mapping_range(f, first, UINT64_MAX);
 	filemap_remove_from(f, first);
 	/*
-	 * The partial last page, and the pages past the end of a large folio
-	 * that straddles it (the kernel splits such a folio when it can and
-	 * zeroes it when it cannot; here it is always zeroed).
+	 * Again: a fault that copied a page into a private mapping before its
+	 * folio went may have installed the copy since (the kernel's second
+	 * unmap_mapping_range, for "racily COWed private pages").
 	 */
-	filemap_zero_range(f, size, old);
-	if (f->store && size < f->store_bytes)
-		memset(f->store + size, 0, MIN(old, f->store_bytes) - MIN(size, f->store_bytes));
+	unmap_mapping_range(f, first, UINT64_MAX);
+	/*
+	 * The partial last page, and the pages past the end of a large folio
+	 * that straddles it, the only folio left past @size (the kernel splits
+	 * such a folio when it can and zeroes it when it cannot; here it is
+	 * always zeroed).
+	 */
+	pfn = filemap_get_folio(f, size >> PAGE_SHIFT);
+	if (pfn != NO_PFN) {
+		struct mmp_page *head = pfn_to_page(f->phys, pfn);
+		uint64_t end = (head->index + folio_nr_pages(head)) << PAGE_SHIFT;
+
+		__folio_put_refs(f->phys, pfn, 1);
+		filemap_zero_range(f, size, MIN(old, end));
+	}
+	store_truncate(f, old, size);
 }
 
 MMP_EXPORT int mmp_file_truncate(struct mmp_file *f, uint64_t size)

@@ -381,6 +381,12 @@ static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level,
 			continue;
 		}
 		check_folio_page(v, pfn, va, level == MMP_PMD ? HPAGE_PMD_ORDER : 0);
+		/* Truncation unmaps everything past the end, private copies too. */
+		if (vma && vma->vm_file &&
+		    linear_page_index(vma, va) >= file_size_pages(vma->vm_file))
+			report(v, "space %llu: %#llx maps page %llu of file %u, past its end",
+			       (unsigned long long)s->id, (unsigned long long)va,
+			       (unsigned long long)linear_page_index(vma, va), vma->vm_file->id);
 		if (phys_pfn_valid(v->phys, pfn) && !frame_free(v, pfn)) {
 			check_rmap(v, vma, va, pfn);
 			if (block_start && !r.blk_broken)

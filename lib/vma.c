@@ -51,18 +51,27 @@ static void vma_free_rcu(struct rcu_head *head)
 
 /*
  * Take @vma out of the index and free it after a grace period: a lockless
- * lookup may still be standing on it (vma_mark_detached, vm_area_free). A
- * file VMA leaves i_mmap now, before its tables can go: file rmap walks
- * reach the tables of the VMAs they find there.
+ * lookup may still be standing on it (vma_mark_detached, vm_area_free).
+ */
+static void __vma_remove(struct mmp_space *s, struct mmp_vma *vma)
+{
+	vma_start_write(s, vma);
+	vma_tree_erase(&s->vmas, vma);
+	vma_mark_detached(s, vma);
+	call_rcu(&vma->rcu, vma_free_rcu);
+}
+
+/*
+ * The same for a VMA that may map a file: it leaves i_mmap now, before its
+ * tables can go, since file rmap walks reach the tables of the VMAs they find
+ * there.
  */
 static void vma_remove(struct mmp_space *s, struct mmp_vma *vma)
 {
 	vma_start_write(s, vma);
 	if (vma->vm_file)
 		vma_unlink_file(vma);
-	vma_tree_erase(&s->vmas, vma);
-	vma_mark_detached(s, vma);
-	call_rcu(&vma->rcu, vma_free_rcu);
+	__vma_remove(s, vma);
 }
 
 /* ---- anon_vma ------------------------------------------------------------------- */
@@ -245,14 +254,28 @@ void vma_merge_range(struct mmp_space *s, uint64_t start, uint64_t end)
 		uint64_t b_end = b->end;
 
 		if (a->end >= start && vma_mergeable(a, b)) {
+			struct mmp_file *f = b->vm_file;
+
 			vma_start_write(s, a);
 			vma_start_write(s, b);
 			if (!a->anon_vma)
 				WRITE_ONCE(a->anon_vma, b->anon_vma);
 			else
 				anon_vma_put(b->anon_vma);
-			vma_remove(s, b);
+			/*
+			 * vma_prepare/vma_complete: i_mmap held across, so a file
+			 * rmap walk finds b's entries in b or in the grown a.
+			 */
+			if (f) {
+				pthread_rwlock_wrlock(&f->mapping.i_mmap_rwsem);
+				__vma_unlink_file(b);
+			}
+			__vma_remove(s, b);
 			vma_tree_set_range(&s->vmas, a, a->start, b_end);
+			if (f) {
+				pthread_rwlock_unlock(&f->mapping.i_mmap_rwsem);
+				fput(f);
+			}
 		} else {
 			a = b;
 		}

@@ -42,7 +42,8 @@ struct mmp_file;
  *
  * Returns 0, -EINVAL (NULL, unknown or contradictory flags: huge= on a
  * regular file, two huge= policies), -EFBIG (@size above MMP_FILE_MAX_SIZE),
- * -ENOMEM (the backing store cannot be reserved).
+ * -ENOMEM (the backing store cannot be reserved), -ENFILE (MMP_MAX_FILES,
+ * 65536, files live on the phys; mmp_mmap(MMP_MAP_SHARED) makes one too).
  */
 int mmp_file_create(struct mmp_phys *phys, uint64_t size, unsigned int flags,
 		    struct mmp_file **out);
@@ -53,7 +54,8 @@ int mmp_memfd_create(struct mmp_phys *phys, unsigned int flags, struct mmp_file 
 /**
  * mmp_file_destroy() - close the user's handle and free the file.
  * Returns 0, -EINVAL (NULL), -EBUSY (a VMA still maps it: nothing is freed
- * and the handle stays open; munmap the mappings first).
+ * and the handle stays open; munmap the mappings first). The file is gone
+ * after a 0: calling again is a use after free, as close(2) twice is a bug.
  */
 int mmp_file_destroy(struct mmp_file *file);
 
@@ -128,7 +130,11 @@ int mmp_mmap_file(struct mmp_space *space, uint64_t hint, uint64_t len, int prot
  * mmp_msync() - msync(2) of [addr, addr + len). The page cache is the
  * file here and every read goes through it, so there is nothing to make
  * visible; MMP_MS_SYNC writes the range's dirty folios of regular files to
- * their backing store (they stay mapped and writable).
+ * their backing store. Unlike the kernel it does not write-protect their
+ * pages (folio_mkclean): a write through the mapping after it leaves the
+ * folio clean and its entry dirty, so a later MMP_MS_SYNC does not see it;
+ * reclaim, which takes the entries' dirty bits as it unmaps, still writes it
+ * back, so nothing is lost.
  * Returns 0, -EINVAL (unaligned, bad flags, ASYNC with SYNC), -ENOMEM (part
  * of the range is not mapped; the rest is synced).
  */

@@ -339,6 +339,8 @@ static void test_errors(const char *arch)
 	tap_eq(mmp_msync(s, addr + 64 * P, P, MMP_MS_SYNC), -ENOMEM, "%s: msync a hole", arch);
 	tap_eq(mmp_mmap(s, 0, P, RW, MMP_MAP_SHARED | MMP_MAP_DROPPABLE, &addr), -EINVAL,
 	       "%s: shared droppable", arch);
+	tap_eq(mmp_mmap(s, 0, P, RW, MMP_MAP_SHARED | MMP_MAP_GROWSDOWN, &addr), -EINVAL,
+	       "%s: a shared stack", arch);
 	tap_eq(mmp_space_verify(s), 0, "%s: verifies after all of it", arch);
 	mmp_space_destroy(s);
 	tap_eq(mmp_file_destroy(f), 0, "%s: destroy", arch);
