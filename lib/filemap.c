@@ -774,8 +774,11 @@ MMP_EXPORT int mmp_file_read(struct mmp_file *f, uint64_t offset, void *buf, siz
 			pthread_rwlock_rdlock(&f->mapping.invalidate_lock);
 			pfn = filemap_grab_folio(f, index, 0, file_size_pages(f), NULL, &err);
 			pthread_rwlock_unlock(&f->mapping.invalidate_lock);
-			if (pfn == NO_PFN)
+			if (pfn == NO_PFN) {
+				if (err == -EIO)
+					err = 0;	/* truncated meanwhile: a short read */
 				break;
+			}
 		}
 		head = pfn_to_page(f->phys, pfn);
 		at = offset - (head->index << PAGE_SHIFT);
