@@ -171,6 +171,9 @@ static int64_t do_syscall(const struct kd_op *op)
 	case KD_MADVISE:
 		r = syscall(SYS_madvise, op->addr, op->len, op->flags);
 		break;
+	case KD_MSYNC:
+		r = syscall(SYS_msync, op->addr, op->len, op->flags);
+		break;
 	default:
 		return -ENOSYS;
 	}

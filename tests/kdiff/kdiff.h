@@ -50,6 +50,7 @@ enum kd_kind {
 	KD_FTRUNCATE,	/* file proc2 to size len */
 	KD_FWRITE,	/* pwrite to file proc2 at offset addr, len bytes from seed */
 	KD_FREAD,	/* pread of file proc2 at offset addr, len bytes */
+	KD_MSYNC,	/* addr, len, flags (MMP_MS_*) */
 	KD_NR_KINDS
 };
 

@@ -20,6 +20,7 @@ static const char *const kind_names[KD_NR_KINDS] = {
 	[KD_RECLAIM] = "reclaim", [KD_SETOPT] = "setopt",   [KD_PIN] = "pin",
 	[KD_UNPIN] = "unpin",	  [KD_CHECK] = "check",	    [KD_MMAP_FILE] = "mmap_file",
 	[KD_FTRUNCATE] = "ftruncate", [KD_FWRITE] = "pwrite", [KD_FREAD] = "pread",
+	[KD_MSYNC] = "msync",
 };
 
 const char *kd_kind_name(int kind)
@@ -269,6 +270,16 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 		op->proc2 = kd_below(r, KD_MAX_FILES);
 		op->len = pick_file_pos(r);
 		break;
+	case KD_MSYNC: {
+		static const int ms[] = { MMP_MS_SYNC, MMP_MS_ASYNC, MMP_MS_SYNC | MMP_MS_INVALIDATE,
+					  MMP_MS_ASYNC | MMP_MS_INVALIDATE, 0 };
+
+		op->flags = ms[kd_below(r, sizeof(ms) / sizeof(ms[0]))];
+		if (invalid)
+			kd_below(r, 2) ? make_invalid(r, op) :
+					 (void)(op->flags = kd_below(r, 2) ? MMP_MS_SYNC | MMP_MS_ASYNC : 8);
+		break;
+	}
 	case KD_FWRITE:
 	case KD_FREAD:
 		op->proc2 = kd_below(r, KD_MAX_FILES);
@@ -343,13 +354,13 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 	}
 }
 
-/* How often each kind comes up, per 1140. */
+/* How often each kind comes up, per 1155. */
 static const uint16_t weights[KD_NR_KINDS] = {
 	[KD_MMAP] = 150,   [KD_MUNMAP] = 80, [KD_MPROTECT] = 90, [KD_MREMAP] = 110,
 	[KD_MADVISE] = 110, [KD_READ] = 180, [KD_WRITE] = 200,	[KD_FORK] = 12,
 	[KD_EXIT] = 8,	   [KD_RECLAIM] = 10, [KD_SETOPT] = 20, [KD_PIN] = 12,
 	[KD_UNPIN] = 12,   [KD_CHECK] = 6, [KD_MMAP_FILE] = 70, [KD_FTRUNCATE] = 15,
-	[KD_FWRITE] = 30,  [KD_FREAD] = 25,
+	[KD_FWRITE] = 30,  [KD_FREAD] = 25, [KD_MSYNC] = 15,
 };
 
 static int pick_kind(struct kd_rng *r)

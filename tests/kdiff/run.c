@@ -508,6 +508,8 @@ static int64_t lib_syscall(struct variant *v, const struct kd_op *op)
 		return err ? err : (int64_t)out;
 	case KD_MADVISE:
 		return mmp_madvise(s, op->addr, op->len, op->flags);
+	case KD_MSYNC:
+		return mmp_msync(s, op->addr, op->len, op->flags);
 	}
 	return -ENOSYS;
 }
@@ -1068,7 +1070,7 @@ static void apply(struct run *r, const struct kd_op *op)
 		return;		/* a minimized log may have lost the fork */
 	switch (op->kind) {
 	case KD_MMAP: case KD_MUNMAP: case KD_MPROTECT: case KD_MREMAP: case KD_MADVISE:
-	case KD_MMAP_FILE: case KD_FTRUNCATE: case KD_FWRITE:
+	case KD_MMAP_FILE: case KD_FTRUNCATE: case KD_FWRITE: case KD_MSYNC:
 		if (op->proc2 < KD_MAX_FILES && op->len <= (op->kind == KD_FWRITE ? KD_MAX_IO : ~0ULL))
 			do_syscall_op(r, op);
 		break;
