@@ -17,7 +17,9 @@
 #ifndef MMPRIM_COUNTERS_H
 #define MMPRIM_COUNTERS_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -122,6 +124,38 @@ int mmp_counter_count(void);
 const char *mmp_counter_name(int c);
 /** mmp_counter_doc() - one line saying what counter @c counts. */
 const char *mmp_counter_doc(int c);
+
+/* ---- counter arithmetic (since libmmprim.so.1.2) ---- */
+
+/**
+ * mmp_counters_diff() - @out = @after - @before, counter by counter: what
+ * happened between two snapshots of one space. Counters only grow between
+ * resets, so each difference is what the calls in between counted.
+ */
+static inline void mmp_counters_diff(const struct mmp_counters *after,
+				     const struct mmp_counters *before, struct mmp_counters *out)
+{
+	for (int i = 0; i < MMP_NR_COUNTERS; i++)
+		out->v[i] = after->v[i] - before->v[i];
+}
+
+/** mmp_counter_by_name() - the number of the counter printed as @name, or -ENOENT (-EINVAL for NULL). */
+int mmp_counter_by_name(const char *name);
+
+/**
+ * mmp_counters_print_sized() - print the nonzero counters of @c (@size bytes
+ * of counters; those beyond count as 0) to @f, one "<prefix>name value" line
+ * each, in counter order: a difference from mmp_counters_diff() prints just
+ * what moved. Returns the number of lines, or -EINVAL (NULL @c or @f, @size
+ * below 8), -EIO when @f fails. @prefix may be NULL.
+ */
+int mmp_counters_print_sized(FILE *f, const struct mmp_counters *c, size_t size,
+			     const char *prefix);
+
+static inline int mmp_counters_print(FILE *f, const struct mmp_counters *c, const char *prefix)
+{
+	return mmp_counters_print_sized(f, c, sizeof(*c), prefix);
+}
 
 #ifdef __cplusplus
 }
