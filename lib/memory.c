@@ -143,9 +143,11 @@ static uint32_t alloc_anon_mthp(struct vm_fault *vmf, mmp_pte_t *pte_table_base,
 			continue;
 		pfn = folio_alloc_anon(s, order);
 		if (pfn != NO_PFN) {
+			count_mthp_stat(s, order, MTHP_STAT_ANON_FAULT_ALLOC);
 			*order_out = order;
 			return pfn;
 		}
+		count_mthp_stat(s, order, MTHP_STAT_ANON_FAULT_FALLBACK);
 	}
 	*order_out = 0;
 	return folio_alloc_anon(s, 0);

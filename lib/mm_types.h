@@ -89,6 +89,14 @@ struct mmp_counter_shard {
 	uint64_t v[MMP_NR_COUNTERS];
 } __attribute__((aligned(64)));
 
+/* Per-order mTHP events (struct mmp_mthp_stats); the gauges are walked, not kept. */
+enum mthp_stat_item {
+	MTHP_STAT_ANON_FAULT_ALLOC,
+	MTHP_STAT_ANON_FAULT_FALLBACK,
+	MTHP_STAT_SPLIT,
+	MMP_NR_MTHP_STAT_EVENTS
+};
+
 struct mmp_rss_shard {
 	int64_t anon;
 } __attribute__((aligned(64)));
@@ -224,6 +232,9 @@ struct mmp_space {
 	uint32_t thp_orders_madvise;
 
 	struct mmp_counter_shard *counters;
+
+	/* Per-order mTHP events, as the kernel's mthp_stats (lib/mthp_stat.h): atomic. */
+	uint64_t mthp_stat[MMP_NR_MTHP_STAT_EVENTS][HPAGE_PMD_ORDER + 1];
 };
 
 /* Does the MMU of @s set accessed and dirty itself, as its back end declares? */
