@@ -562,4 +562,7 @@ const char *mmp_strerror(int err);
 }
 #endif
 
+/* Looking inside a space: entries, folios, smaps, pagemap, mTHP stats (since libmmprim.so.1.2). */
+#include <mmprim/introspect.h>
+
 #endif /* MMPRIM_MMPRIM_H */
