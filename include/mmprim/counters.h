@@ -13,6 +13,23 @@
  * between threads sharing a space (fault_spurious, gup_fast_backoff,
  * pt_poison_seen, reclaim_keep, pt_reclaim_fast / _slow) depend on how the
  * threads interleave; with one thread per space every count repeats exactly.
+ *
+ * Which space counts (docs/counters.md has the table): page-table and TLB
+ * events in the space whose tables or CPUs they touch, folio and reclaim
+ * decisions in the space of the call that made them. So mmp_fork() counts
+ * reading and write-protecting the parent's entries (and the parent's TLB
+ * flush) in the parent, writing the child's entries, folding its contpte
+ * blocks and allocating its tables in the child, whose counters start at 0;
+ * mmp_reclaim() counts its decisions in the caller and each unmap in the
+ * space it unmaps from. A space's counters go with it at mmp_space_destroy().
+ *
+ * TLB counters: tlb_flush_range counts ranged flushes, and each adds its
+ * length to tlb_flush_page (one per page, or per 2 MiB for a huge PMD), so
+ * tlb_flush_page is their sum. A range over the back end's ceiling counts one
+ * tlb_flush_all instead, nothing in the other two: more than 33 pages on
+ * x86_64 (tlb_single_page_flush_ceiling), 512 or more on arm64 (MAX_DVM_OPS),
+ * more than 64 on riscv64, more than 512 on loongarch64. tlb_ipi: one per
+ * other attached CPU per flush, 0 where TLBIs are broadcast (arm64).
  */
 #ifndef MMPRIM_COUNTERS_H
 #define MMPRIM_COUNTERS_H

@@ -180,7 +180,13 @@ enum mmp_opt {
 	MMP_OPT_TLB_SANITIZER = 0,
 	/* Huge-page copy / clear sub-page order: enum mmp_huge_order. */
 	MMP_OPT_HUGE_ORDER = 1,
-	/* Batch PTEs of a large folio (folio_pte_batch) in zap, fork and mremap. Default 1. */
+	/*
+	 * Batch PTEs of a large folio (folio_pte_batch) in zap (munmap,
+	 * MADV_DONTNEED, exit), fork, mprotect, reclaim's unmap of a lazyfree
+	 * folio, and mremap where the format has contiguous blocks. MADV_FREE
+	 * batches regardless, as the kernel. Default 1. docs/counters.md has
+	 * every switch's coverage, tested both ways.
+	 */
 	MMP_OPT_PTE_BATCH = 2,
 	/* arm64: the CPU has BBML2_NOABORT, so contpte_convert skips its middle TLBI. */
 	MMP_OPT_BBML2_NOABORT = 3,
