@@ -14,14 +14,15 @@
 
 #define LEN	(8UL << 20)
 #define BLOCK	(64UL << 10)
-#define CHECK(call)								\
-	do {									\
-		int err_ = (call);						\
-		if (err_ < 0) {							\
-			fprintf(stderr, "%s: %s\n", #call, mmp_strerror(err_));	\
-			exit(1);						\
-		}								\
-	} while (0)
+/* Stop at the first error, naming the call. */
+static void check(int err, const char *call)
+{
+	if (err >= 0)
+		return;
+	fprintf(stderr, "%s: %s\n", call, mmp_strerror(err));
+	exit(1);
+}
+#define CHECK(call)	check((call), #call)
 
 static double run(struct mmp_phys *phys, int batch)
 {
