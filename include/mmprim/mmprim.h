@@ -8,7 +8,8 @@
  * mmp_space_verify() still passes.
  *
  * Extensible structures. The structures that cross the library boundary
- * (struct mmp_space_config, mmp_counters, mmp_phys_stat, mmp_space_stat) only
+ * (struct mmp_space_config, mmp_counters, mmp_phys_stat, mmp_space_stat, and
+ * those of mmprim/introspect.h) only
  * ever grow, at their end. Each call that takes one exists in a _sized form
  * that is told the caller's sizeof, as clone3() and openat2() are, and in a
  * static inline form without the suffix that passes it for you. So a program
