@@ -36,6 +36,17 @@ static bool is_zero_pfn(struct mmp_phys *phys, uint64_t pfn)
 	       (huge != NO_PFN && pfn >= huge && pfn < huge + HPAGE_PMD_NR);
 }
 
+/* Mappings of page @pfn of @pg's folio: its PTEs and the folio's PMDs (precise page mapcount). */
+int introspect_page_mapcount(struct mmp_space *s, const struct introspect_page *pg, uint64_t pfn)
+{
+	struct mmp_page *head = pfn_to_page(s->phys, pg->folio_pfn);
+	int mc = __atomic_load_n(&pfn_to_page(s->phys, pfn)->mapcount, __ATOMIC_RELAXED);
+
+	if (pg->folio_order)
+		mc += __atomic_load_n(&head->folio.entire_mapcount, __ATOMIC_RELAXED);
+	return mc;
+}
+
 /* The folio fields of @pg for the page @pfn: under the table lock of the entry mapping it. */
 void introspect_folio(struct mmp_space *s, uint64_t pfn, struct introspect_page *pg)
 {
@@ -63,10 +74,7 @@ void introspect_folio(struct mmp_space *s, uint64_t pfn, struct introspect_page 
 			  (__atomic_load_n(&head->pincount, __ATOMIC_RELAXED) ? MMP_FOLIO_PINNED : 0) |
 			  (page_flag_test(page, PG_anon_exclusive) ? MMP_FOLIO_ANON_EXCLUSIVE : 0);
 	pg->folio_mapcount = folio_mapcount(head);
-	pg->page_mapcount = __atomic_load_n(&page->mapcount, __ATOMIC_RELAXED) +
-			    (head->order ? __atomic_load_n(&head->folio.entire_mapcount,
-							   __ATOMIC_RELAXED)
-					 : 0);
+	pg->page_mapcount = introspect_page_mapcount(s, pg, pfn);
 	pg->refcount = folio_ref_count(head);
 	pg->pincount = __atomic_load_n(&head->pincount, __ATOMIC_RELAXED);
 }
@@ -308,7 +316,8 @@ MMP_EXPORT int mmp_space_query_sized(struct mmp_space *s, uint64_t addr,
 
 /* ---- pagemap ------------------------------------------------------------------------- */
 
-uint64_t introspect_pagemap_word(const struct introspect_page *pg, uint64_t pfn)
+uint64_t introspect_pagemap_word(struct mmp_space *s, const struct introspect_page *pg,
+				 uint64_t pfn)
 {
 	uint64_t pm;
 
@@ -318,7 +327,7 @@ uint64_t introspect_pagemap_word(const struct introspect_page *pg, uint64_t pfn)
 	if (pg->eflags & MMP_E_SOFT_DIRTY)
 		pm |= MMP_PM_SOFT_DIRTY;
 	/* A page mapped once, by this mm: the kernel's precise page mapcount of 1. */
-	if (!(pg->folio_flags & MMP_FOLIO_ZERO) && pg->page_mapcount == 1)
+	if (!(pg->folio_flags & MMP_FOLIO_ZERO) && introspect_page_mapcount(s, pg, pfn) == 1)
 		pm |= MMP_PM_MMAP_EXCLUSIVE;
 	return pm;
 }
@@ -334,7 +343,7 @@ static int pagemap_page(struct mmp_space *s, const struct introspect_page *pg, v
 	uint64_t i = (pg->addr - w->start) >> PAGE_SHIFT;
 
 	for (unsigned int j = 0; j < pg->nr; j++)
-		w->out[i + j] = introspect_pagemap_word(pg, pg->pfn + j);
+		w->out[i + j] = introspect_pagemap_word(s, pg, pg->pfn + j);
 	return 0;
 }
 
@@ -392,12 +401,7 @@ static int smaps_page(struct mmp_space *s, const struct introspect_page *pg, voi
 			v->lazyfree += bytes;
 	}
 	for (unsigned int j = 0; j < pg->nr; j++) {
-		struct mmp_page *page = pfn_to_page(s->phys, pg->pfn + j);
-		struct mmp_page *head = pfn_to_page(s->phys, pg->folio_pfn);
-		int mc = __atomic_load_n(&page->mapcount, __ATOMIC_RELAXED) +
-			 (pg->folio_order ? __atomic_load_n(&head->folio.entire_mapcount,
-							    __ATOMIC_RELAXED)
-					  : 0);
+		int mc = introspect_page_mapcount(s, pg, pg->pfn + j);
 
 		if (mc < 1)
 			mc = 1;

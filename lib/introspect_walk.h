@@ -34,7 +34,9 @@ int introspect_walk(struct mmp_space *s, uint64_t addr, uint64_t end, introspect
 void introspect_folio(struct mmp_space *s, uint64_t pfn, struct introspect_page *pg);
 /* The VMA summed as smaps does, the mmap lock held for reading. */
 void introspect_vma(struct mmp_space *s, struct mmp_vma *vma, struct mmp_vma_info *v);
-/* The pagemap word of page @pfn of @pg. */
-uint64_t introspect_pagemap_word(const struct introspect_page *pg, uint64_t pfn);
+/* The mappings of page @pfn of @pg's folio, and its pagemap word. */
+int introspect_page_mapcount(struct mmp_space *s, const struct introspect_page *pg, uint64_t pfn);
+uint64_t introspect_pagemap_word(struct mmp_space *s, const struct introspect_page *pg,
+				 uint64_t pfn);
 
 #endif /* MMP_INTROSPECT_WALK_H */

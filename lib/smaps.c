@@ -159,9 +159,12 @@ static int pagemap_line(struct mmp_space *s, const struct introspect_page *pg, v
 
 		fprintf(m, "%012llx %016llx pfn %#llx %s order %u mapcount %d/%d ref %d",
 			(unsigned long long)addr,
-			(unsigned long long)introspect_pagemap_word(pg, pg->pfn + j),
+			(unsigned long long)introspect_pagemap_word(s, pg, pg->pfn + j),
 			(unsigned long long)(pg->pfn + j), pg->level == MMP_PMD ? "pmd" : "pte",
-			pg->folio_order, pg->page_mapcount, pg->folio_mapcount, pg->refcount);
+			pg->folio_order,
+			pg->folio_flags & MMP_FOLIO_ZERO ? 0
+							 : introspect_page_mapcount(s, pg, pg->pfn + j),
+			pg->folio_mapcount, pg->refcount);
 		fprintf(m, " %c%c%c", pg->eflags & MMP_E_WRITE ? 'w' : '-',
 			pg->gathered & MMP_E_ACCESSED ? 'a' : '-',
 			pg->gathered & MMP_E_DIRTY ? 'd' : '-');

@@ -167,7 +167,7 @@ static void check_mthp(const char *arch)
 /* A PMD-mapped THP and the zero page. */
 static void check_pmd(const char *arch)
 {
-	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_space *s = new_space(phys, arch), *child = NULL;
 	struct mmp_addr_info q;
 	struct mmp_vma_info v;
 	struct mmp_mthp_stats st;
@@ -191,6 +191,17 @@ static void check_pmd(const char *arch)
 	mmp_space_mthp_stats(s, &st);
 	tap_eq(st.anon_fault_alloc[9], 1, "%s: anon_fault_alloc at 2048 kB", arch);
 	tap_eq(st.nr_anon[9], 1, "%s: nr_anon at 2048 kB", arch);
+	tap_eq(mmp_space_pagemap(s, a + 3 * PG, 2, pm), 2, "%s: pagemap of the THP", arch);
+	tap_eq(pm[1], MMP_PM_PRESENT | MMP_PM_MMAP_EXCLUSIVE | (q.pfn + 1),
+	       "%s: its next page: present, exclusive, the next pfn", arch);
+	tap_eq(mmp_fork(s, &child), 0, "%s: fork", arch);
+	mmp_space_pagemap(s, a + 3 * PG, 2, pm);
+	tap_eq(pm[1], MMP_PM_PRESENT | (q.pfn + 1), "%s: shared with the child: not exclusive",
+	       arch);
+	mmp_space_vma_info(s, a, &v);
+	tap_eq(v.shared_dirty + v.shared_clean, MMP_PMD_SIZE, "%s: the THP counts shared", arch);
+	tap_eq(v.pss, MMP_PMD_SIZE / 2, "%s: Pss halves", arch);
+	tap_eq(mmp_space_destroy(child), 0, "%s: child exits", arch);
 
 	/* A read of untouched memory outside the THP maps the zero page. */
 	must(mmp_read(cpu, a + MMP_PMD_SIZE + PG, &c, 1) == 0, "read");
