@@ -397,7 +397,8 @@ static int smaps_page(struct mmp_space *s, const struct introspect_page *pg, voi
 			v->anon_by_order[pg->folio_order] += bytes;
 		if (pg->level == MMP_PMD)
 			v->anon_huge_pages += bytes;
-		if ((pg->folio_flags & MMP_FOLIO_LAZYFREE) && !(pg->folio_flags & MMP_FOLIO_SWAPBACKED))
+		/* smaps_account(): MADV_FREE'd and still clean; a redirtied page is not lazy. */
+		if (!(pg->folio_flags & MMP_FOLIO_SWAPBACKED) && !dirty)
 			v->lazyfree += bytes;
 	}
 	for (unsigned int j = 0; j < pg->nr; j++) {

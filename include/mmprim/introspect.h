@@ -134,7 +134,7 @@ struct mmp_vma_info {
 	uint64_t shared_clean, shared_dirty, private_clean, private_dirty;
 	uint64_t referenced;		/* entries young */
 	uint64_t anonymous;		/* anonymous folios (not the zero page) */
-	uint64_t lazyfree;		/* LazyFree: MADV_FREE'd folios not yet redirtied */
+	uint64_t lazyfree;		/* LazyFree: not swapbacked (MADV_FREE'd) and clean */
 	uint64_t anon_huge_pages;	/* AnonHugePages: PMD-mapped anonymous THPs */
 	uint64_t swap;			/* Swap: 0, the model has no swap device yet */
 	uint64_t locked;		/* Locked: 0, no mlock yet */

@@ -131,6 +131,15 @@ static void check_mthp(const char *arch)
 	tap_eq(q.folio_order, 0, "%s: the partly freed folio was split", arch);
 	mmp_space_vma_info(s, a, &v);
 	tap_eq(v.lazyfree, O4 + PG, "%s: LazyFree", arch);
+	/*
+	 * Writing one page again makes it dirty, so no longer lazy, as smaps
+	 * says: with a contiguous block, the whole block reads dirty (A/D
+	 * gathered as ptep_get gathers them).
+	 */
+	must(mmp_write(cpu, a + O4, "y", 1) == 0, "redirty");
+	mmp_space_vma_info(s, a, &v);
+	tap_eq(v.lazyfree, (q.block_entries ? 0 : O4 - PG) + PG, "%s: LazyFree after a write",
+	       arch);
 	tap_eq(v.anon_by_order[0], O4, "%s: 16 order-0 pages now", arch);
 	mmp_space_mthp_stats(s, &st);
 	tap_eq(st.split[4], 1, "%s: split counted at order 4", arch);
