@@ -270,6 +270,39 @@ static void check_bbml2(const char *arch, bool contpte)
 	check(arch, MMP_OPT_BBML2_NOABORT, "BBML2_NOABORT", 1, 0, false, cl, 1);
 }
 
+/* riscv64 chooses Svadu or Svade; the other back ends' A/D model is fixed and ignores it. */
+static void check_hw_ad(const char *arch, bool switchable)
+{
+	struct claim cl[] = {
+		/* MADV_FREE leaves the entries old and clean: writing them needs A/D set. */
+		{ "writes to old, clean entries", free_all, do_fault, MMP_C_FAULT_AD, switchable },
+	};
+
+	check(arch, MMP_OPT_HW_AD, "HW_AD", 1, 0, false, cl, 1);
+}
+
+/* The sanitizer only checks TLB hits: with none stale, every count is the same. */
+static void check_tlb_sanitizer(const char *arch)
+{
+	static const struct claim cl[] = {
+		{ "faults and accesses", NULL, do_fault, 0, false },
+		{ "mprotect", populate, do_mprotect, 0, false },
+	};
+
+	check(arch, MMP_OPT_TLB_SANITIZER, "TLB_SANITIZER", 1, 0, false, cl, 2);
+}
+
+/* The order of sub-page clears changes, not how many: the same counts (the order is test_huge_copy's). */
+static void check_huge_order(const char *arch)
+{
+	static const struct claim cl[] = {
+		{ "how much a THP fault clears", NULL, do_fault, 0, false },
+	};
+
+	check(arch, MMP_OPT_HUGE_ORDER, "HUGE_ORDER", MMP_HUGE_ORDER_TARGET_LAST,
+	      MMP_HUGE_ORDER_ASCENDING, true, cl, 1);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const archs[] = { "x86_64", "arm64", "riscv64" };
@@ -286,6 +319,9 @@ int main(int argc, char **argv)
 		check_lazyfree_pmd(archs[i]);
 		check_per_vma_lock(archs[i]);
 		check_bbml2(archs[i], !strcmp(archs[i], "arm64"));
+		check_hw_ad(archs[i], !strcmp(archs[i], "riscv64"));
+		check_tlb_sanitizer(archs[i]);
+		check_huge_order(archs[i]);
 	}
 	must(mmp_phys_destroy(phys) == 0, "phys destroy");
 	return tap_done();
