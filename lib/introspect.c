@@ -67,16 +67,16 @@ void introspect_folio(struct mmp_space *s, uint64_t pfn, struct introspect_page 
 	page = pfn_to_page(s->phys, pfn);
 	fl = __atomic_load_n(&head->flags, __ATOMIC_RELAXED);
 	pg->folio_order = head->order;
+	pg->pincount = __atomic_load_n(&head->pincount, __ATOMIC_RELAXED);
 	pg->folio_flags = (fl & PG_anon ? MMP_FOLIO_ANON : 0) |
 			  (fl & PG_lazyfree ? MMP_FOLIO_LAZYFREE : 0) |
 			  (fl & PG_dirty ? MMP_FOLIO_DIRTY : 0) |
 			  (fl & PG_swapbacked ? MMP_FOLIO_SWAPBACKED : 0) |
-			  (__atomic_load_n(&head->pincount, __ATOMIC_RELAXED) ? MMP_FOLIO_PINNED : 0) |
+			  (pg->pincount ? MMP_FOLIO_PINNED : 0) |
 			  (page_flag_test(page, PG_anon_exclusive) ? MMP_FOLIO_ANON_EXCLUSIVE : 0);
 	pg->folio_mapcount = folio_mapcount(head);
 	pg->page_mapcount = introspect_page_mapcount(s, pg, pfn);
 	pg->refcount = folio_ref_count(head);
-	pg->pincount = __atomic_load_n(&head->pincount, __ATOMIC_RELAXED);
 }
 
 /*
@@ -262,12 +262,15 @@ MMP_EXPORT int mmp_space_query_sized(struct mmp_space *s, uint64_t addr,
 		mmp_spinlock_t *ptl;
 		mmp_pte_t *ptes;
 
+		unsigned int pf;
+
 		spin_lock(&s->page_table_lock);
 		k.entry[MMP_PMD] = READ_ONCE(*pmdp);
-		k.entry_flags[MMP_PMD] = entry_flags(s, k.entry[MMP_PMD], MMP_PMD);
-		if ((k.entry_flags[MMP_PMD] & MMP_E_LEAF) && entry_present(k.entry_flags[MMP_PMD])) {
+		pf = k.entry_flags[MMP_PMD] = entry_flags(s, k.entry[MMP_PMD], MMP_PMD);
+		if ((pf & MMP_E_LEAF) && entry_present(pf)) {
 			k.leaf_level = MMP_PMD;
-			pg.pfn = entry_pfn(s, k.entry[MMP_PMD], MMP_PMD) + level_index(addr, MMP_PTE);
+			pg.pfn = entry_pfn(s, k.entry[MMP_PMD], MMP_PMD) +
+				 level_index(addr, MMP_PTE);
 			introspect_folio(s, pg.pfn, &pg);
 		}
 		spin_unlock(&s->page_table_lock);

@@ -22,13 +22,14 @@ static void smaps_field(FILE *m, const char *name, uint64_t bytes)
 /* show_map_vma and __show_smap, for an anonymous private mapping. */
 static void show_smap(FILE *m, const struct mmp_vma_info *v)
 {
-	/* The kernel's VmFlags mnemonics, in its bit order; anonymous memory may read, write, exec. */
+	/* The kernel's VmFlags mnemonics, in its bit order (anonymous memory: mr mw me always). */
 	static const struct {
 		uint32_t flag;
 		const char *name;
 	} vm_flags[] = {
-		{ MMP_VMA_GROWSDOWN, "gd" }, { MMP_VMA_ACCOUNT, "ac" },	  { MMP_VMA_WIPEONFORK, "wf" },
-		{ MMP_VMA_HUGEPAGE, "hg" },  { MMP_VMA_NOHUGEPAGE, "nh" }, { MMP_VMA_DROPPABLE, "dp" },
+		{ MMP_VMA_GROWSDOWN, "gd" },  { MMP_VMA_ACCOUNT, "ac" },
+		{ MMP_VMA_WIPEONFORK, "wf" }, { MMP_VMA_HUGEPAGE, "hg" },
+		{ MMP_VMA_NOHUGEPAGE, "nh" }, { MMP_VMA_DROPPABLE, "dp" },
 	};
 	long pos0 = ftell(m);
 	int len;
@@ -144,9 +145,12 @@ static int pagemap_line(struct mmp_space *s, const struct introspect_page *pg, v
 		uint32_t flag;
 		const char *name;
 	} folio_flags[] = {
-		{ MMP_FOLIO_ANON, "anon" },	    { MMP_FOLIO_LAZYFREE, "lazyfree" },
-		{ MMP_FOLIO_DIRTY, "dirty" },	    { MMP_FOLIO_SWAPBACKED, "swapbacked" },
-		{ MMP_FOLIO_PINNED, "pinned" },	    { MMP_FOLIO_ANON_EXCLUSIVE, "exclusive" },
+		{ MMP_FOLIO_ANON, "anon" },
+		{ MMP_FOLIO_LAZYFREE, "lazyfree" },
+		{ MMP_FOLIO_DIRTY, "dirty" },
+		{ MMP_FOLIO_SWAPBACKED, "swapbacked" },
+		{ MMP_FOLIO_PINNED, "pinned" },
+		{ MMP_FOLIO_ANON_EXCLUSIVE, "exclusive" },
 		{ MMP_FOLIO_ZERO, "zero" },
 	};
 	unsigned int n = s->arch->cont_ptes;
@@ -156,14 +160,13 @@ static int pagemap_line(struct mmp_space *s, const struct introspect_page *pg, v
 		return 0;
 	for (unsigned int j = 0; j < pg->nr; j++) {
 		uint64_t addr = pg->addr + ((uint64_t)j << PAGE_SHIFT);
+		bool zero = pg->folio_flags & MMP_FOLIO_ZERO;
 
 		fprintf(m, "%012llx %016llx pfn %#llx %s order %u mapcount %d/%d ref %d",
 			(unsigned long long)addr,
 			(unsigned long long)introspect_pagemap_word(s, pg, pg->pfn + j),
 			(unsigned long long)(pg->pfn + j), pg->level == MMP_PMD ? "pmd" : "pte",
-			pg->folio_order,
-			pg->folio_flags & MMP_FOLIO_ZERO ? 0
-							 : introspect_page_mapcount(s, pg, pg->pfn + j),
+			pg->folio_order, zero ? 0 : introspect_page_mapcount(s, pg, pg->pfn + j),
 			pg->folio_mapcount, pg->refcount);
 		fprintf(m, " %c%c%c", pg->eflags & MMP_E_WRITE ? 'w' : '-',
 			pg->gathered & MMP_E_ACCESSED ? 'a' : '-',

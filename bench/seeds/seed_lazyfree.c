@@ -287,7 +287,8 @@ static int lf_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 	       (unsigned long long)side[0].total.v[MMP_C_PGTABLE_ALLOC],
 	       (unsigned long long)side[1].total.v[MMP_C_PGTABLE_ALLOC]);
 	for (int v = 0; v < 2; v++) {
-		bench_append(extra, sizeof(extra), &off, "\"%s_smaps\":{", v ? "optimized" : "baseline");
+		bench_append(extra, sizeof(extra), &off, "\"%s_smaps\":{",
+			     v ? "optimized" : "baseline");
 		for (int w = 0; w < 2; w++) {
 			const struct mmp_vma_info *m = &side[v].smaps[w];
 

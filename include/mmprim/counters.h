@@ -156,7 +156,7 @@ static inline void mmp_counters_diff(const struct mmp_counters *after,
 		out->v[i] = after->v[i] - before->v[i];
 }
 
-/** mmp_counter_by_name() - the number of the counter printed as @name, or -ENOENT (-EINVAL for NULL). */
+/** mmp_counter_by_name() - the counter printed as @name; -ENOENT, or -EINVAL for NULL. */
 int mmp_counter_by_name(const char *name);
 
 /**

@@ -383,11 +383,13 @@ static void check_names(void)
 		const char *name;
 		int order;
 	} cases[] = {
-		{ "hugepages-16kB", 2 },    { "hugepages-64kB", 4 },	 { "hugepages-2048kB", 9 },
-		{ "64kB", 4 },		    { "64K", 4 },		 { "65536", 4 },
-		{ "2097152", 9 },	    { "hugepages-4kB", -EINVAL }, { "hugepages-65536", -EINVAL },
-		{ "hugepages-48kB", -EINVAL }, { "4096kB", -EINVAL },	 { "", -EINVAL },
-		{ "kB", -EINVAL },	    { "64kBx", -EINVAL },	 { "-64kB", -EINVAL },
+		{ "hugepages-16kB", 2 },	{ "hugepages-64kB", 4 },
+		{ "hugepages-2048kB", 9 },	{ "64kB", 4 },
+		{ "64K", 4 },			{ "65536", 4 },
+		{ "2097152", 9 },		{ "hugepages-4kB", -EINVAL },
+		{ "hugepages-65536", -EINVAL }, { "hugepages-48kB", -EINVAL },
+		{ "4096kB", -EINVAL },		{ "", -EINVAL },	   { "kB", -EINVAL },
+		{ "64kBx", -EINVAL },		{ "-64kB", -EINVAL },
 		{ "99999999999999999999kB", -EINVAL },
 	};
 	struct mmp_counters c = { { 0 } };
@@ -402,7 +404,7 @@ static void check_names(void)
 	tap_ok(!strcmp(mmp_thp_size_name(9), "hugepages-2048kB"), "order 9 is hugepages-2048kB");
 	tap_ok(!mmp_thp_size_name(1) && !mmp_thp_size_name(10), "orders 1 and 10 have no name");
 	for (unsigned int o = 2; o <= 9; o++)
-		tap_eq(mmp_thp_order(mmp_thp_size_name(o)), o, "the name of order %u reads back", o);
+		tap_eq(mmp_thp_order(mmp_thp_size_name(o)), o, "order %u's name reads back", o);
 
 	tap_eq(mmp_counter_by_name("tlb_flush_all"), MMP_C_TLB_FLUSH_ALL, "counter by name");
 	tap_eq(mmp_counter_by_name("no_such"), -ENOENT, "unknown counter name");

@@ -186,8 +186,8 @@ static void check(const char *arch, enum mmp_opt opt, const char *name, long v_o
 			       mmp_counter_name(cl[i].c), (unsigned long long)on.v[cl[i].c],
 			       (unsigned long long)off.v[cl[i].c]);
 		else
-			tap_ok(same(&on, &off), "%s: %s leaves %s alone: the same counts", arch, name,
-			       cl[i].what);
+			tap_ok(same(&on, &off), "%s: %s leaves %s alone: the same counts", arch,
+			       name, cl[i].what);
 	}
 }
 
@@ -259,7 +259,7 @@ static void check_per_vma_lock(const char *arch)
 	      sizeof(cl) / sizeof(cl[0]));
 }
 
-/* Only arm64 converts contpte blocks: there the switch saves a flush per unfold; elsewhere nothing. */
+/* Only arm64 converts contpte blocks: there the switch saves a flush per unfold. */
 static void check_bbml2(const char *arch, bool contpte)
 {
 	struct claim cl[] = {
@@ -292,7 +292,7 @@ static void check_tlb_sanitizer(const char *arch)
 	check(arch, MMP_OPT_TLB_SANITIZER, "TLB_SANITIZER", 1, 0, false, cl, 2);
 }
 
-/* The order of sub-page clears changes, not how many: the same counts (the order is test_huge_copy's). */
+/* The order of sub-page clears changes, not how many (test_huge_copy checks the order). */
 static void check_huge_order(const char *arch)
 {
 	static const struct claim cl[] = {
