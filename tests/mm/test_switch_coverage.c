@@ -303,6 +303,22 @@ static void check_huge_order(const char *arch)
 	      MMP_HUGE_ORDER_ASCENDING, true, cl, 1);
 }
 
+/*
+ * Of what MMP_OPT_KERNEL_VERSION changes, the arm64 contpte ptep_get: before
+ * 6.17 it reads all 16 entries of a block, since then until it has seen
+ * young and dirty. Back ends without blocks read the same.
+ */
+static void check_kernel_version(const char *arch, bool contpte)
+{
+	struct claim cl[] = {
+		{ "ptep_get of contpte blocks (mprotect)", populate, do_mprotect, MMP_C_PTE_READ,
+		  contpte },
+	};
+
+	check(arch, MMP_OPT_KERNEL_VERSION, "KERNEL_VERSION", MMP_KERNEL_VERSION(6, 18, 0),
+	      MMP_KERNEL_VERSION(6, 16, 0), false, cl, 1);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const archs[] = { "x86_64", "arm64", "riscv64" };
@@ -322,6 +338,7 @@ int main(int argc, char **argv)
 		check_hw_ad(archs[i], !strcmp(archs[i], "riscv64"));
 		check_tlb_sanitizer(archs[i]);
 		check_huge_order(archs[i]);
+		check_kernel_version(archs[i], !strcmp(archs[i], "arm64"));
 	}
 	must(mmp_phys_destroy(phys) == 0, "phys destroy");
 	return tap_done();
