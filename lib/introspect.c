@@ -25,6 +25,10 @@ _Static_assert(MMP_ENTRY_PRESENT == MMP_E_PRESENT && MMP_ENTRY_WRITE == MMP_E_WR
 		       MMP_ENTRY_LEAF == MMP_E_LEAF && MMP_ENTRY_CONT == MMP_E_CONT,
 	       "the public entry flags are the core's");
 _Static_assert(MMP_NR_LEVELS == MMP_MAX_LEVELS, "one entry per level");
+_Static_assert(offsetof(struct mmp_addr_info, pfn) == 104 && sizeof(struct mmp_addr_info) == 192,
+	       "struct mmp_addr_info of libmmprim.so.1.2: it only grows at its end");
+_Static_assert(sizeof(struct mmp_vma_info) == 280 && sizeof(struct mmp_mthp_stats) == 400,
+	       "the introspection structures of libmmprim.so.1.2 only grow at their end");
 _Static_assert(sizeof(((struct mmp_vma_info *)0)->anon_by_order) / sizeof(uint64_t) ==
 		       HPAGE_PMD_ORDER + 1, "an order per folio size");
 

@@ -83,6 +83,7 @@ struct mmp_addr_info {
 	/* The entry for addr at each level, [levels - 1] the top; 0 below the last table. */
 	uint64_t entry[MMP_NR_LEVELS];		/* raw, in the back end's format */
 	uint32_t entry_flags[MMP_NR_LEVELS];	/* decoded: MMP_ENTRY_* */
+	uint32_t reserved0;			/* zero: no padding to guess at */
 	uint64_t pfn;			/* frame mapped at addr, MMP_NO_PFN when none */
 	uint64_t folio_pfn;		/* its folio's first frame, MMP_NO_PFN when none */
 	uint32_t folio_order;		/* 0..9 */
