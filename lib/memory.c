@@ -564,14 +564,17 @@ int expand_downwards(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr)
 static struct mmp_vma *lock_mm_and_find_vma(struct mmp_space *s, uint64_t addr)
 {
 	struct mmp_vma *vma;
+	bool stack;
 
 	for (;;) {
 		mmap_read_lock(s);
 		vma = vma_find_next(s, addr);
 		if (likely(vma && vma->start <= addr))
 			return vma;
+		/* Read under the lock: once it is dropped, an munmap may free the VMA. */
+		stack = vma && (vma->flags & VM_GROWSDOWN);
 		mmap_read_unlock(s);
-		if (!vma || !(vma->flags & VM_GROWSDOWN))
+		if (!stack)
 			return NULL;
 		mmap_write_lock(s);
 		vma = vma_find_next(s, addr);
