@@ -76,10 +76,12 @@ static int hello_arch(struct mmp_phys *phys, const char *arch)
 		fail("mmp_space_counters", arch, err);
 		goto out_cpu;
 	}
-	for (int c = 0; c < MMP_NR_COUNTERS; c++) {
-		if (counters.v[c])
-			printf("  %-18s %llu\n", mmp_counter_name(c),
-			       (unsigned long long)counters.v[c]);
+	/* The counters that moved: a new space starts at 0, so all of them. */
+	ret = mmp_counters_print(stdout, &counters, "  ");
+	if (ret < 0) {
+		fail("mmp_counters_print", arch, ret);
+		err = ret;
+		goto out_cpu;
 	}
 
 	err = mmp_space_verify(space);

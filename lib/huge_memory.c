@@ -142,8 +142,10 @@ int do_huge_pmd_anonymous_page(struct vm_fault *vmf)
 	if (!(vmf->flags & FAULT_FLAG_WRITE))
 		return map_huge_zero(vmf, haddr);
 	pfn = folio_alloc_anon(s, HPAGE_PMD_ORDER);
-	if (pfn == NO_PFN)
+	if (pfn == NO_PFN) {
+		count_mthp_stat(s, HPAGE_PMD_ORDER, MTHP_STAT_ANON_FAULT_FALLBACK);
 		return VM_FAULT_FALLBACK;
+	}
 	pgtable = pgtable_alloc(s);
 	if (pgtable == NO_PFN) {
 		folio_free(s->phys, pfn);
@@ -168,6 +170,7 @@ int do_huge_pmd_anonymous_page(struct vm_fault *vmf)
 	set_pmd_at(s, vmf->pmdp, mk_entry(s, pfn, f, MMP_PMD));
 	spin_unlock(&s->page_table_lock);
 	count_inc(s, MMP_C_FAULT_HUGE_ANON);
+	count_mthp_stat(s, HPAGE_PMD_ORDER, MTHP_STAT_ANON_FAULT_ALLOC);
 	return 0;
 }
 
@@ -511,7 +514,7 @@ int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint64_t table_addr
 		       int extra_refs)
 {
 	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
-	unsigned int nr = folio_nr_pages(head), here = 0;
+	unsigned int nr = folio_nr_pages(head), here = 0, order = head->order;
 	int expected = folio_mapcount(head) + extra_refs;
 	uint32_t keep = head->flags & (PG_anon | PG_swapbacked | PG_dirty | PG_lazyfree);
 
@@ -550,6 +553,7 @@ int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint64_t table_addr
 		}
 	}
 	count_inc(s, MMP_C_FOLIO_SPLIT);
+	count_mthp_stat(s, order, MTHP_STAT_SPLIT);
 	/*
 	 * A contiguous block (arm64 contpte, riscv NAPOT) must map one folio:
 	 * rewrite each entry that still carries the hint, which unfolds its block;

@@ -143,9 +143,11 @@ static uint32_t alloc_anon_mthp(struct vm_fault *vmf, mmp_pte_t *pte_table_base,
 			continue;
 		pfn = folio_alloc_anon(s, order);
 		if (pfn != NO_PFN) {
+			count_mthp_stat(s, order, MTHP_STAT_ANON_FAULT_ALLOC);
 			*order_out = order;
 			return pfn;
 		}
+		count_mthp_stat(s, order, MTHP_STAT_ANON_FAULT_FALLBACK);
 	}
 	*order_out = 0;
 	return folio_alloc_anon(s, 0);
@@ -568,14 +570,17 @@ int expand_downwards(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr)
 static struct mmp_vma *lock_mm_and_find_vma(struct mmp_space *s, uint64_t addr)
 {
 	struct mmp_vma *vma;
+	bool stack;
 
 	for (;;) {
 		mmap_read_lock(s);
 		vma = vma_find_next(s, addr);
 		if (likely(vma && vma->start <= addr))
 			return vma;
+		/* Read under the lock: once it is dropped, an munmap may free the VMA. */
+		stack = vma && (vma->flags & VM_GROWSDOWN);
 		mmap_read_unlock(s);
-		if (!vma || !(vma->flags & VM_GROWSDOWN))
+		if (!stack)
 			return NULL;
 		mmap_write_lock(s);
 		vma = vma_find_next(s, addr);

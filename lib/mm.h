@@ -19,6 +19,7 @@
 #include "huge_mm.h"
 #include "mm_types.h"
 #include "mmu_gather.h"
+#include "mthp_stat.h"
 #include "page_alloc.h"
 #include "pgalloc.h"
 #include "pte_batch.h"

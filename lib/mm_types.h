@@ -96,6 +96,14 @@ struct mmp_counter_shard {
 /* The kinds of resident pages (mm->rss_stat), as /proc/PID/status splits VmRSS. */
 enum mm_counter_type { MM_ANONPAGES, MM_FILEPAGES, MM_SHMEMPAGES, NR_MM_COUNTERS };
 
+/* Per-order mTHP events (struct mmp_mthp_stats); the gauges are walked, not kept. */
+enum mthp_stat_item {
+	MTHP_STAT_ANON_FAULT_ALLOC,
+	MTHP_STAT_ANON_FAULT_FALLBACK,
+	MTHP_STAT_SPLIT,
+	MMP_NR_MTHP_STAT_EVENTS
+};
+
 struct mmp_rss_shard {
 	int64_t count[NR_MM_COUNTERS];
 } __attribute__((aligned(64)));
@@ -244,6 +252,9 @@ struct mmp_space {
 	uint32_t thp_orders_madvise;
 
 	struct mmp_counter_shard *counters;
+
+	/* Per-order mTHP events, as the kernel's mthp_stats (lib/mthp_stat.h): atomic. */
+	uint64_t mthp_stat[MMP_NR_MTHP_STAT_EVENTS][HPAGE_PMD_ORDER + 1];
 };
 
 /* Does the MMU of @s set accessed and dirty itself, as its back end declares? */

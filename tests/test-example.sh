@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Install the build into a temporary DESTDIR, then build examples/hello.c the
-# way a user would (pkg-config, installed headers and library only) and run it.
+# Install the build into a temporary DESTDIR, then build every program of
+# examples/ the way a user would (pkg-config, installed headers and library
+# only, the loader path as the README says) and run it.
 # Usage: test-example.sh SOURCE_ROOT BUILD_ROOT [B_SANITIZE]
 set -euo pipefail
 
@@ -48,8 +49,23 @@ if [[ -n $sanitize && $sanitize != none ]]; then
 	sanflags=(-fsanitize="$sanitize" -fno-omit-frame-pointer)
 fi
 
-# shellcheck disable=SC2086 # $flags is a list of compiler words
-${CC:-cc} -std=gnu11 -Wall -Wextra -Werror "${sanflags[@]}" -o "$tmp/hello" \
-	"$src/examples/hello.c" $flags
+# The loader finds the library as the README's install section says for any
+# prefix: the program carries the library folder pkg-config names (-rpath).
+# Here the prefix lies under the temporary DESTDIR, so the folder is looked up
+# without the sysroot and the DESTDIR put in front, as it would be installed.
+libdir=$root$(PKG_CONFIG_SYSROOT_DIR='' pkg-config --variable=libdir libmmprim)
+if [[ ! -e $libdir/libmmprim.so ]]; then
+	echo "test-example: pkg-config's libdir $libdir holds no libmmprim.so" >&2
+	exit 1
+fi
 
-LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/hello"
+# Every example, and each runs with no LD_LIBRARY_PATH a user would not have.
+for c in "$src"/examples/*.c; do
+	name=$(basename "$c" .c)
+	# shellcheck disable=SC2086 # $flags is a list of compiler words
+	${CC:-cc} -std=gnu11 -Wall -Wextra -Werror "${sanflags[@]}" -o "$tmp/$name" "$c" $flags \
+		-Wl,-rpath,"$libdir"
+	echo "test-example: running $name"
+	env -u LD_LIBRARY_PATH "$tmp/$name" >"$tmp/$name.out"
+	tail -n 3 "$tmp/$name.out"
+done

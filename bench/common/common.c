@@ -173,10 +173,7 @@ int bench_kib_order(unsigned long kib)
 void bench_counters_sub(struct mmp_counters *out, const struct mmp_counters *after,
 			const struct mmp_counters *before)
 {
-	int i;
-
-	for (i = 0; i < MMP_NR_COUNTERS; i++)
-		out->v[i] = after->v[i] - before->v[i];
+	mmp_counters_diff(after, before, out);
 }
 
 void bench_print_counter_table(FILE *f, const struct mmp_counters *base,

@@ -41,6 +41,23 @@ def check_side(obj, side, where, counter_names):
     return secs, set(c)
 
 
+def check_lazyfree_smaps(obj, where):
+    """The mapping in kB as smaps sums it, before and after MADV_PAGEOUT, on each side."""
+    thp_kb = obj.get("thps", 0) * 2048
+    for side in ("baseline", "optimized"):
+        sm = obj.get(f"{side}_smaps")
+        if not isinstance(sm, dict) or set(sm) != {"before_pageout", "after_pageout"}:
+            fail(f"{where}: {side}_smaps: {sm!r}")
+        before, after = sm["before_pageout"], sm["after_pageout"]
+        for f in ("Rss", "AnonHugePages", "LazyFree", "Private_Dirty"):
+            if not all(isinstance(x.get(f), int) and x.get(f) >= 0 for x in (before, after)):
+                fail(f"{where}: {side}_smaps: {f} is not a size")
+        if before["Rss"] != thp_kb or before["AnonHugePages"] != thp_kb:
+            fail(f"{where}: {side}: {thp_kb} kB of THPs expected before MADV_PAGEOUT: {before}")
+        if after["Rss"] > before["Rss"] or after["LazyFree"] != 0:
+            fail(f"{where}: {side}: MADV_PAGEOUT left lazyfree memory or grew: {after}")
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: check-seeds-json.py MMPRIM_SEEDS ARGS...")
@@ -103,6 +120,8 @@ def check_lines(cmd, lines):
             fail(f"{where}: verdict {verdict!r} from {samples} samples")
         if (verdict is None) != (obj.get("claim") is None):
             fail(f"{where}: a claim without a verdict or a verdict without a claim")
+        if seed == "lazyfree":
+            check_lazyfree_smaps(obj, where)
         out.append(f"ok {seed} [{arch}]: ratio {ratio:.2f}x [{ci[0]:.2f}, {ci[1]:.2f}], "
                    f"{samples} samples, {verdict or 'no claim'}")
     return out

@@ -56,6 +56,8 @@ struct lf_side {
 	struct mmp_counters one;	/* of one MADV_PAGEOUT (the last) */
 	struct mmp_counters total;	/* over the first LF_ITERS (quick: _QUICK) iterations */
 	bool stable;			/* every iteration counted the same */
+	/* The mapping as smaps sums it before and after MADV_PAGEOUT (the last iteration). */
+	struct mmp_vma_info smaps[2];
 };
 
 static double cpu_now(void)
@@ -94,6 +96,9 @@ static int lf_iteration(struct lf_side *side, const struct lf_case *c, uint64_t 
 			continue;
 		err = mmp_memset(side->env.cpu, addr + off, 1, MMP_PMD_SIZE);
 	}
+	/* Looking moves no counter and no A/D bit: outside the timed call, it changes nothing. */
+	if (!err)
+		err = mmp_space_vma_info(s, addr, &side->smaps[0]);
 	if (!err) {
 		mmp_space_counters(s, &before);
 		t0 = bench_now();
@@ -104,6 +109,8 @@ static int lf_iteration(struct lf_side *side, const struct lf_case *c, uint64_t 
 		mmp_space_counters(s, &after);
 		bench_counters_sub(delta, &after, &before);
 	}
+	if (!err)
+		err = mmp_space_vma_info(s, addr, &side->smaps[1]);
 	err2 = mmp_munmap(s, addr, bytes);
 	err = err ? err : err2;
 out:
@@ -279,6 +286,22 @@ static int lf_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 	       (unsigned long long)side[1].total.v[MMP_C_PMD_SPLIT],
 	       (unsigned long long)side[0].total.v[MMP_C_PGTABLE_ALLOC],
 	       (unsigned long long)side[1].total.v[MMP_C_PGTABLE_ALLOC]);
+	for (int v = 0; v < 2; v++) {
+		bench_append(extra, sizeof(extra), &off, "\"%s_smaps\":{",
+			     v ? "optimized" : "baseline");
+		for (int w = 0; w < 2; w++) {
+			const struct mmp_vma_info *m = &side[v].smaps[w];
+
+			bench_append(extra, sizeof(extra), &off,
+				     "%s\"%s_pageout\":{\"Rss\":%llu,\"AnonHugePages\":%llu,"
+				     "\"LazyFree\":%llu,\"Private_Dirty\":%llu}", w ? "," : "",
+				     w ? "after" : "before", (unsigned long long)m->rss >> 10,
+				     (unsigned long long)m->anon_huge_pages >> 10,
+				     (unsigned long long)m->lazyfree >> 10,
+				     (unsigned long long)m->private_dirty >> 10);
+		}
+		bench_append(extra, sizeof(extra), &off, "},");
+	}
 	json_array(extra, sizeof(extra), &off, "baseline_iteration_seconds", side[0].secs, iters);
 	bench_append(extra, sizeof(extra), &off, ",");
 	json_array(extra, sizeof(extra), &off, "optimized_iteration_seconds", side[1].secs, iters);

@@ -13,11 +13,30 @@
  * between threads sharing a space (fault_spurious, gup_fast_backoff,
  * pt_poison_seen, reclaim_keep, pt_reclaim_fast / _slow) depend on how the
  * threads interleave; with one thread per space every count repeats exactly.
+ *
+ * Which space counts (docs/counters.md has the table): page-table and TLB
+ * events in the space whose tables or CPUs they touch, folio and reclaim
+ * decisions in the space of the call that made them. So mmp_fork() counts
+ * reading and write-protecting the parent's entries (and the parent's TLB
+ * flush) in the parent, writing the child's entries, folding its contpte
+ * blocks and allocating its tables in the child, whose counters start at 0;
+ * mmp_reclaim() counts its decisions in the caller and each unmap in the
+ * space it unmaps from. A space's counters go with it at mmp_space_destroy().
+ *
+ * TLB counters: tlb_flush_range counts ranged flushes, and each adds its
+ * length to tlb_flush_page (one per page, or per 2 MiB for a huge PMD), so
+ * tlb_flush_page is their sum. A range over the back end's ceiling counts one
+ * tlb_flush_all instead, nothing in the other two: more than 33 pages on
+ * x86_64 (tlb_single_page_flush_ceiling), 512 or more on arm64 (MAX_DVM_OPS),
+ * more than 64 on riscv64, more than 512 on loongarch64. tlb_ipi: one per
+ * other attached CPU per flush, 0 where TLBIs are broadcast (arm64).
  */
 #ifndef MMPRIM_COUNTERS_H
 #define MMPRIM_COUNTERS_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -130,6 +149,38 @@ int mmp_counter_count(void);
 const char *mmp_counter_name(int c);
 /** mmp_counter_doc() - one line saying what counter @c counts. */
 const char *mmp_counter_doc(int c);
+
+/* ---- counter arithmetic (since libmmprim.so.1.2) ---- */
+
+/**
+ * mmp_counters_diff() - @out = @after - @before, counter by counter: what
+ * happened between two snapshots of one space. Counters only grow between
+ * resets, so each difference is what the calls in between counted.
+ */
+static inline void mmp_counters_diff(const struct mmp_counters *after,
+				     const struct mmp_counters *before, struct mmp_counters *out)
+{
+	for (int i = 0; i < MMP_NR_COUNTERS; i++)
+		out->v[i] = after->v[i] - before->v[i];
+}
+
+/** mmp_counter_by_name() - the counter printed as @name; -ENOENT, or -EINVAL for NULL. */
+int mmp_counter_by_name(const char *name);
+
+/**
+ * mmp_counters_print_sized() - print the nonzero counters of @c (@size bytes
+ * of counters; those beyond count as 0) to @f, one "<prefix>name value" line
+ * each, in counter order: a difference from mmp_counters_diff() prints just
+ * what moved. Returns the number of lines, or -EINVAL (NULL @c or @f, @size
+ * below 8), -EIO when @f fails. @prefix may be NULL.
+ */
+int mmp_counters_print_sized(FILE *f, const struct mmp_counters *c, size_t size,
+			     const char *prefix);
+
+static inline int mmp_counters_print(FILE *f, const struct mmp_counters *c, const char *prefix)
+{
+	return mmp_counters_print_sized(f, c, sizeof(*c), prefix);
+}
 
 #ifdef __cplusplus
 }

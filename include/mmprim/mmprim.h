@@ -8,7 +8,8 @@
  * mmp_space_verify() still passes.
  *
  * Extensible structures. The structures that cross the library boundary
- * (struct mmp_space_config, mmp_counters, mmp_phys_stat, mmp_space_stat) only
+ * (struct mmp_space_config, mmp_counters, mmp_phys_stat, mmp_space_stat, and
+ * those of mmprim/introspect.h) only
  * ever grow, at their end. Each call that takes one exists in a _sized form
  * that is told the caller's sizeof, as clone3() and openat2() are, and in a
  * static inline form without the suffix that passes it for you. So a program
@@ -180,7 +181,13 @@ enum mmp_opt {
 	MMP_OPT_TLB_SANITIZER = 0,
 	/* Huge-page copy / clear sub-page order: enum mmp_huge_order. */
 	MMP_OPT_HUGE_ORDER = 1,
-	/* Batch PTEs of a large folio (folio_pte_batch) in zap, fork and mremap. Default 1. */
+	/*
+	 * Batch PTEs of a large folio (folio_pte_batch) in zap (munmap,
+	 * MADV_DONTNEED, exit), fork, mprotect, reclaim's unmap of a lazyfree
+	 * folio, and mremap where the format has contiguous blocks. MADV_FREE
+	 * batches regardless, as the kernel. Default 1. docs/counters.md has
+	 * every switch's coverage, tested both ways.
+	 */
 	MMP_OPT_PTE_BATCH = 2,
 	/* arm64: the CPU has BBML2_NOABORT, so contpte_convert skips its middle TLBI. */
 	MMP_OPT_BBML2_NOABORT = 3,
@@ -586,6 +593,9 @@ const char *mmp_strerror(int err);
 }
 #endif
 
+/* Files, their page cache and mappings of them (since libmmprim.so.1.2). */
 #include <mmprim/file.h>
+/* Looking inside a space: entries, folios, smaps, pagemap, mTHP stats (since libmmprim.so.1.2). */
+#include <mmprim/introspect.h>
 
 #endif /* MMPRIM_MMPRIM_H */

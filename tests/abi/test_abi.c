@@ -124,6 +124,52 @@ static void test_stats(struct mmp_phys *phys, struct mmp_space *s)
 	tap_eq(mmp_phys_stat_sized(NULL, &ps, sizeof(ps)), -EINVAL, "phys stat, NULL phys");
 }
 
+/* The introspection structures (since libmmprim.so.1.2) follow the same rules. */
+static void test_introspect(struct mmp_space *s)
+{
+	struct mmp_addr_info q;
+	struct mmp_vma_info v;
+	struct mmp_mthp_stats m;
+	/* Room for the largest of the three and 32 bytes more. */
+	unsigned char buf[(sizeof(v) > sizeof(m) ? sizeof(v) : sizeof(m)) + 32];
+	uint64_t addr;
+
+	tap_require(!mmp_space_vma_info(s, 0, &v), "vma info");
+	addr = v.start;
+	tap_require(!mmp_space_query(s, addr, &q), "query");
+	memset(buf, CANARY, sizeof(buf));
+	tap_eq(mmp_space_query_sized(s, addr, (struct mmp_addr_info *)buf, 8), 0, "query, 8 bytes");
+	tap_ok(!memcmp(buf, &q, 8) && canary_intact(buf + 8, sizeof(buf) - 8),
+	       "query: the address only, nothing past it");
+	memset(buf, CANARY, sizeof(buf));
+	tap_eq(mmp_space_query_sized(s, addr, (struct mmp_addr_info *)buf, sizeof(q) + 32), 0,
+	       "query, longer");
+	tap_ok(!memcmp(buf, &q, sizeof(q)) && all_zero(buf + sizeof(q), 32),
+	       "query: known fields, zeroed tail");
+
+	memset(buf, CANARY, sizeof(buf));
+	tap_eq(mmp_space_vma_info_sized(s, 0, (struct mmp_vma_info *)buf, 16), 0,
+	       "vma info, 16 bytes");
+	tap_ok(!memcmp(buf, &v, 16) && canary_intact(buf + 16, sizeof(buf) - 16),
+	       "vma info: start and end only, nothing past them");
+	memset(buf, CANARY, sizeof(buf));
+	tap_eq(mmp_space_vma_info_sized(s, 0, (struct mmp_vma_info *)buf, sizeof(buf)), 0,
+	       "vma info, longer");
+	tap_ok(!memcmp(buf, &v, sizeof(v)) && all_zero(buf + sizeof(v), 32),
+	       "vma info: known fields, zeroed tail");
+
+	tap_require(!mmp_space_mthp_stats(s, &m), "mthp stats");
+	memset(buf, CANARY, sizeof(buf));
+	tap_eq(mmp_space_mthp_stats_sized(s, (struct mmp_mthp_stats *)buf, 8), 0,
+	       "mthp stats, 8 bytes");
+	tap_ok(canary_intact(buf + 8, sizeof(buf) - 8), "mthp stats: nothing past 8 bytes");
+	memset(buf, CANARY, sizeof(buf));
+	tap_eq(mmp_space_mthp_stats_sized(s, (struct mmp_mthp_stats *)buf, sizeof(m) + 32), 0,
+	       "mthp stats, longer");
+	tap_ok(!memcmp(buf, &m, sizeof(m)) && all_zero(buf + sizeof(m), 32),
+	       "mthp stats: known fields, zeroed tail");
+}
+
 static void test_config(struct mmp_phys *phys)
 {
 	struct mmp_space_config cfg = { .arch = "arm64", .tlb_entries = 64, .tlb_ways = 4 };
@@ -183,6 +229,7 @@ int main(void)
 	test_counters(s);
 	test_modeled(s);
 	test_stats(phys, s);
+	test_introspect(s);
 	tap_eq(mmp_space_reset_counters(s), 0, "reset_counters");
 	test_config(phys);
 	test_misc();

@@ -14,6 +14,8 @@
   check-replay.py REPLAY reexec TRACE            a re-exec traced without %process: one exec
                                                  inferred per back end, 0 mismatches; the new
                                                  break without ld.so's mappings: exit 2, one line
+  check-replay.py REPLAY smaps TRACE             --smaps FILE: a smaps per exiting process, in
+                                                 the kernel's format, the same figures with --json
 """
 import json
 import os
@@ -378,6 +380,33 @@ def check_reexec(replay, trace):
                (name, rc, err.strip()[:200]))
 
 
+def check_smaps(replay, trace):
+    name = os.path.basename(trace)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "smaps")
+        rc, res, err = replay_json(replay, ["--arch", "arm64", "--smaps", path, trace])
+        ok(rc == 0 and not err, "%s --smaps: exit 0, nothing on stderr (%d) %s" %
+           (name, rc, err.strip()[:200]))
+        with open(path) as f:
+            text = f.read()
+    heads = re.findall(r"^# .*: a process exits", text, re.M)
+    ok(len(heads) >= 1, "%s: a smaps per exiting process (%d)" % (name, len(heads)))
+    maps = re.findall(r"^[0-9a-f]{8,}-[0-9a-f]{8,} [r-][w-][x-]p 00000000 00:00 0 ", text, re.M)
+    ok(len(maps) > 0, "%s: map lines as /proc/PID/smaps has them (%d)" % (name, len(maps)))
+    fields = ["Size", "KernelPageSize", "MMUPageSize", "Rss", "Pss", "Pss_Dirty", "Shared_Clean",
+              "Shared_Dirty", "Private_Clean", "Private_Dirty", "Referenced", "Anonymous", "KSM",
+              "LazyFree", "AnonHugePages", "ShmemPmdMapped", "FilePmdMapped", "Shared_Hugetlb",
+              "Private_Hugetlb", "Swap", "SwapPss", "Locked"]
+    each = all(len(re.findall(r"^%-16s *[0-9]+ kB$" % (f + ":"), text, re.M)) == len(maps)
+               for f in fields)
+    ok(each, "%s: every field once per VMA, the kernel's names and format" % name)
+    ok(len(re.findall(r"^THPeligible: +[01]$", text, re.M)) == len(maps) and
+       len(re.findall(r"^VmFlags: ", text, re.M)) == len(maps), "%s: THPeligible, VmFlags" % name)
+    ok("[heap]" in text, "%s: the heap named" % name)
+    rss = sum(int(v) for v in re.findall(r"^Rss: +([0-9]+) kB$", text, re.M))
+    ok(res and rss > 0, "%s: some memory resident at exit (%d kB)" % (name, rss))
+
+
 def main():
     replay, mode = sys.argv[1], sys.argv[2]
     if mode == "traces":
@@ -393,6 +422,8 @@ def main():
         check_synthetic(replay, sys.argv[3], int(sys.argv[4]))
     elif mode == "reexec":
         check_reexec(replay, sys.argv[3])
+    elif mode == "smaps":
+        check_smaps(replay, sys.argv[3])
     print("1..%d" % n_checks)
     return 1 if failed else 0
 

@@ -193,6 +193,12 @@ static void proc_put(struct rp_engine *e, struct rp_proc *p)
 	if (!mmp_modeled_ns(p->space, &c, &ns))
 		e->res->modeled_ns += ns;
 	proc_stat(e, p, true);
+	if (e->set->smaps) {
+		/* What the process held when its last task left, before the teardown. */
+		fprintf(e->set->smaps, "# %s, %s: a process exits (%s:%lu)\n", e->res->trace,
+			e->cfg->label, e->file ? e->file : "end", e->line);
+		mmp_space_smaps(p->space, e->set->smaps);
+	}
 	mmp_space_destroy(p->space);
 	rp_ranges_free(&p->skipped);
 	free(p);

@@ -59,7 +59,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: mmprim-replay [--arch A|all] [--opt NAME=VALUE[,NAME=VALUE]]...\n"
 	      "                     [--thp never|madvise|always|always-mthp] [--touch none|first|all]\n"
-	      "                     [--json] [--csv FILE] [--phys-mib N] TRACE...\n"
+	      "                     [--json] [--csv FILE] [--smaps FILE] [--phys-mib N] TRACE...\n"
 	      "TRACE: a file of `strace -f -e trace=memory,process -o FILE CMD` (-ttt, -T allowed),\n"
 	      "or the PREFIX of `strace -ff -o PREFIX` per-process files.\n"
 	      "Each --opt is one setting (a column); thp=MODE may be one of its pairs.\n"
@@ -70,6 +70,7 @@ static void usage(FILE *f)
 	      "Without process events, an exec is inferred from a brk(NULL) answering a new\n"
 	      "break next to ld.so mapping objects afresh (\"inferred execs\"); a new break\n"
 	      "without them stops that trace (no table) with one line on how to record it.\n"
+	      "--smaps FILE: each process's /proc/PID/smaps, as it exits, for every setting.\n"
 	      "Exit: 0 replayed as traced, 1 mismatch or verify failure, 2 unusable input.\n",
 	      f);
 }
@@ -166,6 +167,7 @@ int main(int argc, char **argv)
 		{ "thp", required_argument, NULL, 't' }, { "touch", required_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'j' }, { "csv", required_argument, NULL, 'c' },
 		{ "phys-mib", required_argument, NULL, 'p' }, { "help", no_argument, NULL, 'h' },
+		{ "smaps", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct rp_settings set = { .touch = RP_TOUCH_FIRST, .phys_bytes = 8ULL << 30 };
@@ -231,6 +233,13 @@ int main(int argc, char **argv)
 			}
 			rp_csv_header(set.csv);
 			break;
+		case 's':
+			set.smaps = fopen(optarg, "w");
+			if (!set.smaps) {
+				perror(optarg);
+				return 2;
+			}
+			break;
 		case 'p':
 			set.phys_bytes = strtoull(optarg, NULL, 0) << 20;
 			if (!set.phys_bytes || set.phys_bytes % (4ULL << 20)) {
@@ -243,7 +252,7 @@ int main(int argc, char **argv)
 			return 0;
 		default:
 			/* A known long option without its value, or an unknown option. */
-			if (optopt && strchr("aotTcp", optopt) && !strncmp(argv[optind - 1], "--", 2))
+			if (optopt && strchr("aotTcps", optopt) && !strncmp(argv[optind - 1], "--", 2))
 				fprintf(stderr, "mmprim-replay: option '%s' needs a value\n",
 					argv[optind - 1]);
 			else
@@ -331,6 +340,10 @@ int main(int argc, char **argv)
 		fputs(first ? "[]\n" : "\n]\n", stdout);
 	if (set.csv)
 		fclose(set.csv);
+	if (set.smaps && fclose(set.smaps)) {
+		perror("mmprim-replay: --smaps");
+		status = status ? status : 2;
+	}
 	free(cfgs);
 	return status;
 }

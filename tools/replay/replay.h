@@ -107,6 +107,7 @@ struct rp_settings {
 	uint64_t phys_bytes;
 	bool quiet;		/* no input messages (already printed for an earlier config) */
 	FILE *csv;		/* per-call VMA count, RSS and VmPTE, or NULL */
+	FILE *smaps;		/* each process's smaps as it exits, or NULL */
 };
 
 /* Name of an option, and the enum mmp_opt of a name (-1 if unknown). */

@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Read-only looks into a space (mmprim/introspect.h): one address, one VMA
+ * summed as smaps sums it, per-order mTHP statistics, pagemap words.
+ *
+ * Locking is that of the kernel's read-only walkers (smaps_pte_range,
+ * pagemap_pmd_range): the mmap lock for reading keeps VMAs and the tables
+ * above the PTE level; a huge PMD is read under the page_table_lock; a PTE
+ * table under RCU and its own lock (pte_offset_map_lock), since PT_RECLAIM
+ * frees empty PTE tables under the mmap read lock. Entries are read raw: a
+ * ptep_get would count, and looking must not move a counter.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "introspect_walk.h"
+#include "mmap_lock.h"
+#include "rcu.h"
+
+_Static_assert(MMP_ENTRY_PRESENT == MMP_E_PRESENT && MMP_ENTRY_WRITE == MMP_E_WRITE &&
+		       MMP_ENTRY_USER == MMP_E_USER && MMP_ENTRY_ACCESSED == MMP_E_ACCESSED &&
+		       MMP_ENTRY_DIRTY == MMP_E_DIRTY && MMP_ENTRY_SOFT_DIRTY == MMP_E_SOFT_DIRTY &&
+		       MMP_ENTRY_SPECIAL == MMP_E_SPECIAL && MMP_ENTRY_NOEXEC == MMP_E_NOEXEC &&
+		       MMP_ENTRY_PROTNONE == MMP_E_PROTNONE && MMP_ENTRY_TABLE == MMP_E_TABLE &&
+		       MMP_ENTRY_LEAF == MMP_E_LEAF && MMP_ENTRY_CONT == MMP_E_CONT,
+	       "the public entry flags are the core's");
+_Static_assert(MMP_NR_LEVELS == MMP_MAX_LEVELS, "one entry per level");
+_Static_assert(offsetof(struct mmp_addr_info, pfn) == 104 && sizeof(struct mmp_addr_info) == 192,
+	       "struct mmp_addr_info of libmmprim.so.1.2: it only grows at its end");
+_Static_assert(sizeof(struct mmp_vma_info) == 280 && sizeof(struct mmp_mthp_stats) == 400,
+	       "the introspection structures of libmmprim.so.1.2 only grow at their end");
+_Static_assert(sizeof(((struct mmp_vma_info *)0)->anon_by_order) / sizeof(uint64_t) ==
+		       HPAGE_PMD_ORDER + 1, "an order per folio size");
+
+static bool is_zero_pfn(struct mmp_phys *phys, uint64_t pfn)
+{
+	uint32_t huge = READ_ONCE(phys->huge_zero_pfn);
+
+	return pfn == phys->zero_pfn ||
+	       (huge != NO_PFN && pfn >= huge && pfn < huge + HPAGE_PMD_NR);
+}
+
+/* Mappings of page @pfn of @pg's folio: its PTEs and the folio's PMDs (precise page mapcount). */
+int introspect_page_mapcount(struct mmp_space *s, const struct introspect_page *pg, uint64_t pfn)
+{
+	struct mmp_page *head = pfn_to_page(s->phys, pg->folio_pfn);
+	int mc = __atomic_load_n(&pfn_to_page(s->phys, pfn)->mapcount, __ATOMIC_RELAXED);
+
+	if (pg->folio_order)
+		mc += __atomic_load_n(&head->folio.entire_mapcount, __ATOMIC_RELAXED);
+	return mc;
+}
+
+/* The folio fields of @pg for the page @pfn: under the table lock of the entry mapping it. */
+void introspect_folio(struct mmp_space *s, uint64_t pfn, struct introspect_page *pg)
+{
+	struct mmp_page *head, *page;
+	uint32_t fl;
+
+	pg->folio_pfn = MMP_NO_PFN;
+	if (pfn == MMP_NO_PFN || pfn >= s->phys->nr_pages)
+		return;
+	if (is_zero_pfn(s->phys, pfn)) {
+		pg->folio_flags = MMP_FOLIO_ZERO;
+		pg->folio_pfn = folio_pfn(s->phys, pfn);
+		pg->folio_order = pfn == s->phys->zero_pfn ? 0 : HPAGE_PMD_ORDER;
+		return;
+	}
+	pg->folio_pfn = folio_pfn(s->phys, pfn);
+	head = pfn_to_page(s->phys, pg->folio_pfn);
+	page = pfn_to_page(s->phys, pfn);
+	fl = __atomic_load_n(&head->flags, __ATOMIC_RELAXED);
+	pg->folio_order = head->order;
+	pg->pincount = __atomic_load_n(&head->pincount, __ATOMIC_RELAXED);
+	pg->folio_flags = (fl & PG_anon ? MMP_FOLIO_ANON : 0) |
+			  (fl & PG_lazyfree ? MMP_FOLIO_LAZYFREE : 0) |
+			  (fl & PG_dirty ? MMP_FOLIO_DIRTY : 0) |
+			  (fl & PG_swapbacked ? MMP_FOLIO_SWAPBACKED : 0) |
+			  (pg->pincount ? MMP_FOLIO_PINNED : 0) |
+			  (page_flag_test(page, PG_anon_exclusive) ? MMP_FOLIO_ANON_EXCLUSIVE : 0);
+	pg->folio_mapcount = folio_mapcount(head);
+	pg->page_mapcount = introspect_page_mapcount(s, pg, pfn);
+	pg->refcount = folio_ref_count(head);
+}
+
+/*
+ * The frame a PTE maps. An entry of a contiguous block may hold the block's
+ * first frame (riscv64 Svnapot encodes the size in the low pfn bits); the
+ * page's own is the block's plus its place in the block, on every format.
+ */
+static uint64_t pte_page_pfn(struct mmp_space *s, mmp_pte_t e, unsigned int eflags,
+			     unsigned int i)
+{
+	uint64_t pfn = entry_pfn(s, e, MMP_PTE);
+	unsigned int n = s->arch->cont_ptes;
+
+	if (n && (eflags & MMP_E_CONT))
+		pfn = (pfn & ~(uint64_t)(n - 1)) | (i & (n - 1));
+	return pfn;
+}
+
+/*
+ * Accessed and dirty of a contiguous block gathered from all its entries, as
+ * the arm64 contpte ptep_get reports them (the hardware sets them per entry).
+ */
+static unsigned int block_young_dirty(struct mmp_space *s, mmp_pte_t *ptes, unsigned int first,
+				      unsigned int n)
+{
+	unsigned int f = 0;
+
+	for (unsigned int i = first; i < first + n; i++)
+		f |= entry_test(s, READ_ONCE(ptes[i]), MMP_PTE, MMP_E_ACCESSED | MMP_E_DIRTY);
+	return f;
+}
+
+/* The PTEs of [addr, end) in one table under its lock, @fn once per entry, holes too. */
+static int walk_ptes(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t end,
+		     introspect_fn fn, void *arg)
+{
+	unsigned int n = s->arch->cont_ptes, blk = UINT32_MAX, blk_ad = 0;
+	mmp_spinlock_t *ptl;
+	mmp_pte_t *ptes;
+	int err = 0;
+
+	rcu_read_lock();
+	ptes = pte_offset_map_lock(s, pmdp, &ptl);
+	if (!ptes) {
+		rcu_read_unlock();
+		return 0;	/* emptied and freed meanwhile (PT_RECLAIM): all holes */
+	}
+	for (; addr < end && !err; addr += PAGE_SIZE) {
+		unsigned int i = level_index(addr, MMP_PTE);
+		struct introspect_page pg = { .addr = addr, .level = MMP_PTE, .nr = 1,
+					      .pfn = MMP_NO_PFN, .folio_pfn = MMP_NO_PFN };
+
+		pg.entry = READ_ONCE(ptes[i]);
+		pg.eflags = entry_flags(s, pg.entry, MMP_PTE);
+		if (n && (pg.eflags & MMP_E_CONT)) {
+			unsigned int first = i & ~(n - 1);
+
+			if (first != blk) {
+				blk = first;
+				blk_ad = block_young_dirty(s, ptes, first, n);
+			}
+			pg.gathered = pg.eflags | blk_ad;
+		} else {
+			pg.gathered = pg.eflags;
+		}
+		if (entry_present(pg.eflags)) {
+			pg.pfn = pte_page_pfn(s, pg.entry, pg.eflags, i);
+			introspect_folio(s, pg.pfn, &pg);
+		}
+		err = fn(s, &pg, arg);
+	}
+	spin_unlock(ptl);
+	rcu_read_unlock();
+	return err;
+}
+
+/* A huge PMD under the page_table_lock: @fn once for the pages of it in [addr, end). */
+static int walk_huge_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t end,
+			 introspect_fn fn, void *arg, bool *was_huge)
+{
+	struct introspect_page pg = { .addr = addr, .level = MMP_PMD, .pfn = MMP_NO_PFN,
+				      .folio_pfn = MMP_NO_PFN };
+	int err;
+
+	spin_lock(&s->page_table_lock);
+	pg.entry = READ_ONCE(*pmdp);
+	pg.eflags = entry_flags(s, pg.entry, MMP_PMD);
+	if (!(pg.eflags & MMP_E_LEAF)) {
+		spin_unlock(&s->page_table_lock);
+		*was_huge = false;	/* split meanwhile: walk its PTEs */
+		return 0;
+	}
+	*was_huge = true;
+	pg.gathered = pg.eflags;
+	pg.nr = (end - addr) >> PAGE_SHIFT;
+	if (entry_present(pg.eflags)) {
+		pg.pfn = entry_pfn(s, pg.entry, MMP_PMD) + level_index(addr, MMP_PTE);
+		introspect_folio(s, pg.pfn, &pg);
+	}
+	err = fn(s, &pg, arg);
+	spin_unlock(&s->page_table_lock);
+	return err;
+}
+
+/*
+ * Call @fn for what maps [addr, end), which lies in one VMA, with the mmap
+ * lock held for reading: once per PTE-level page, once per huge PMD (nr pages
+ * of it), and with no entry (eflags 0) for the pages below an absent table.
+ */
+int introspect_walk(struct mmp_space *s, uint64_t addr, uint64_t end, introspect_fn fn, void *arg)
+{
+	while (addr < end) {
+		uint64_t next = level_addr_end(addr, end, MMP_PMD);
+		mmp_pte_t *pmdp = pmd_offset(s, addr), pmd;
+		bool huge = false;
+		int err = 0;
+
+		pmd = pmdp ? READ_ONCE(*pmdp) : 0;
+		if (pmd && entry_test(s, pmd, MMP_PMD, MMP_E_LEAF))
+			err = walk_huge_pmd(s, pmdp, addr, next, fn, arg, &huge);
+		if (!err && !huge && pmdp && READ_ONCE(*pmdp))
+			err = walk_ptes(s, pmdp, addr, next, fn, arg);
+		if (err)
+			return err;
+		addr = next;
+	}
+	return 0;
+}
+
+static uint32_t vma_public_flags(const struct mmp_space *s, const struct mmp_vma *vma)
+{
+	return (vma->flags & VM_GROWSDOWN ? MMP_VMA_GROWSDOWN : 0) |
+	       (vma->flags & VM_ACCOUNT ? MMP_VMA_ACCOUNT : 0) |
+	       (vma->flags & VM_HUGEPAGE ? MMP_VMA_HUGEPAGE : 0) |
+	       (vma->flags & VM_NOHUGEPAGE ? MMP_VMA_NOHUGEPAGE : 0) |
+	       (vma->flags & VM_DROPPABLE ? MMP_VMA_DROPPABLE : 0) |
+	       (vma->flags & VM_WIPEONFORK ? MMP_VMA_WIPEONFORK : 0) |
+	       (s->start_brk && vma->start <= s->start_brk && s->start_brk < vma->end ?
+			MMP_VMA_HEAP : 0);
+}
+
+/* ---- one address ---------------------------------------------------------------------- */
+
+MMP_EXPORT int mmp_space_query_sized(struct mmp_space *s, uint64_t addr,
+				     struct mmp_addr_info *out, size_t size)
+{
+	struct mmp_addr_info k = { .leaf_level = -1, .pfn = MMP_NO_PFN,
+				   .folio_pfn = MMP_NO_PFN };
+	struct introspect_page pg = { .pfn = MMP_NO_PFN, .folio_pfn = MMP_NO_PFN };
+	mmp_pte_t *table;
+	struct mmp_vma *vma;
+	int l;
+
+	if (!s || !out || size < sizeof(uint64_t))
+		return -EINVAL;
+	addr &= PAGE_MASK;
+	if (addr >= TASK_SIZE(s))
+		return -ENOMEM;
+	mmap_read_lock(s);
+	vma = find_vma(s, addr);
+	if (!vma) {
+		mmap_read_unlock(s);
+		return -ENOMEM;
+	}
+	k.addr = addr;
+	k.vma_start = vma->start;
+	k.vma_end = vma->end;
+	k.vma_prot = (uint32_t)(vma->flags & VM_ACCESS_FLAGS);
+	k.vma_flags = vma_public_flags(s, vma);
+	k.levels = s->arch->levels;
+
+	/* Tables above the PTE level go away only under the mmap write lock. */
+	table = space_table(s, s->pgd_pfn);
+	for (l = pgd_level(s); l > MMP_PMD; l--) {
+		k.entry[l] = READ_ONCE(table[level_index(addr, l)]);
+		k.entry_flags[l] = entry_flags(s, k.entry[l], l);
+		if (!(k.entry_flags[l] & MMP_E_TABLE))
+			break;
+		table = entry_table(s, k.entry[l], l);
+	}
+	if (l == MMP_PMD) {
+		mmp_pte_t *pmdp = &table[level_index(addr, MMP_PMD)];
+		mmp_spinlock_t *ptl;
+		mmp_pte_t *ptes;
+
+		unsigned int pf;
+
+		spin_lock(&s->page_table_lock);
+		k.entry[MMP_PMD] = READ_ONCE(*pmdp);
+		pf = k.entry_flags[MMP_PMD] = entry_flags(s, k.entry[MMP_PMD], MMP_PMD);
+		if ((pf & MMP_E_LEAF) && entry_present(pf)) {
+			k.leaf_level = MMP_PMD;
+			pg.pfn = entry_pfn(s, k.entry[MMP_PMD], MMP_PMD) +
+				 level_index(addr, MMP_PTE);
+			introspect_folio(s, pg.pfn, &pg);
+		}
+		spin_unlock(&s->page_table_lock);
+
+		if (k.entry_flags[MMP_PMD] & MMP_E_TABLE) {
+			rcu_read_lock();
+			ptes = pte_offset_map_lock(s, pmdp, &ptl);
+			if (ptes) {
+				unsigned int i = level_index(addr, MMP_PTE), n = s->arch->cont_ptes;
+
+				k.entry[MMP_PMD] = READ_ONCE(*pmdp);
+				k.entry_flags[MMP_PMD] = entry_flags(s, k.entry[MMP_PMD], MMP_PMD);
+				k.entry[MMP_PTE] = READ_ONCE(ptes[i]);
+				k.entry_flags[MMP_PTE] = entry_flags(s, k.entry[MMP_PTE], MMP_PTE);
+				if (entry_present(k.entry_flags[MMP_PTE])) {
+					k.leaf_level = MMP_PTE;
+					pg.pfn = pte_page_pfn(s, k.entry[MMP_PTE],
+							      k.entry_flags[MMP_PTE], i);
+					introspect_folio(s, pg.pfn, &pg);
+				}
+				if (n) {
+					k.block_entries = n;
+					k.block_start = addr & ~((uint64_t)n * PAGE_SIZE - 1);
+					k.block_folded = !!(k.entry_flags[MMP_PTE] & MMP_E_CONT);
+				}
+				spin_unlock(ptl);
+			}
+			rcu_read_unlock();
+		}
+	}
+	mmap_read_unlock(s);
+
+	if (k.leaf_level >= 0) {
+		k.pfn = pg.pfn;
+		k.folio_pfn = pg.folio_pfn;
+		k.folio_order = pg.folio_order;
+		k.folio_flags = pg.folio_flags;
+		k.folio_mapcount = pg.folio_mapcount;
+		k.page_mapcount = pg.page_mapcount;
+		k.refcount = pg.refcount;
+		k.pincount = pg.pincount;
+	}
+	copy_struct_to_caller(out, size, &k, sizeof(k));
+	return 0;
+}
+
+/* ---- pagemap ------------------------------------------------------------------------- */
+
+uint64_t introspect_pagemap_word(struct mmp_space *s, const struct introspect_page *pg,
+				 uint64_t pfn)
+{
+	uint64_t pm;
+
+	if (!entry_present(pg->eflags))
+		return 0;
+	pm = MMP_PM_PRESENT | (pfn & MMP_PM_PFN_MASK);
+	if (pg->eflags & MMP_E_SOFT_DIRTY)
+		pm |= MMP_PM_SOFT_DIRTY;
+	/* A page mapped once, by this mm: the kernel's precise page mapcount of 1. */
+	if (!(pg->folio_flags & MMP_FOLIO_ZERO) && introspect_page_mapcount(s, pg, pfn) == 1)
+		pm |= MMP_PM_MMAP_EXCLUSIVE;
+	return pm;
+}
+
+struct pagemap_walk {
+	uint64_t start;
+	uint64_t *out;
+};
+
+static int pagemap_page(struct mmp_space *s, const struct introspect_page *pg, void *arg)
+{
+	struct pagemap_walk *w = arg;
+	uint64_t i = (pg->addr - w->start) >> PAGE_SHIFT;
+
+	for (unsigned int j = 0; j < pg->nr; j++)
+		w->out[i + j] = introspect_pagemap_word(s, pg, pg->pfn + j);
+	return 0;
+}
+
+MMP_EXPORT int mmp_space_pagemap(struct mmp_space *s, uint64_t addr, unsigned int nr,
+				 uint64_t *out)
+{
+	struct pagemap_walk w = { .start = addr, .out = out };
+	uint64_t end;
+
+	if (!s || !out || (addr & ~PAGE_MASK) || nr > INT_MAX)
+		return -EINVAL;
+	if (addr >= TASK_SIZE(s))
+		return 0;
+	/* A read of /proc/PID/pagemap stops at the task size: a short count. */
+	if (nr > (TASK_SIZE(s) - addr) >> PAGE_SHIFT)
+		nr = (unsigned int)((TASK_SIZE(s) - addr) >> PAGE_SHIFT);
+	end = addr + ((uint64_t)nr << PAGE_SHIFT);
+	memset(out, 0, (size_t)nr * sizeof(*out));
+	mmap_read_lock(s);
+	for (struct mmp_vma *vma = vma_find_next(s, addr); vma && vma->start < end;
+	     vma = vma->vm_next)
+		introspect_walk(s, MAX(vma->start, addr), MIN(vma->end, end), pagemap_page, &w);
+	mmap_read_unlock(s);
+	return (int)nr;
+}
+
+/* ---- one VMA, as smaps sums it -------------------------------------------------------- */
+
+/* smaps_account() for @pg's pages: their mapcount decides shared or private, and the Pss share. */
+static int smaps_page(struct mmp_space *s, const struct introspect_page *pg, void *arg)
+{
+	struct mmp_vma_info *v = arg;
+	uint64_t bytes = (uint64_t)pg->nr << PAGE_SHIFT;
+	bool dirty, young;
+
+	if (!entry_present(pg->eflags))
+		return 0;
+	dirty = (pg->gathered & MMP_E_DIRTY) || (pg->folio_flags & MMP_FOLIO_DIRTY);
+	young = pg->gathered & MMP_E_ACCESSED;
+	v->rss += bytes;
+	if (young)
+		v->referenced += bytes;
+	if (pg->folio_flags & MMP_FOLIO_ZERO) {
+		/* The zero page is shared with everyone: smaps counts it shared and clean. */
+		v->shared_clean += bytes;
+		return 0;
+	}
+	if (pg->folio_flags & MMP_FOLIO_ANON) {
+		v->anonymous += bytes;
+		if (pg->folio_order <= HPAGE_PMD_ORDER)
+			v->anon_by_order[pg->folio_order] += bytes;
+		if (pg->level == MMP_PMD)
+			v->anon_huge_pages += bytes;
+		/* smaps_account(): MADV_FREE'd and still clean; a redirtied page is not lazy. */
+		if (!(pg->folio_flags & MMP_FOLIO_SWAPBACKED) && !dirty)
+			v->lazyfree += bytes;
+	}
+	for (unsigned int j = 0; j < pg->nr; j++) {
+		int mc = introspect_page_mapcount(s, pg, pg->pfn + j);
+
+		if (mc < 1)
+			mc = 1;
+		v->pss += PAGE_SIZE / (uint64_t)mc;
+		if (dirty)
+			v->pss_dirty += PAGE_SIZE / (uint64_t)mc;
+		if (mc >= 2)
+			*(dirty ? &v->shared_dirty : &v->shared_clean) += PAGE_SIZE;
+		else
+			*(dirty ? &v->private_dirty : &v->private_clean) += PAGE_SIZE;
+	}
+	return 0;
+}
+
+void introspect_vma(struct mmp_space *s, struct mmp_vma *vma, struct mmp_vma_info *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->start = vma->start;
+	v->end = vma->end;
+	v->prot = (uint32_t)(vma->flags & VM_ACCESS_FLAGS);
+	v->flags = vma_public_flags(s, vma);
+	v->thp_orders = thp_vma_allowable_orders(s, vma) & ((2u << HPAGE_PMD_ORDER) - 1) & ~3u;
+	introspect_walk(s, vma->start, vma->end, smaps_page, v);
+}
+
+MMP_EXPORT int mmp_space_vma_info_sized(struct mmp_space *s, uint64_t addr,
+					struct mmp_vma_info *out, size_t size)
+{
+	struct mmp_vma_info k;
+	struct mmp_vma *vma;
+
+	if (!s || !out || size < sizeof(uint64_t))
+		return -EINVAL;
+	mmap_read_lock(s);
+	vma = addr < TASK_SIZE(s) ? vma_find_next(s, addr) : NULL;
+	if (vma)
+		introspect_vma(s, vma, &k);
+	mmap_read_unlock(s);
+	if (!vma)
+		return -ENOMEM;
+	copy_struct_to_caller(out, size, &k, sizeof(k));
+	return 0;
+}
+
+/* ---- mTHP statistics ----------------------------------------------------------------- */
+
+struct mthp_walk {
+	struct mmp_mthp_stats *st;
+	uint64_t last_folio;
+};
+
+/* Does a page of the folio at @head have no mapping at all (deferred_split's partially mapped)? */
+static bool folio_partially_mapped(struct mmp_page *head)
+{
+	unsigned int nr = folio_nr_pages(head);
+
+	if (__atomic_load_n(&head->folio.entire_mapcount, __ATOMIC_RELAXED))
+		return false;
+	for (unsigned int i = 0; i < nr; i++)
+		if (__atomic_load_n(&head[i].mapcount, __ATOMIC_RELAXED) <= 0)
+			return true;
+	return false;
+}
+
+static int mthp_page(struct mmp_space *s, const struct introspect_page *pg, void *arg)
+{
+	struct mthp_walk *w = arg;
+	unsigned int o = pg->folio_order;
+
+	if (!entry_present(pg->eflags) || !(pg->folio_flags & MMP_FOLIO_ANON) || o < 2 ||
+	    o > HPAGE_PMD_ORDER || pg->folio_pfn == w->last_folio)
+		return 0;
+	w->last_folio = pg->folio_pfn;
+	w->st->nr_anon[o]++;
+	if (folio_partially_mapped(pfn_to_page(s->phys, pg->folio_pfn)))
+		w->st->nr_anon_partially_mapped[o]++;
+	return 0;
+}
+
+MMP_EXPORT int mmp_space_mthp_stats_sized(struct mmp_space *s, struct mmp_mthp_stats *out,
+					  size_t size)
+{
+	struct mmp_mthp_stats k = { 0 };
+	struct mthp_walk w = { .st = &k, .last_folio = MMP_NO_PFN };
+
+	if (!s || !out || size < sizeof(uint64_t))
+		return -EINVAL;
+	for (unsigned int o = 0; o <= HPAGE_PMD_ORDER; o++) {
+		k.anon_fault_alloc[o] = __atomic_load_n(
+			&s->mthp_stat[MTHP_STAT_ANON_FAULT_ALLOC][o], __ATOMIC_RELAXED);
+		k.anon_fault_fallback[o] = __atomic_load_n(
+			&s->mthp_stat[MTHP_STAT_ANON_FAULT_FALLBACK][o], __ATOMIC_RELAXED);
+		k.split[o] = __atomic_load_n(&s->mthp_stat[MTHP_STAT_SPLIT][o], __ATOMIC_RELAXED);
+	}
+	mmap_read_lock(s);
+	for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next)
+		introspect_walk(s, vma->start, vma->end, mthp_page, &w);
+	mmap_read_unlock(s);
+	copy_struct_to_caller(out, size, &k, sizeof(k));
+	return 0;
+}
+
+/* ---- mTHP sizes by name --------------------------------------------------------------- */
+
+static const char *const thp_size_names[HPAGE_PMD_ORDER + 1] = {
+	[2] = "hugepages-16kB",	  [3] = "hugepages-32kB",   [4] = "hugepages-64kB",
+	[5] = "hugepages-128kB",  [6] = "hugepages-256kB",  [7] = "hugepages-512kB",
+	[8] = "hugepages-1024kB", [9] = "hugepages-2048kB",
+};
+
+MMP_EXPORT const char *mmp_thp_size_name(unsigned int order)
+{
+	return order <= HPAGE_PMD_ORDER ? thp_size_names[order] : NULL;
+}
+
+MMP_EXPORT int mmp_thp_order(const char *name)
+{
+	unsigned long long n;
+	const char *p;
+	char *end;
+
+	if (!name)
+		return -EINVAL;
+	p = strncmp(name, "hugepages-", 10) ? name : name + 10;
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(p, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (!strcmp(end, "kB") || !strcmp(end, "K") || !strcmp(end, "k")) {
+		if (n > (1ULL << 40))
+			return -EINVAL;
+		n <<= 10;
+	} else if (*end || p != name) {
+		return -EINVAL;	/* "hugepages-" wants its unit, as sysfs writes it */
+	}
+	for (unsigned int o = 2; o <= HPAGE_PMD_ORDER; o++)
+		if (n == PAGE_SIZE << o)
+			return (int)o;
+	return -EINVAL;
+}
