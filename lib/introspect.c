@@ -212,7 +212,13 @@ int introspect_walk(struct mmp_space *s, uint64_t addr, uint64_t end, introspect
 
 static uint32_t vma_public_flags(const struct mmp_space *s, const struct mmp_vma *vma)
 {
-	return (vma->flags & VM_GROWSDOWN ? MMP_VMA_GROWSDOWN : 0) |
+	/* Private mappings may always be made writable; shared ones as their file's handle allows. */
+	uint32_t mw = !(vma->flags & VM_SHARED) || (vma->flags & VM_MAYWRITE) ? MMP_VMA_MAYWRITE : 0;
+
+	return mw | (vma->flags & VM_SHARED ? MMP_VMA_SHARED : 0) |
+	       (vma->vm_file ? MMP_VMA_FILE : 0) |
+	       (vma->vm_file && !vma->vm_file->handle ? MMP_VMA_SHMEM_ANON : 0) |
+	       (vma->flags & VM_GROWSDOWN ? MMP_VMA_GROWSDOWN : 0) |
 	       (vma->flags & VM_ACCOUNT ? MMP_VMA_ACCOUNT : 0) |
 	       (vma->flags & VM_HUGEPAGE ? MMP_VMA_HUGEPAGE : 0) |
 	       (vma->flags & VM_NOHUGEPAGE ? MMP_VMA_NOHUGEPAGE : 0) |
@@ -333,6 +339,9 @@ uint64_t introspect_pagemap_word(struct mmp_space *s, const struct introspect_pa
 	pm = MMP_PM_PRESENT | (pfn & MMP_PM_PFN_MASK);
 	if (pg->eflags & MMP_E_SOFT_DIRTY)
 		pm |= MMP_PM_SOFT_DIRTY;
+	/* A page-cache page: a file's or shmem's (pte_to_pagemap_entry's PM_FILE). */
+	if (!(pg->folio_flags & (MMP_FOLIO_ZERO | MMP_FOLIO_ANON)))
+		pm |= MMP_PM_FILE;
 	/* A page mapped once, by this mm: the kernel's precise page mapcount of 1. */
 	if (!(pg->folio_flags & MMP_FOLIO_ZERO) && introspect_page_mapcount(s, pg, pfn) == 1)
 		pm |= MMP_PM_MMAP_EXCLUSIVE;
@@ -431,7 +440,16 @@ void introspect_vma(struct mmp_space *s, struct mmp_vma *vma, struct mmp_vma_inf
 	v->end = vma->end;
 	v->prot = (uint32_t)(vma->flags & VM_ACCESS_FLAGS);
 	v->flags = vma_public_flags(s, vma);
-	v->thp_orders = thp_vma_allowable_orders(s, vma) & ((2u << HPAGE_PMD_ORDER) - 1) & ~3u;
+	if (vma->vm_file) {
+		v->pgoff = vma->pgoff;
+		v->file_id = vma->vm_file->id;
+		/* A file's large folios come from its page cache, not the anonymous THP policy. */
+		v->thp_orders = filemap_max_order(vma->vm_file, vma, vma->pgoff) ?
+					1u << filemap_max_order(vma->vm_file, vma, vma->pgoff) : 0;
+	} else {
+		v->thp_orders = thp_vma_allowable_orders(s, vma) & ((2u << HPAGE_PMD_ORDER) - 1) &
+				~3u;
+	}
 	introspect_walk(s, vma->start, vma->end, smaps_page, v);
 }
 

@@ -19,10 +19,10 @@ static void smaps_field(FILE *m, const char *name, uint64_t bytes)
 	fprintf(m, "%-16s%8llu kB\n", name, (unsigned long long)(bytes >> 10));
 }
 
-/* show_map_vma and __show_smap, for an anonymous private mapping. */
+/* show_map_vma and __show_smap. */
 static void show_smap(FILE *m, const struct mmp_vma_info *v)
 {
-	/* The kernel's VmFlags mnemonics, in its bit order (anonymous memory: mr mw me always). */
+	/* The kernel's VmFlags mnemonics, in its bit order (mr and me always: no mprotect limits). */
 	static const struct {
 		uint32_t flag;
 		const char *name;
@@ -34,13 +34,22 @@ static void show_smap(FILE *m, const struct mmp_vma_info *v)
 	long pos0 = ftell(m);
 	int len;
 
-	fprintf(m, "%08llx-%08llx %c%c%cp %08llx 00:00 0 ", (unsigned long long)v->start,
+	fprintf(m, "%08llx-%08llx %c%c%c%c %08llx 00:00 %llu ", (unsigned long long)v->start,
 		(unsigned long long)v->end, v->prot & MMP_PROT_READ ? 'r' : '-',
-		v->prot & MMP_PROT_WRITE ? 'w' : '-', v->prot & MMP_PROT_EXEC ? 'x' : '-', 0ULL);
-	if (v->flags & MMP_VMA_HEAP) {
-		len = (int)(ftell(m) - pos0);
+		v->prot & MMP_PROT_WRITE ? 'w' : '-', v->prot & MMP_PROT_EXEC ? 'x' : '-',
+		v->flags & MMP_VMA_SHARED ? 's' : 'p',
+		(unsigned long long)(v->flags & MMP_VMA_FILE ? v->pgoff * MMP_PAGE_SIZE : 0),
+		(unsigned long long)(v->flags & MMP_VMA_FILE ? v->file_id : 0));
+	len = (int)(ftell(m) - pos0);
+	/* Where the kernel prints the path: the file's number (shared anonymous: /dev/zero). */
+	if (v->flags & MMP_VMA_SHMEM_ANON)
+		fprintf(m, "%*s /dev/zero (deleted)", len < MAPS_NAME_COLUMN ? MAPS_NAME_COLUMN - len : 0,
+			"");
+	else if (v->flags & MMP_VMA_FILE)
+		fprintf(m, "%*s mmp_file:%llu", len < MAPS_NAME_COLUMN ? MAPS_NAME_COLUMN - len : 0,
+			"", (unsigned long long)v->file_id);
+	else if (v->flags & MMP_VMA_HEAP)
 		fprintf(m, "%*s [heap]", len < MAPS_NAME_COLUMN ? MAPS_NAME_COLUMN - len : 0, "");
-	}
 	fputc('\n', m);
 	smaps_field(m, "Size:", v->end - v->start);
 	smaps_field(m, "KernelPageSize:", MMP_PAGE_SIZE);
@@ -74,9 +83,10 @@ static void show_smap(FILE *m, const struct mmp_vma_info *v)
 	smaps_field(m, "SwapPss:", 0);
 	smaps_field(m, "Locked:", v->locked);
 	fprintf(m, "%-16s%8u\n", "THPeligible:", v->thp_orders ? 1u : 0u);
-	fprintf(m, "VmFlags: %s%s%s", v->prot & MMP_PROT_READ ? "rd " : "",
-		v->prot & MMP_PROT_WRITE ? "wr " : "", v->prot & MMP_PROT_EXEC ? "ex " : "");
-	fputs("mr mw me ", m);
+	fprintf(m, "VmFlags: %s%s%s%smr %sme %s", v->prot & MMP_PROT_READ ? "rd " : "",
+		v->prot & MMP_PROT_WRITE ? "wr " : "", v->prot & MMP_PROT_EXEC ? "ex " : "",
+		v->flags & MMP_VMA_SHARED ? "sh " : "", v->flags & MMP_VMA_MAYWRITE ? "mw " : "",
+		v->flags & MMP_VMA_SHARED ? "ms " : "");
 	for (size_t i = 0; i < sizeof(vm_flags) / sizeof(vm_flags[0]); i++)
 		if (v->flags & vm_flags[i].flag)
 			fprintf(m, "%s ", vm_flags[i].name);

@@ -71,6 +71,10 @@ struct mmp_space;
 #define MMP_VMA_DROPPABLE	(1u << 4)  /* MAP_DROPPABLE */
 #define MMP_VMA_WIPEONFORK	(1u << 5)  /* wf */
 #define MMP_VMA_HEAP		(1u << 6)  /* the brk heap ([heap]) */
+#define MMP_VMA_SHARED		(1u << 7)  /* sh: MAP_SHARED (file, memfd, or shared anonymous) */
+#define MMP_VMA_MAYWRITE	(1u << 8)  /* mw: may be made writable (not for a read-only file, shared) */
+#define MMP_VMA_FILE		(1u << 9)  /* maps a file: file_id and pgoff say which, from where */
+#define MMP_VMA_SHMEM_ANON	(1u << 10) /* MAP_SHARED|MAP_ANONYMOUS: its shmem object is its own */
 
 /* What maps one address: mmp_space_query(). */
 struct mmp_addr_info {
@@ -141,7 +145,9 @@ struct mmp_vma_info {
 	uint64_t locked;		/* Locked: 0, no mlock yet */
 	/* Anonymous bytes mapped from folios of each order (the mTHP breakdown smaps lacks). */
 	uint64_t anon_by_order[10];
-	uint64_t reserved[8];		/* zero: RssFile, RssShmem, ... when they exist */
+	uint64_t pgoff;			/* MMP_VMA_FILE: the file page at start, else 0 */
+	uint64_t file_id;		/* MMP_VMA_FILE: the file's number on the phys, else 0 */
+	uint64_t reserved[6];		/* zero: room for RssFile, RssShmem per VMA, Swap, ... */
 };
 
 /**
@@ -195,8 +201,8 @@ static inline int mmp_space_mthp_stats(struct mmp_space *space, struct mmp_mthp_
  * /proc/PID/pagemap words (Documentation/admin-guide/mm/pagemap.rst): bits
  * 0-54 the pfn when present, 55 soft-dirty, 56 exclusively mapped (this page
  * has one mapping), 57 uffd-wp (never set), 61 file page or shared anonymous
- * (never set: only private anonymous memory exists), 62 swapped (never set
- * yet), 63 present. The zero page reads present with its pfn, as for a
+ * (a page-cache page: file or shmem), 62 swapped (never set yet), 63
+ * present. The zero page reads present with its pfn, as for a
  * process with CAP_SYS_ADMIN (the pfn is not hidden).
  */
 #define MMP_PM_PFN_MASK		((1ULL << 55) - 1)

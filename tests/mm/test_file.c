@@ -533,6 +533,48 @@ static void test_private_paths(const char *arch)
 	mmp_file_destroy(m);
 }
 
+/* What the introspection calls say of file and shared mappings: smaps, pagemap, VMA info. */
+static void test_introspect(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_file *f = new_file(8 * P, MMP_FILE_NO_LARGE_FOLIOS, 8);
+	struct mmp_vma_info info;
+	struct mmp_cpu *cpu;
+	uint64_t sh, pr, anon, pm[2];
+	uint8_t page[P];
+	static char text[1 << 16];
+	char want[64];
+
+	mmp_cpu_attach(s, &cpu);
+	tap_eq(mmp_mmap_file(s, 0, 4 * P, RW, MMP_MAP_SHARED, f, 4 * P, &sh), 0, "%s: shared", arch);
+	tap_eq(mmp_mmap_file(s, 0, 4 * P, RW, MMP_MAP_PRIVATE, f, 0, &pr), 0, "%s: private", arch);
+	tap_eq(mmp_mmap(s, 0, 4 * P, RW, MMP_MAP_SHARED, &anon), 0, "%s: shared anonymous", arch);
+	must(mmp_read(cpu, sh, page, 1) == 0 && mmp_write(cpu, pr, page, 1) == 0 &&
+	     mmp_read(cpu, pr + P, page, 1) == 0 && mmp_write(cpu, anon, page, 1) == 0,
+	     "%s: touch them", arch);
+	tap_eq(mmp_space_vma_info(s, sh, &info), 0, "%s: vma_info of the shared one", arch);
+	tap_ok((info.flags & (MMP_VMA_SHARED | MMP_VMA_FILE | MMP_VMA_MAYWRITE)) ==
+	       (MMP_VMA_SHARED | MMP_VMA_FILE | MMP_VMA_MAYWRITE) && info.pgoff == 4 &&
+	       info.file_id != 0 && info.anonymous == 0 && info.rss == 4 * P,
+	       "%s: shared, file, page 4 on, no anonymous bytes, all 4 pages resident (fault-around)",
+	       arch);
+	tap_eq(mmp_space_vma_info(s, pr, &info), 0, "%s: vma_info of the private one", arch);
+	tap_ok(!(info.flags & MMP_VMA_SHARED) && (info.flags & MMP_VMA_FILE) && info.pgoff == 0 &&
+	       info.anonymous == P, "%s: private, one anonymous (copied) page", arch);
+	tap_eq(mmp_space_pagemap(s, pr, 2, pm), 2, "%s: pagemap of two pages", arch);
+	tap_ok((pm[0] & MMP_PM_PRESENT) && !(pm[0] & MMP_PM_FILE) && (pm[1] & MMP_PM_FILE),
+	       "%s: the copy is anonymous, the file page PM_FILE", arch);
+	tap_ok(mmp_space_smaps_buf(s, text, sizeof(text)) > 0, "%s: smaps", arch);
+	snprintf(want, sizeof(want), "%08llx-%08llx rw-s 00004000", (unsigned long long)sh,
+		 (unsigned long long)(sh + 4 * P));
+	tap_ok(strstr(text, want) != NULL, "%s: smaps shows %s", arch, want);
+	tap_ok(strstr(text, "/dev/zero (deleted)") && strstr(text, "mmp_file:") &&
+	       strstr(text, "rd wr sh mr mw me ms"), "%s: smaps names the shared and file VMAs", arch);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+	mmp_file_destroy(f);
+}
+
 int main(void)
 {
 	const char *arch;
@@ -547,6 +589,7 @@ int main(void)
 		test_errors(arch);
 		test_large(arch);
 		test_private_paths(arch);
+		test_introspect(arch);
 	}
 	tap_eq(mmp_phys_destroy(phys), 0, "nothing left on the phys");
 	return tap_done();
