@@ -214,7 +214,9 @@ enum mmp_opt {
 	 * default MMP_KERNEL_MODELED. Below 6.17: mremap moves one VMA only and
 	 * compares MREMAP_DONTUNMAP lengths before rounding them to pages, and
 	 * the arm64 contpte ptep_get reads all 16 entries of a block (6.17 stops
-	 * once it has seen young and dirty).
+	 * once it has seen young and dirty). From 7.0 reclaim unmaps a large
+	 * file folio in batches, as it does lazyfree ones (below: one PTE at a
+	 * time).
 	 */
 	MMP_OPT_KERNEL_VERSION = 9,
 	/*
