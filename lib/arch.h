@@ -145,6 +145,14 @@ struct mmp_arch {
 	unsigned int cont_ptes;
 	/* MMP_E_* bits the format cannot hold (arm64 has no soft-dirty bit). */
 	unsigned int eflags_unsupported;
+	/*
+	 * The first kernel release (MMP_KERNEL_VERSION) whose MADV_DONTNEED
+	 * frees the PTE tables it empties on this architecture (PT_RECLAIM):
+	 * x86_64 selects ARCH_SUPPORTS_PT_RECLAIM from 6.14; from 7.0 every
+	 * architecture with RCU table freeing has it ("mm: make PT_RECLAIM
+	 * depends on MMU_GATHER_RCU_TABLE_FREE"). 0 takes the reference's: 7.0.
+	 */
+	unsigned int pt_reclaim_since;
 
 	/*
 	 * ---- geometry ----

@@ -268,6 +268,19 @@ static __always_inline bool space_hw_ad(const struct mmp_space *s)
 #define kernel_at_least(s, a, b, c)	\
 	(READ_ONCE((s)->opts[MMP_OPT_KERNEL_VERSION]) >= MMP_KERNEL_VERSION(a, b, c))
 
+/*
+ * Does MADV_DONTNEED free the PTE tables it empties (PT_RECLAIM)? As the
+ * switch says, or, left at -1, as the release and the back end say.
+ */
+static inline bool pt_reclaim_enabled(const struct mmp_space *s)
+{
+	long v = READ_ONCE(s->opts[MMP_OPT_PT_RECLAIM]);
+
+	if (v >= 0)
+		return v;
+	return READ_ONCE(s->opts[MMP_OPT_KERNEL_VERSION]) >= (long)s->arch->pt_reclaim_since;
+}
+
 /* The level of the space's top table, its PGD (levels above are folded into it). */
 static __always_inline enum mmp_level pgd_level(const struct mmp_space *s)
 {

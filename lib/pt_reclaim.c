@@ -15,7 +15,7 @@ uint32_t try_to_free_pte_fast(struct mmp_space *s, mmp_pte_t *pmdp, mmp_pte_t *p
 {
 	uint32_t pfn = NO_PFN;
 
-	if (!READ_ONCE(s->opts[MMP_OPT_PT_RECLAIM]) || !spin_trylock(&s->page_table_lock))
+	if (!pt_reclaim_enabled(s) || !spin_trylock(&s->page_table_lock))
 		return NO_PFN;
 	if (pte_table(s, READ_ONCE(*pmdp)) == ptes) {
 		pfn = entry_pfn(s, __atomic_exchange_n(pmdp, 0, __ATOMIC_ACQ_REL), MMP_PMD);
@@ -36,7 +36,7 @@ uint32_t try_to_free_pte_slow(struct mmp_space *s, mmp_pte_t *pmdp, mmp_pte_t *p
 	uint32_t pfn = NO_PFN;
 	bool empty = true;
 
-	if (!READ_ONCE(s->opts[MMP_OPT_PT_RECLAIM]))
+	if (!pt_reclaim_enabled(s))
 		return NO_PFN;
 	spin_lock(&s->page_table_lock);
 	if (pte_table(s, READ_ONCE(*pmdp)) != ptes)

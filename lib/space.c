@@ -72,7 +72,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->thp_orders_madvise = 1u << HPAGE_PMD_ORDER;
 	s->opts[MMP_OPT_PTE_BATCH] = 1;
 	s->opts[MMP_OPT_RCU_TABLE_FREE] = 1;
-	s->opts[MMP_OPT_PT_RECLAIM] = 1;
+	s->opts[MMP_OPT_PT_RECLAIM] = -1;	/* as the release and the back end say */
 	s->opts[MMP_OPT_HUGE_ORDER] = MMP_HUGE_ORDER_TARGET_LAST;
 	s->opts[MMP_OPT_LAZYFREE_PMD] = 1;
 	s->opts[MMP_OPT_HW_AD] = 1;
@@ -232,11 +232,14 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 	if (!s || (unsigned int)opt >= MMP_NR_OPTS)
 		return -EINVAL;
 	switch (opt) {
+	case MMP_OPT_PT_RECLAIM:
+		if (value < -1 || value > 1)
+			return -EINVAL;
+		break;
 	case MMP_OPT_TLB_SANITIZER:
 	case MMP_OPT_PTE_BATCH:
 	case MMP_OPT_BBML2_NOABORT:
 	case MMP_OPT_RCU_TABLE_FREE:
-	case MMP_OPT_PT_RECLAIM:
 	case MMP_OPT_LAZYFREE_PMD:
 	case MMP_OPT_HW_AD:
 	case MMP_OPT_PER_VMA_LOCK:
@@ -266,7 +269,8 @@ MMP_EXPORT int mmp_space_get_opt(struct mmp_space *s, enum mmp_opt opt, long *va
 {
 	if (!s || !value || (unsigned int)opt >= MMP_NR_OPTS)
 		return -EINVAL;
-	*value = READ_ONCE(s->opts[opt]);
+	/* PT_RECLAIM left to the release: what it comes to now. */
+	*value = opt == MMP_OPT_PT_RECLAIM ? pt_reclaim_enabled(s) : READ_ONCE(s->opts[opt]);
 	return 0;
 }
 

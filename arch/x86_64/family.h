@@ -33,6 +33,7 @@
 	.format = MMP_FORMAT_x86_64,			\
 	.tlbi_broadcast = false,			\
 	.ad_model = MMP_AD_HARDWARE,			\
-	.tlb_flush_ceiling = 33
+	.tlb_flush_ceiling = 33,			\
+	.pt_reclaim_since = MMP_KERNEL_VERSION(6, 14, 0)
 
 #endif /* MMP_X86_64_FAMILY_H */

@@ -193,7 +193,12 @@ enum mmp_opt {
 	MMP_OPT_BBML2_NOABORT = 3,
 	/* Free page tables in batches through call_rcu (1, default), or each after synchronize_rcu. */
 	MMP_OPT_RCU_TABLE_FREE = 4,
-	/* MADV_DONTNEED frees PTE tables it empties (PT_RECLAIM). Default 1. */
+	/*
+	 * MADV_DONTNEED frees PTE tables it empties (PT_RECLAIM). 0 or 1; -1,
+	 * the default, follows the release and the back end: x86_64 from 6.14,
+	 * every back end from 7.0 (so with MMP_KERNEL_MODELED, 6.18, on x86_64
+	 * only). mmp_space_get_opt() reads what it comes to, 0 or 1.
+	 */
 	MMP_OPT_PT_RECLAIM = 5,
 	/* Reclaim decides a PMD-mapped lazyfree THP on the PMD (1, default), or splits it first. */
 	MMP_OPT_LAZYFREE_PMD = 6,

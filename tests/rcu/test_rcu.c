@@ -231,6 +231,47 @@ static void check_munmap_free(const char *arch)
 
 /* ---- (b) PT_RECLAIM ---------------------------------------------------------------------- */
 
+/*
+ * Whether PT_RECLAIM applies follows the release and the back end (from 6.14
+ * on x86_64, from 7.0 everywhere), unless the switch is set; get_opt reads
+ * what it comes to. At 6.18 on a back end without it, MADV_DONTNEED of a
+ * whole table leaves the table.
+ */
+static void check_pt_reclaim_release(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_cpu *cpu = attach(s);
+	long since = mmp_arch_find(arch)->pt_reclaim_since, v = -2;
+	bool at_618 = since <= MMP_KERNEL_VERSION(6, 18, 0);
+	struct mmp_counters c0, c1;
+
+	must(!mmp_space_get_opt(s, MMP_OPT_PT_RECLAIM, &v), "%s: get_opt", arch);
+	tap_eq(v, at_618, "%s: PT_RECLAIM at 6.18 by default (this back end has it from %ld.%ld)",
+	       arch, since >> 16, (since >> 8) & 0xff);
+	map_fixed(s, BASE, 2 * MiB, RW, 0);
+	tap_eq(touch(cpu, BASE, 2 * MiB, PG), 0, "%s: touch a whole table", arch);
+	mmp_space_counters(s, &c0);
+	tap_eq(mmp_madvise(s, BASE, 2 * MiB, MMP_MADV_DONTNEED), 0, "%s: DONTNEED it", arch);
+	mmp_space_counters(s, &c1);
+	tap_eq(reclaimed(&c0, &c1), at_618, "%s: the table %s", arch,
+	       at_618 ? "is reclaimed" : "stays (no PT_RECLAIM here in 6.18)");
+	mmp_space_set_opt(s, MMP_OPT_KERNEL_VERSION, MMP_KERNEL_VERSION(7, 0, 0));
+	tap_ok(!mmp_space_get_opt(s, MMP_OPT_PT_RECLAIM, &v) && v == 1, "%s: on from 7.0", arch);
+	mmp_space_set_opt(s, MMP_OPT_KERNEL_VERSION, MMP_KERNEL_VERSION(6, 13, 0));
+	tap_ok(!mmp_space_get_opt(s, MMP_OPT_PT_RECLAIM, &v) && v == 0, "%s: off before 6.14", arch);
+	tap_eq(mmp_space_set_opt(s, MMP_OPT_PT_RECLAIM, 1), 0, "%s: the switch overrides it", arch);
+	tap_ok(!mmp_space_get_opt(s, MMP_OPT_PT_RECLAIM, &v) && v == 1, "%s: on at 6.13 when set",
+	       arch);
+	tap_eq(mmp_space_set_opt(s, MMP_OPT_PT_RECLAIM, -1), 0, "%s: -1 hands it back", arch);
+	tap_ok(!mmp_space_get_opt(s, MMP_OPT_PT_RECLAIM, &v) && v == 0, "%s: off again at 6.13",
+	       arch);
+	tap_eq(mmp_space_set_opt(s, MMP_OPT_PT_RECLAIM, 2), -EINVAL, "%s: 2 is no value", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verifies", arch);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+	settle();
+}
+
 static void check_pt_reclaim(const char *arch)
 {
 	struct mmp_space *s = new_space(phys, arch);
@@ -238,6 +279,9 @@ static void check_pt_reclaim(const char *arch)
 	const uint64_t len = 8 * MiB, full = (UPPER_TABLES + 4) * PG;
 	struct mmp_counters c0, c1;
 	uint64_t free0 = phys_free();
+
+	/* The mechanism, whichever release and back end: on. */
+	must(!mmp_space_set_opt(s, MMP_OPT_PT_RECLAIM, 1), "%s: PT_RECLAIM on", arch);
 
 	map_fixed(s, BASE, len, RW, 0);
 	tap_eq(touch(cpu, BASE, len, PG), 0, "%s: touch 8 MiB", arch);
@@ -340,6 +384,9 @@ static void check_gup_pins(const char *arch)
 	struct mmp_counters c0, c1;
 	bool ok;
 	int n;
+
+	/* Pins across a table that PT_RECLAIM frees: on, whatever the back end's release. */
+	must(!mmp_space_set_opt(s, MMP_OPT_PT_RECLAIM, 1), "%s: PT_RECLAIM on", arch);
 
 	/* Write, pin, munmap: the frames and their data outlive the mapping. */
 	map_fixed(s, BASE, 4 * PG, RW, 0);
@@ -759,6 +806,7 @@ int main(void)
 	check_rcu_free_list();
 	for_each_arch(i, arch) {
 		check_munmap_free(arch);
+		check_pt_reclaim_release(arch);
 		check_pt_reclaim(arch);
 		check_gup_pins(arch);
 		if (qemu)

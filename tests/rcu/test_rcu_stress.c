@@ -446,8 +446,10 @@ static struct mmp_space *stress_space(struct mmp_phys *phys, const char *arch, b
 	struct mmp_space *s = NULL;
 	uint64_t addr;
 
+	/* PT_RECLAIM on whatever the back end's release: its table frees are what is stressed. */
 	if (mmp_space_create(phys, &cfg, &s) ||
 	    mmp_space_set_opt(s, MMP_OPT_RCU_TABLE_FREE, rcu) ||
+	    mmp_space_set_opt(s, MMP_OPT_PT_RECLAIM, 1) ||
 	    mmp_debug_set(s, MMP_DEBUG_BROKEN_TABLE_FREE, broken) ||
 	    mmp_mmap(s, WIN_BASE, WIN_LEN, RW, MMP_MAP_FIXED | MMP_MAP_POPULATE, &addr))
 		return NULL;
