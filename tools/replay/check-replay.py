@@ -391,7 +391,9 @@ def check_smaps(replay, trace):
             text = f.read()
     heads = re.findall(r"^# .*: a process exits", text, re.M)
     ok(len(heads) >= 1, "%s: a smaps per exiting process (%d)" % (name, len(heads)))
-    maps = re.findall(r"^[0-9a-f]{8,}-[0-9a-f]{8,} [r-][w-][x-]p 00000000 00:00 0 ", text, re.M)
+    # Private or shared; a file mapping has its offset, and its file's number as the inode.
+    maps = re.findall(r"^[0-9a-f]{8,}-[0-9a-f]{8,} [r-][w-][x-][ps] [0-9a-f]{8,} 00:00 [0-9]+ ",
+                      text, re.M)
     ok(len(maps) > 0, "%s: map lines as /proc/PID/smaps has them (%d)" % (name, len(maps)))
     fields = ["Size", "KernelPageSize", "MMUPageSize", "Rss", "Pss", "Pss_Dirty", "Shared_Clean",
               "Shared_Dirty", "Private_Clean", "Private_Dirty", "Referenced", "Anonymous", "KSM",
