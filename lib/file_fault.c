@@ -88,7 +88,7 @@ static bool do_fault_around(struct vm_fault *vmf)
 	uint64_t end_index = file_size_pages(f);
 	mmp_spinlock_t *ptl;
 	mmp_pte_t *ptes;
-	bool mapped = false;
+	bool mapped = false, here;
 
 	rcu_read_lock();
 	ptes = fault_pte_lock(vmf, &ptl);
@@ -130,9 +130,10 @@ static bool do_fault_around(struct vm_fault *vmf)
 			;
 		map_file_pages(s, head, page, n);
 		set_ptes(s, va, ptep, mk_file_pte(s, vma, head_pfn + (page - head), false), n);
-		if (addr >= va && addr < va + n * PAGE_SIZE)
-			mapped = true;
-		count_add(s, MMP_C_FAULT_AROUND, n - (addr >= va && addr < va + n * PAGE_SIZE));
+		/* The faulting page is the fault's own; the others were mapped ahead of need. */
+		here = addr >= va && addr < va + n * PAGE_SIZE;
+		mapped |= here;
+		count_add(s, MMP_C_FAULT_AROUND, n - here);
 		folio_unlock(head);
 		va += n * PAGE_SIZE;
 	}

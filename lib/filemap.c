@@ -96,9 +96,9 @@ static int xa_store_range(struct address_space *as, uint64_t index, uint64_t nr,
 	uintptr_t v = pfn == NO_PFN ? 0 : (uintptr_t)pfn + 1;
 
 	if (v) {
-		/* Allocate every leaf first, so a failure changes nothing. */
-		for (uint64_t i = 0; i < nr; i += XA_CHUNK_SIZE)
-			if (!xa_slot(as, index + i) || !xa_slot(as, index + nr - 1))
+		/* Allocate every leaf first, one slot in each, so a failure changes nothing. */
+		for (uint64_t i = index; i < index + nr; i = (i | (XA_CHUNK_SIZE - 1)) + 1)
+			if (!xa_slot(as, i))
 				return -ENOMEM;
 	}
 	for (uint64_t i = 0; i < nr; i++) {
