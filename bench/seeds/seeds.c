@@ -174,6 +174,10 @@ void mmp_seed_report(const struct mmp_seed_opts *opts, const char *seed, const c
 		json_or_null(claim ? claim->published : NULL);
 		fputs(",\"verdict\":", stdout);
 		json_or_null(has_claim ? bench_verdict_name(claim->verdict) : NULL);
+		if (claim && claim->note) {
+			fputs(",\"verdict_note\":", stdout);
+			json_string(stdout, claim->note);
+		}
 		if (extra_json && *extra_json)
 			printf(",%s", extra_json);
 		fputs("}\n", stdout);
@@ -191,6 +195,8 @@ void mmp_seed_report(const struct mmp_seed_opts *opts, const char *seed, const c
 		printf("%-*s %s%s%s: %s\n", BENCH_NAME_W, "claim", claim->what,
 		       claim->published ? "; seed: " : "", claim->published ? claim->published : "",
 		       bench_verdict_name(claim->verdict));
+	if (claim && claim->note)
+		printf("%-*s %s\n", BENCH_NAME_W, "", claim->note);
 	bench_print_counter_table(stdout, &base->counters, &opt->counters);
 	fflush(stdout);
 }
