@@ -179,16 +179,29 @@ if lf:
 hc = by("huge-copy")
 if hc:
     lines.append("**huge-copy** (COW of a 2 MiB THP: copy time ratio ascending / order; "
-                 "target read after the copy, ns and class, n = 0 / 255 / 511 / random):")
+                 "target read after the copy, ns and class, n = 0 / 255 / 511 / random; hot "
+                 "decided from L1D misses per line where perf counters or cachegrind count "
+                 "them, else from the latency class; a non-temporal target-last copy claims "
+                 "nothing):")
     lines.append("")
     rows = []
     for o in hc:
         reads = " / ".join(f"{o['optimized_read_ns'][t]:.0f} {o['optimized_read_class'][t]}"
                            for t in ("0", "255", "511", "rand"))
         asc = " / ".join(f"{o['baseline_read_ns'][t]:.0f}" for t in ("0", "255", "511", "rand"))
-        rows.append([o["case"], ci(o), reads, asc, verdict(o)])
+        if "optimized_misses_per_line" in o:
+            mpl = " / ".join(f"{o['optimized_misses_per_line'][t]:.2f}"
+                             for t in ("0", "255", "511", "rand"))
+            asc_mpl = " / ".join(f"{o['baseline_misses_per_line'][t]:.2f}"
+                                 for t in ("0", "255", "511", "rand"))
+            how = f"{o['decided_by']}: {mpl} (ascending {asc_mpl})"
+        else:
+            how = o.get("decided_by", "latency")
+        hot = verdict(o) if o.get("claim") else "no claim (non-temporal)"
+        rows.append([o["case"], ci(o), reads, asc, how, hot])
     lines.append(table(["variant/pressure/order", "copy ratio", "target reads",
-                        "ascending reads", "target hot"], rows))
+                        "ascending reads", "decided by (L1D misses per line)", "target hot"],
+                       rows))
     lines.append("")
 
 acs = by("anon-cow-seq")

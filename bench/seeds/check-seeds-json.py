@@ -84,6 +84,24 @@ def check_rcu_free(obj, where):
              f"of munmaps, {need:.0%} needed")
 
 
+def check_huge_copy(obj, where):
+    """Says what decided; counted decisions carry their counts; no claim for target-last NT."""
+    how = obj.get("decided_by")
+    if how not in ("perf", "cachegrind", "latency"):
+        fail(f"{where}: decided_by {how!r}")
+    if how != "latency":
+        for side in ("baseline", "optimized"):
+            m = obj.get(f"{side}_misses_per_line")
+            if not isinstance(m, dict) or set(m) != {"0", "255", "511", "rand"} \
+                    or not all(isinstance(x, (int, float)) and 0 <= x for x in m.values()):
+                fail(f"{where}: decided by {how} without {side}_misses_per_line: {m!r}")
+        if how == "cachegrind" and (obj.get("pressure") or obj.get("non_temporal")):
+            fail(f"{where}: cachegrind models neither pressure nor non-temporal stores")
+    if obj.get("non_temporal") and obj.get("order") == "target-last" \
+            and not obj.get("deterministic") and obj.get("claim") is not None:
+        fail(f"{where}: a non-temporal target-last copy claims a hot target")
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: check-seeds-json.py MMPRIM_SEEDS ARGS...")
@@ -153,6 +171,8 @@ def check_lines(cmd, lines):
             check_lazyfree_smaps(obj, where)
         if seed == "rcu-free":
             check_rcu_free(obj, where)
+        if seed == "huge-copy":
+            check_huge_copy(obj, where)
         out.append(f"ok {seed} [{arch}]: ratio {ratio:.2f}x [{ci[0]:.2f}, {ci[1]:.2f}], "
                    f"{samples} samples, {verdict or 'no claim'}")
     return out
