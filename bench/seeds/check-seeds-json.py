@@ -102,6 +102,23 @@ def check_huge_copy(obj, where):
         fail(f"{where}: a non-temporal target-last copy claims a hot target")
 
 
+def check_clear_seq(obj, where):
+    """Every first-touch fault a THP of 512 cleared sub-pages; the claim the CPU calls for."""
+    for side in ("baseline", "optimized"):
+        c = obj[side]["counters"]
+        if c.get("fault_huge_anon") != obj.get("thps") \
+                or c.get("subpage_clear") != 512 * obj.get("thps", 0):
+            fail(f"{where}: {side}: {obj.get('thps')} THP faults of 512 sub-pages expected: "
+                 f"fault_huge_anon {c.get('fault_huge_anon')}, "
+                 f"subpage_clear {c.get('subpage_clear')}")
+    zen = obj.get("cpu_like") == "genoa-milan"
+    if zen != (obj.get("cpu_vendor") == "AuthenticAMD" and obj.get("cpu_family", 0) >= 0x17):
+        fail(f"{where}: cpu_like {obj.get('cpu_like')!r} for {obj.get('cpu_vendor')} "
+             f"family {obj.get('cpu_family')}")
+    if not str(obj.get("claim")).startswith("sequential" if zen else "no change"):
+        fail(f"{where}: claim {obj.get('claim')!r} for a CPU like {obj.get('cpu_like')}")
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: check-seeds-json.py MMPRIM_SEEDS ARGS...")
@@ -173,6 +190,8 @@ def check_lines(cmd, lines):
             check_rcu_free(obj, where)
         if seed == "huge-copy":
             check_huge_copy(obj, where)
+        if seed == "clear-seq":
+            check_clear_seq(obj, where)
         out.append(f"ok {seed} [{arch}]: ratio {ratio:.2f}x [{ci[0]:.2f}, {ci[1]:.2f}], "
                    f"{samples} samples, {verdict or 'no claim'}")
     return out
