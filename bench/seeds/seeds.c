@@ -26,7 +26,8 @@
 	X(anon_cow_seq)		\
 	X(lazyfree)		\
 	X(rcu_free)		\
-	X(file_reclaim)
+	X(file_reclaim)		\
+	X(fork_large_folio)
 
 #define MMP_SEED_DECLARE(id)	extern const struct mmp_seed mmp_seed_##id;
 MMP_SEEDS(MMP_SEED_DECLARE)
