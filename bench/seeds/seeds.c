@@ -27,7 +27,8 @@
 	X(lazyfree)		\
 	X(rcu_free)		\
 	X(file_reclaim)		\
-	X(fork_large_folio)
+	X(fork_large_folio)	\
+	X(pt_reclaim)
 
 #define MMP_SEED_DECLARE(id)	extern const struct mmp_seed mmp_seed_##id;
 MMP_SEEDS(MMP_SEED_DECLARE)
