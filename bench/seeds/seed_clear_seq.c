@@ -14,10 +14,10 @@
  *
  * Here one space with THPs always maps a region, writes one byte per 4 KiB
  * page from begin to end (each THP faults at sub-page 0, so target-last is a
- * descending sweep of single pages), and unmaps it untimed; baseline
- * MMP_OPT_HUGE_ORDER target-last (6.18), optimized ascending (7.0). The
- * library has no separate order for clears and copies, so the seed sets it
- * per variant. Throughput is bytes over the time of the touching loop.
+ * descending sweep of single pages), and unmaps it untimed; baseline the
+ * space at 6.18 (clears target-last), optimized at 7.0 (the release table's
+ * clear_sequential: MMP_OPT_HUGE_CLEAR_ORDER left to the release clears
+ * ascending). Throughput is bytes over the time of the touching loop.
  *
  * The claim follows this CPU: an AMD Zen (family 17h or later) should clear
  * faster sequentially (the Milan figure, the smaller of the two), anything
@@ -88,12 +88,20 @@ static int cs_run(struct bench_env *env, uint64_t bytes, int order, double *seco
 		  struct mmp_counters *delta)
 {
 	static const char one = 1;
+	long release = order == MMP_HUGE_ORDER_ASCENDING ? MMP_KERNEL_VERSION(7, 0, 0) :
+							   MMP_KERNEL_VERSION(6, 18, 0);
 	struct mmp_counters before, after;
 	uint64_t addr, off;
+	long clear_order = -1;
 	double t0;
 	int err, err2;
 
-	err = mmp_space_set_opt(env->space, MMP_OPT_HUGE_ORDER, order);
+	/* The release, not the order: check it comes to the order this side stands for. */
+	err = mmp_space_set_opt(env->space, MMP_OPT_KERNEL_VERSION, release);
+	if (!err)
+		err = mmp_space_get_opt(env->space, MMP_OPT_HUGE_CLEAR_ORDER, &clear_order);
+	if (!err && clear_order != order)
+		err = -EINVAL;
 	if (!err)
 		err = mmp_mmap(env->space, CS_ADDR, bytes, RW, MMP_MAP_FIXED, &addr);
 	if (err)
