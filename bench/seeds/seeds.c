@@ -27,7 +27,8 @@
 	X(lazyfree)		\
 	X(rcu_free)		\
 	X(file_reclaim)		\
-	X(clear_seq)
+	X(clear_seq)		\
+	X(mprotect_batch)
 
 #define MMP_SEED_DECLARE(id)	extern const struct mmp_seed mmp_seed_##id;
 MMP_SEEDS(MMP_SEED_DECLARE)
