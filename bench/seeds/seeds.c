@@ -28,7 +28,8 @@
 	X(rcu_free)		\
 	X(file_reclaim)		\
 	X(clear_seq)		\
-	X(mprotect_batch)
+	X(mprotect_batch)	\
+	X(process_madvise)
 
 #define MMP_SEED_DECLARE(id)	extern const struct mmp_seed mmp_seed_##id;
 MMP_SEEDS(MMP_SEED_DECLARE)
