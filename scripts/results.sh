@@ -268,6 +268,41 @@ if rf:
                         for b in range(used[0], used[-1] + 1)] if used else []))
     lines.append("")
 
+flf = by("fork-large-folio")
+if flf:
+    lines.append(f"**fork-large-folio** (fork, and munmap of the then exclusive folios, of "
+                 f"{flf[0]['bytes'] >> 20} MiB of PTE-mapped folios, per PTE -> batched, "
+                 "medians of one call; the seeds: 1 GiB, fork of 64K folios 14.05 -> 10.44 ms, "
+                 "munmap +10% (16K) to +27% (2M) from the 6.12 rmap change alone):")
+    lines.append("")
+    rows = []
+    for o in flf:
+        exit_ = ci(o, "exit_ratio") if "exit_ratio" in o else ""
+        rows.append([o["arch"], o["case"], f"{o['baseline']['seconds'] * 1e3:.3f} -> "
+                     f"{o['optimized']['seconds'] * 1e3:.3f} ms", ci(o), exit_,
+                     f"{o['baseline_rmap_calls']} -> {o['optimized_rmap_calls']}",
+                     o.get("published") or "-", verdict(o)])
+    lines.append(table(["arch", "case", "time", "time ratio", "child exit ratio",
+                        "rmap calls", "seed's figure", "verdict"], rows))
+    lines.append("")
+
+ptr = by("pt-reclaim")
+if ptr:
+    lines.append(f"**pt-reclaim** ({ptr[0]['bytes'] >> 30} GiB mapped, one page touched and "
+                 "MADV_DONTNEED per 2 MiB; VmPTE at the end, PT_RECLAIM off -> the release's "
+                 "rule; the patch: 102640 -> 240 kB; the verdict is on VmPTE, the time ratio of "
+                 "the madvise calls is reported beside it):")
+    lines.append("")
+    lines.append(table(["arch", "case", "reclaims", "VmPTE", "reduction", "PTE tables freed",
+                        "madvise time ratio", "verdict"],
+                       [[o["arch"], o["case"], "yes" if o["reclaims"] else "no",
+                         f"{o['baseline_vmpte_bytes'] >> 10} -> "
+                         f"{o['optimized_vmpte_bytes'] >> 10} kB",
+                         f"{o['vmpte_reduction']:.1f}x",
+                         f"{o['pte_tables_freed']} / {o['chunks']}", ci(o), verdict(o)]
+                        for o in ptr]))
+    lines.append("")
+
 mb = by("mprotect-batch")
 if mb:
     lines.append("**mprotect-batch** (a mapping toggled read-only and read-write, each side a "

@@ -119,6 +119,37 @@ def check_clear_seq(obj, where):
         fail(f"{where}: claim {obj.get('claim')!r} for a CPU like {obj.get('cpu_like')}")
 
 
+def check_pt_reclaim(obj, where):
+    """VmPTE figures that agree with the verdict and with the release's PT_RECLAIM rule."""
+    for f in ("bytes", "chunks", "baseline_vmpte_bytes", "optimized_vmpte_bytes",
+              "pte_tables_freed"):
+        if not isinstance(obj.get(f), int) or obj.get(f) < 0:
+            fail(f"{where}: {f} is not a count: {obj.get(f)!r}")
+    if obj["chunks"] != obj["bytes"] >> 21:
+        fail(f"{where}: {obj['chunks']} chunks of 2 MiB in {obj['bytes']} bytes")
+    try:
+        release = tuple(int(x) for x in obj["release"].split("."))
+    except (KeyError, AttributeError, ValueError):
+        fail(f"{where}: release {obj.get('release')!r}")
+    # x86_64 from 6.14 (ARCH_SUPPORTS_PT_RECLAIM), every back end from 7.0.
+    rule = release >= ((6, 14) if obj["arch"].startswith("x86_64") else (7, 0))
+    if obj.get("reclaims") is not rule:
+        fail(f"{where}: reclaims {obj.get('reclaims')!r} at {obj['release']} on {obj['arch']}")
+    base, opt = obj["baseline_vmpte_bytes"], obj["optimized_vmpte_bytes"]
+    held = (obj["pte_tables_freed"] == obj["chunks"] and opt < base) if rule else opt == base
+    if obj.get("verdict") != ("met" if held else "not met"):
+        fail(f"{where}: verdict {obj.get('verdict')!r} for VmPTE {base} -> {opt}")
+
+
+def check_fork_large_folio(obj, where):
+    """One rmap call per PTE without batching, no more with it."""
+    pages = obj.get("bytes", 0) // 4096
+    b, o = obj.get("baseline_rmap_calls"), obj.get("optimized_rmap_calls")
+    if obj.get("op") not in ("fork", "munmap") or not pages or b != pages \
+            or not isinstance(o, int) or not 0 < o <= b:
+        fail(f"{where}: {obj.get('op')!r} of {pages} pages, rmap calls {b!r} -> {o!r}")
+
+
 def check_mprotect_batch(obj, where):
     """The folios of the case, 6.16 never batching, and one batch a large folio after it."""
     b, o = obj["baseline"]["counters"], obj["optimized"]["counters"]
@@ -262,6 +293,10 @@ def check_lines(cmd, lines):
             check_huge_copy(obj, where)
         if seed == "clear-seq":
             check_clear_seq(obj, where)
+        if seed == "pt-reclaim":
+            check_pt_reclaim(obj, where)
+        if seed == "fork-large-folio":
+            check_fork_large_folio(obj, where)
         if seed == "mprotect-batch":
             check_mprotect_batch(obj, where)
         if seed == "process-madvise":

@@ -28,6 +28,8 @@
 	X(rcu_free)		\
 	X(file_reclaim)		\
 	X(clear_seq)		\
+	X(fork_large_folio)	\
+	X(pt_reclaim)		\
 	X(mprotect_batch)	\
 	X(process_madvise)
 
@@ -111,12 +113,12 @@ static void summary_print(bool quick)
 		return;
 	printf("summary%s: time ratio baseline / optimized (> 1: the optimization is faster), "
 	       "median [95%% interval]\n", quick ? " [quick]" : "");
-	printf("%-13s %-12s %-38s %-28s %-24s %s\n", "seed", "arch", "case", "seed's figure",
+	printf("%-16s %-12s %-38s %-28s %-24s %s\n", "seed", "arch", "case", "seed's figure",
 	       "this run", "verdict");
 	for (size_t i = 0; i < nr_summary; i++) {
 		const struct summary_row *r = &summary[i];
 
-		printf("%-13s %-12s %-38s %-28s %-24s %s\n", r->seed, r->arch, r->name,
+		printf("%-16s %-12s %-38s %-28s %-24s %s\n", r->seed, r->arch, r->name,
 		       r->published, r->figure, r->verdict);
 	}
 }

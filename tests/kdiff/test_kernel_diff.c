@@ -51,7 +51,8 @@ static void version_table(struct kd_options *opt)
 {
 	unsigned int host = opt->host_version, modeled = MMP_KERNEL_MODELED, checked;
 
-	if (opt->host && host && host < modeled && host >= MMP_KERNEL_OLDEST)
+	/* A host older than the release modelled gets its own release modelled. */
+	if (!opt->kernel_version && opt->host && host && host < modeled && host >= MMP_KERNEL_OLDEST)
 		opt->kernel_version = host;
 	checked = opt->kernel_version ? opt->kernel_version : modeled;
 	printf("# modelling Linux %u.%u (MMP_OPT_KERNEL_VERSION) against %s %u.%u.%u\n",
@@ -260,6 +261,20 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--replay") && next) {
 			replay = next;
 			i++;
+		} else if (!strcmp(a, "--release") && next) {
+			unsigned int major = 0, minor = 0;
+
+			if (sscanf(next, "%u.%u", &major, &minor) != 2) {
+				fprintf(stderr, "--release wants A.B, e.g. 7.1\n");
+				return 2;
+			}
+			opt.kernel_version = MMP_KERNEL_VERSION(major, minor, 0);
+			if (opt.kernel_version < MMP_KERNEL_OLDEST ||
+			    opt.kernel_version > MMP_KERNEL_NEWEST) {
+				fprintf(stderr, "--release: the library models 6.12 to 7.1\n");
+				return 2;
+			}
+			i++;
 		} else if (!strcmp(a, "--no-host")) {
 			opt.host = false;
 		} else if (!strcmp(a, "--no-minimize")) {
@@ -268,7 +283,7 @@ int main(int argc, char **argv)
 			opt.verbose = true;
 		} else {
 			fprintf(stderr, "usage: %s [--seed S] [--ops N] [--seconds T] [--arch A] "
-				"[--no-host] [--verify-every N] [--threads N] [--replay FILE] [--no-minimize] [-v]\n",
+				"[--release A.B] [--no-host] [--verify-every N] [--threads N] [--replay FILE] [--no-minimize] [-v]\n",
 				argv[0]);
 			return 2;
 		}
