@@ -150,6 +150,76 @@ def check_fork_large_folio(obj, where):
         fail(f"{where}: {obj.get('op')!r} of {pages} pages, rmap calls {b!r} -> {o!r}")
 
 
+def check_mprotect_batch(obj, where):
+    """The folios of the case, 6.16 never batching, and one batch a large folio after it."""
+    b, o = obj["baseline"]["counters"], obj["optimized"]["counters"]
+    calls, kind = obj.get("calls_per_sample"), obj.get("folio_kind")
+    folios, expect = obj.get("folios"), obj.get("folios_expected")
+    if not isinstance(calls, int) or calls < 2 or kind not in ("4K", "64K", "PTE-mapped THP"):
+        fail(f"{where}: calls_per_sample {calls!r}, folio_kind {kind!r}")
+    whole = folios == [expect, expect]
+    if whole == (obj.get("verdict") == "no verdict"):
+        fail(f"{where}: folios {folios!r} of {expect!r} and verdict {obj.get('verdict')!r}")
+    if not whole:
+        return
+    pages = obj["bytes"] // 4096
+    if obj.get("baseline_release") == "6.16" and b.get("pte_batch") != 0:
+        fail(f"{where}: 6.16 batched: pte_batch {b.get('pte_batch')}")
+    if o.get("tlb_flush_range", 0) + o.get("tlb_flush_all", 0) != calls:
+        fail(f"{where}: {obj.get('optimized_release')} flushed other than once a call")
+    # Contiguous blocks of 16 (arm64 contpte, riscv64 Svnapot 64K) on the back ends that have them.
+    blocks_of_16 = obj["arch"].startswith(("arm64", "riscv64"))
+    if kind == "4K":
+        for side, c in (("baseline", b), ("optimized", o)):
+            if c.get("pte_batch") != 0 or c.get("ptep_get") != calls * pages:
+                fail(f"{where}: {side}: 4K pages: pte_batch {c.get('pte_batch')}, ptep_get "
+                     f"{c.get('ptep_get')} for {calls} calls of {pages} pages")
+    elif obj.get("optimized_release") == "6.17":
+        if o.get("pte_batch") != calls * expect:
+            fail(f"{where}: 6.17: pte_batch {o.get('pte_batch')}, one a folio a call "
+                 f"is {calls * expect}")
+        blocks = calls * pages // 16 if blocks_of_16 else 0
+        if b.get("contpte_unfold") != blocks or b.get("contpte_fold") != blocks \
+                or o.get("contpte_unfold") != 0 or o.get("contpte_fold") != 0:
+            fail(f"{where}: contpte unfold/fold {b.get('contpte_unfold')}/"
+                 f"{b.get('contpte_fold')} -> {o.get('contpte_unfold')}/"
+                 f"{o.get('contpte_fold')}, expected {blocks}/{blocks} -> 0/0")
+    ratio = obj.get("instruction_ratio")
+    if ratio is not None:
+        bi, oi = obj.get("baseline_instructions_per_page"), obj.get("optimized_instructions_per_page")
+        if not all(isinstance(x, (int, float)) and x > 0 for x in (bi, oi)) \
+                or abs(ratio - bi / oi) > 1e-3 * ratio:
+            fail(f"{where}: instruction_ratio {ratio!r} from {bi!r} / {oi!r}")
+
+
+def check_process_madvise(obj, where):
+    """A gather a range before 6.16 and a call since; IPIs where the back end sends them."""
+    b, o = obj["baseline"]["counters"], obj["optimized"]["counters"]
+    ranges, per, calls = obj.get("ranges"), obj.get("ranges_per_call"), obj.get("calls")
+    if ranges != obj.get("bytes", 0) // 4096 or calls != -(-ranges // per):
+        fail(f"{where}: {ranges!r} ranges, {per!r} a call, {calls!r} calls")
+    for side, c in (("baseline", b), ("optimized", o)):
+        if c.get("folio_free") != ranges:
+            fail(f"{where}: {side} freed {c.get('folio_free')} folios of {ranges}")
+    if b.get("gather_flush") != ranges or o.get("gather_flush") != calls:
+        fail(f"{where}: gather flushes {b.get('gather_flush')} -> {o.get('gather_flush')}, "
+             f"expected {ranges} -> {calls}")
+    flushes = [c.get("tlb_flush_range", 0) + c.get("tlb_flush_all", 0) for c in (b, o)]
+    if obj["arch"].startswith("x86_64"):
+        if flushes != [ranges, calls] or [b.get("tlb_ipi"), o.get("tlb_ipi")] != [ranges, calls]:
+            fail(f"{where}: x86_64: flushes {flushes}, IPIs {b.get('tlb_ipi')} -> "
+                 f"{o.get('tlb_ipi')}, expected {ranges} -> {calls} each")
+        if obj.get("claim") is None:
+            fail(f"{where}: x86_64 makes the patch's claim")
+    elif obj["arch"].startswith("arm64"):
+        if flushes != [ranges, ranges] or b.get("tlb_ipi") or o.get("tlb_ipi"):
+            fail(f"{where}: arm64: flushes {flushes}, IPIs {b.get('tlb_ipi')} -> "
+                 f"{o.get('tlb_ipi')}, expected a flush per range and no IPI")
+        if obj.get("claim") is not None or \
+                not str(obj.get("verdict_note", "")).startswith("no claim: no MMU_GATHER"):
+            fail(f"{where}: arm64 claims nothing, and says why")
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: check-seeds-json.py MMPRIM_SEEDS ARGS...")
@@ -227,6 +297,10 @@ def check_lines(cmd, lines):
             check_pt_reclaim(obj, where)
         if seed == "fork-large-folio":
             check_fork_large_folio(obj, where)
+        if seed == "mprotect-batch":
+            check_mprotect_batch(obj, where)
+        if seed == "process-madvise":
+            check_process_madvise(obj, where)
         out.append(f"ok {seed} [{arch}]: ratio {ratio:.2f}x [{ci[0]:.2f}, {ci[1]:.2f}], "
                    f"{samples} samples, {verdict or 'no claim'}")
     return out

@@ -29,7 +29,9 @@
 	X(file_reclaim)		\
 	X(clear_seq)		\
 	X(fork_large_folio)	\
-	X(pt_reclaim)
+	X(pt_reclaim)		\
+	X(mprotect_batch)	\
+	X(process_madvise)
 
 #define MMP_SEED_DECLARE(id)	extern const struct mmp_seed mmp_seed_##id;
 MMP_SEEDS(MMP_SEED_DECLARE)
