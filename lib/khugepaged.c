@@ -76,14 +76,16 @@ static bool vma_holds_pmd(const struct mmp_vma *vma)
 /*
  * thp_vma_allowable_order(TVA_FORCED_COLLAPSE, PMD_ORDER) for an anonymous
  * VMA: the sysfs THP settings do not count (the 6.18 source: "only forced
- * collapse ignores sysfs configs"), VM_NOHUGEPAGE does.
+ * collapse ignores sysfs configs"), VM_NOHUGEPAGE does, and so does a VMA
+ * never faulted (no anon_vma: only a fault or smaps may overlook that), even
+ * for a range that covers no PMD, as a 6.18 host answers.
  *
  * Guard regions: in 6.19 VM_MAYBE_GUARD refuses the VMA here, before any
  * scan; in 6.18 a guard marker is met by the swap-in instead (collapse_swapin).
  */
 static bool collapse_vma_allowed(const struct mmp_vma *vma)
 {
-	return !(vma->flags & VM_NOHUGEPAGE) && vma_holds_pmd(vma);
+	return !(vma->flags & VM_NOHUGEPAGE) && vma_holds_pmd(vma) && vma->anon_vma;
 }
 
 /*
@@ -517,8 +519,12 @@ static int madvise_collapse_vma(struct mmp_space *s, struct mmp_vma *vma, uint64
 	}
 out:
 	mmap_read_lock(s);
-	return thps == (hend > hstart ? (hend - hstart) >> PMD_SHIFT : 0) ? 0 :
-	       madvise_collapse_errno(last_fail);
+	/*
+	 * As the kernel counts, in unsigned arithmetic: a range inside one PMD
+	 * that does not start on its boundary has hend below hstart, and fails
+	 * (with SCAN_FAIL's -EINVAL); one that starts on it has none to do.
+	 */
+	return thps == (hend - hstart) >> PMD_SHIFT ? 0 : madvise_collapse_errno(last_fail);
 }
 
 /*

@@ -162,10 +162,14 @@ static void check_empty_pmd(const char *arch, struct mmp_space *s, struct mmp_cp
 	struct mmp_counters before, c;
 
 	mmp_space_counters(s, &before);
-	tap_eq(mmp_madvise(s, a, PMD, MMP_MADV_COLLAPSE), -EINVAL, "%s: empty PMD: -EINVAL", arch);
+	tap_eq(mmp_madvise(s, a, PMD, MMP_MADV_COLLAPSE), -EINVAL,
+	       "%s: a VMA never faulted (no anon_vma): -EINVAL", arch);
+	tap_eq(mmp_madvise(s, a, PG, MMP_MADV_COLLAPSE), -EINVAL,
+	       "%s: ... even for a range that covers no PMD", arch);
 	counters_since(s, &before, &c);
 	tap_eq(d(&c, MMP_C_THP_COLLAPSE_ALLOC), 0, "%s: empty PMD: nothing allocated", arch);
 	tap_require(write_pages(cpu, a, NR, 1, 6), "%s: a page in the second PMD", arch);
+	tap_eq(mmp_madvise(s, a, PMD, MMP_MADV_COLLAPSE), -EINVAL, "%s: empty PMD: -EINVAL", arch);
 	tap_eq(mmp_madvise(s, a, 2 * PMD, MMP_MADV_COLLAPSE), -EINVAL,
 	       "%s: empty, then populated: -EINVAL", arch);
 	tap_eq(leaf_level(s, a + PMD), 1, "%s: ... after collapsing the populated one", arch);
@@ -324,6 +328,10 @@ static void check_vmas(const char *arch, struct mmp_space *s, struct mmp_cpu *cp
 	tap_eq(mmp_madvise(s, a, PG, MMP_MADV_COLLAPSE), 0,
 	       "%s: a range covering no PMD of a big VMA: 0", arch);
 	tap_eq(leaf_level(s, a), 0, "%s: ... and nothing done", arch);
+	tap_eq(mmp_madvise(s, a + PG, PG, MMP_MADV_COLLAPSE), -EINVAL,
+	       "%s: a range inside a PMD, not from its start: -EINVAL (hend below hstart)", arch);
+	tap_eq(mmp_madvise(s, a + PG, PMD - PG, MMP_MADV_COLLAPSE), 0,
+	       "%s: a range from inside a PMD to its end: 0 (none to do)", arch);
 	SETUP(mmp_mprotect(s, a + PMD, PMD, MMP_PROT_READ));
 	/* Read-only pages collapse (no writable check since 6.x): the PMD is read-only. */
 	tap_eq(mmp_madvise(s, a + PMD, PMD, MMP_MADV_COLLAPSE), 0, "%s: read-only VMA: 0", arch);
