@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mm.h"
@@ -37,7 +38,7 @@
 #define BASE		0x40000000ULL
 #define NR		512
 #define BROKEN_BUDGET	6.0
-#define BROKEN_TRIES	3
+#define BROKEN_TRIES	4
 
 struct run {
 	struct mmp_phys *phys;
@@ -69,9 +70,15 @@ static void *walker(void *arg)
 		if (ptes) {
 			uint64_t pfn = ((uint8_t *)ptes - r->s->phys->base) >> PAGE_SHIFT;
 
-			/* Long enough for a collapse and a zap to pass by, were we not waited for. */
+			/*
+			 * Long enough for a collapse and a zap to pass by, were we
+			 * not waited for: a spin, and every fourth walk a sleep of
+			 * 1 ms (a loaded machine may stretch the collapse's copy).
+			 */
 			for (volatile int spin = 0; spin < 20000; spin++)
 				;
+			if (!(walks & 3))
+				nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
 			if (__atomic_load_n(&ptes[7], __ATOMIC_ACQUIRE) == PT_POISON ||
 			    !(__atomic_load_n(&pfn_to_page(r->s->phys, pfn)->flags, __ATOMIC_ACQUIRE) &
 			      PG_table))
@@ -103,6 +110,8 @@ static void *pinner(void *arg)
 			/* The device writes a while after the pin, as DMA does. */
 			for (volatile int spin = 0; spin < 20000; spin++)
 				;
+			if (!(serial & 3))
+				nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
 			v = 0x5a5a000000000000ULL | ++serial;
 			__atomic_store_n((uint64_t *)((uint8_t *)pfn_to_virt(r->s->phys, pfn) + 64), v,
 					 __ATOMIC_RELEASE);
