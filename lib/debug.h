@@ -23,6 +23,18 @@ enum mmp_debug_opt {
 	 * page cache meanwhile (test_file_stress must see it). 0 or 1.
 	 */
 	MMP_DEBUG_SKIP_TRUNCATE_RECHECK,
+	/*
+	 * MADV_COLLAPSE skips tlb_remove_table_sync_one(): a GUP-fast walker may
+	 * still read the old PTE table once it is a deposit, and freed
+	 * (test_collapse_stress must see it). 0 or 1.
+	 */
+	MMP_DEBUG_SKIP_COLLAPSE_SYNC,
+	/*
+	 * MADV_COLLAPSE skips the reference recheck of the isolated pages: a
+	 * page GUP-fast pinned is copied and dropped, the pin left on a page no
+	 * longer mapped (test_collapse_stress must see it). 0 or 1.
+	 */
+	MMP_DEBUG_SKIP_COLLAPSE_REFCHECK,
 	MMP_NR_DEBUG_OPTS
 };
 

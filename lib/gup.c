@@ -72,11 +72,16 @@ static mmp_pte_t gup_read_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_leve
 /*
  * Pin one page through a leaf entry read locklessly at @ep. The folio is
  * grabbed speculatively (only if its count is not zero), then everything is
- * rechecked: that the frame is still a page of the same anonymous folio, and
- * that the entry still maps it. Otherwise the grab is undone.
+ * rechecked: that the frame is still a page of the same anonymous folio, that
+ * the entry still maps it and, for a PTE, that the PMD @pmdp still holds
+ * @pmd, the table it was read from: a collapse unlinks the table before it
+ * checks the page references, and copies before it clears the PTEs, so only
+ * the PMD tells that the page is on its way out (the kernel's recheck since
+ * 70cbc3cc78a9, "fix the fast GUP race against THP collapse"). Otherwise
+ * the grab is undone.
  */
-static bool gup_fast_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level level, uint64_t addr,
-			  bool write, uint64_t *pfn_out)
+static bool gup_fast_leaf(struct mmp_space *s, mmp_pte_t *pmdp, mmp_pte_t pmd, mmp_pte_t *ep,
+			  enum mmp_level level, uint64_t addr, bool write, uint64_t *pfn_out)
 {
 	mmp_pte_t e = gup_read_leaf(s, ep, level);
 	unsigned int f = entry_flags(s, e, level);
@@ -104,7 +109,8 @@ static bool gup_fast_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level lev
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if ((__atomic_load_n(&head->flags, __ATOMIC_ACQUIRE) & (PG_head | PG_anon | PG_reserved)) !=
 		    (PG_head | PG_anon) ||
-	    folio_pfn(s->phys, pfn) != head_pfn || gup_read_leaf(s, ep, level) != e) {
+	    folio_pfn(s->phys, pfn) != head_pfn || gup_read_leaf(s, ep, level) != e ||
+	    (level == MMP_PTE && __atomic_load_n(pmdp, __ATOMIC_ACQUIRE) != pmd)) {
 		put_speculative(s, head_pfn);
 		return false;
 	}
@@ -119,7 +125,8 @@ static bool gup_fast_leaf(struct mmp_space *s, mmp_pte_t *ep, enum mmp_level lev
 }
 
 /* The leaf entry for @addr, walked without locks; NULL when there is none. */
-static mmp_pte_t *gup_fast_walk(struct mmp_space *s, uint64_t addr, enum mmp_level *level)
+static mmp_pte_t *gup_fast_walk(struct mmp_space *s, uint64_t addr, enum mmp_level *level,
+				mmp_pte_t **pmdp, mmp_pte_t *pmd)
 {
 	mmp_pte_t *table = space_table(s, s->pgd_pfn);
 
@@ -127,6 +134,9 @@ static mmp_pte_t *gup_fast_walk(struct mmp_space *s, uint64_t addr, enum mmp_lev
 		mmp_pte_t *ep = &table[level_index(addr, l)];
 		mmp_pte_t e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
 		unsigned int f = entry_flags(s, e, l);
+
+		*pmdp = ep;	/* at the PMD level last: the table's entry */
+		*pmd = e;
 
 		if (l < pgd_level(s) && table_poisoned(s, e, table))
 			return NULL;
@@ -197,9 +207,10 @@ MMP_EXPORT int mmp_gup_fast(struct mmp_space *s, uint64_t addr, unsigned int nr,
 	rcu_read_lock();
 	for (; got < nr; got++, addr += PAGE_SIZE) {
 		enum mmp_level level;
-		mmp_pte_t *ep = gup_fast_walk(s, addr, &level);
+		mmp_pte_t *pmdp = NULL, pmd = 0;
+		mmp_pte_t *ep = gup_fast_walk(s, addr, &level, &pmdp, &pmd);
 
-		if (!ep || !gup_fast_leaf(s, ep, level, addr, write, &pfns[got])) {
+		if (!ep || !gup_fast_leaf(s, pmdp, pmd, ep, level, addr, write, &pfns[got])) {
 			count_inc(s, MMP_C_GUP_FAST_BACKOFF);
 			break;
 		}

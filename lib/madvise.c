@@ -5,7 +5,7 @@
  * MADV_FREE makes exclusive anonymous folios lazyfree and refuses file and
  * shared memory; MADV_PAGEOUT isolates folios this mm maps alone and
  * reclaims them now; MADV_HUGEPAGE / MADV_NOHUGEPAGE change VMA flags under
- * the write lock.
+ * the write lock; MADV_COLLAPSE is khugepaged's (lib/khugepaged.c).
  */
 #include <limits.h>
 
@@ -357,6 +357,7 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 	case MMP_MADV_PAGEOUT: case MMP_MADV_COLD: case MMP_MADV_WILLNEED:
 	case MMP_MADV_HUGEPAGE: case MMP_MADV_NOHUGEPAGE:
 	case MMP_MADV_POPULATE_READ: case MMP_MADV_POPULATE_WRITE:
+	case MMP_MADV_COLLAPSE:
 		break;
 	default:
 		return -EINVAL;
@@ -373,6 +374,8 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 		return 0;
 	if (advice == MMP_MADV_POPULATE_READ || advice == MMP_MADV_POPULATE_WRITE)
 		return madvise_populate(s, start, end, advice == MMP_MADV_POPULATE_WRITE);
+	if (advice == MMP_MADV_COLLAPSE)
+		return madvise_collapse(s, start, end);	/* lib/khugepaged.c: holes too */
 	hole = range_has_hole(s, start, end);
 	if (advice == MMP_MADV_DONTNEED || advice == MMP_MADV_DONTNEED_LOCKED)
 		err = madvise_dontneed(s, start, end);

@@ -17,6 +17,7 @@
 #include "folio.h"
 #include "huge_copy.h"
 #include "huge_mm.h"
+#include "khugepaged.h"
 #include "mm_types.h"
 #include "mmu_gather.h"
 #include "mthp_stat.h"

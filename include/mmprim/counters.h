@@ -126,7 +126,10 @@ extern "C" {
 	X(FAULT_SIGBUS,		"fault_sigbus",		"faults on a page wholly past the end of its file (SIGBUS)") \
 	X(PGCACHE_ADD,		"pgcache_add",		"pages this space's faults read into the page cache (readahead included)") \
 	X(FILE_WRITEBACK,	"file_writeback",	"dirty file pages reclaim wrote back to their file") \
-	X(FILE_RECLAIMED,	"file_reclaimed",	"file pages reclaim dropped from the page cache")
+	X(FILE_RECLAIMED,	"file_reclaimed",	"file pages reclaim dropped from the page cache") \
+	X(THP_COLLAPSE_ALLOC,	"thp_collapse_alloc",	"THPs allocated to collapse a range into (THP_COLLAPSE_ALLOC)") \
+	X(THP_COLLAPSE_ALLOC_FAILED, "thp_collapse_alloc_failed", "THP allocations for a collapse that failed (THP_COLLAPSE_ALLOC_FAILED)") \
+	X(TABLE_SYNC_ONE,	"table_sync_one",	"waits for lockless walkers of one unlinked table (tlb_remove_table_sync_one)")
 
 enum mmp_counter {
 #define MMP_COUNTER_ENUM(id, name, doc) MMP_C_##id,

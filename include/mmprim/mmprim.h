@@ -502,6 +502,21 @@ int mmp_mremap(struct mmp_space *space, uint64_t addr, uint64_t old_len, uint64_
 #define MMP_MADV_POPULATE_READ	22	/* fault the range in as reads */
 #define MMP_MADV_POPULATE_WRITE	23	/* fault the range in as writes (breaking COW) */
 #define MMP_MADV_DONTNEED_LOCKED 24	/* MADV_DONTNEED; locked memory is not modelled */
+/*
+ * Since 1.2.x: MADV_COLLAPSE, synchronous khugepaged collapse. Each 2 MiB
+ * aligned range wholly inside the advised range and one anonymous VMA
+ * becomes one PMD-mapped THP, whatever mmp_space_set_thp() says (only
+ * MADV_NOHUGEPAGE refuses): pages copied, none and zero-page entries
+ * zeroed (RSS grows by them), shared (forked) and read-only pages too.
+ * 0 when every such range is PMD-mapped afterwards (one already was counts);
+ * else the last failure: -EINVAL (a VMA that cannot hold an aligned 2 MiB,
+ * MADV_NOHUGEPAGE, a range with no page table, a regular file), -EAGAIN (a
+ * page with a reference its mappings do not explain: a GUP pin, reclaim),
+ * -ENOMEM (no THP to be had, or a hole, reported last). Shared memory and
+ * other shmem mappings are not modelled: -ENOTSUP (a 6.18 host collapses
+ * their page cache).
+ */
+#define MMP_MADV_COLLAPSE	25
 
 /**
  * mmp_madvise() - as madvise(2): -EINVAL (unaligned, bad advice), -ENOMEM (hole).

@@ -367,6 +367,58 @@ static void test_mremap(struct env *e)
 }
 
 
+/*
+ * MADV_COLLAPSE: the madvise argument checks, a hole, and no THP to be had
+ * (-ENOMEM, thp_collapse_alloc_failed): the space stays as it was.
+ */
+static void test_collapse(struct env *e)
+{
+	struct mmp_phys *small;
+	struct mmp_space *s;
+	struct mmp_cpu *cpu;
+	struct mmp_counters c;
+	uint64_t a = map_scratch(e, 8), b = 0;
+
+	must(fill_pages(e->cpu, a, 8, 7), "fill");
+	tap_eq(mmp_madvise(NULL, a, PG, MMP_MADV_COLLAPSE), -EINVAL, "%s: collapse: NULL space",
+	       e->arch);
+	tap_eq(mmp_madvise(e->s, a + 1, PG, MMP_MADV_COLLAPSE), -EINVAL, "%s: collapse: unaligned",
+	       e->arch);
+	tap_eq(mmp_madvise(e->s, a, UINT64_MAX, MMP_MADV_COLLAPSE), -EINVAL,
+	       "%s: collapse: len UINT64_MAX", e->arch);
+	tap_eq(mmp_madvise(e->s, a, 0 - a + PG, MMP_MADV_COLLAPSE), -EINVAL,
+	       "%s: collapse: addr + len wraps", e->arch);
+	tap_eq(mmp_madvise(e->s, a, 0, MMP_MADV_COLLAPSE), 0, "%s: collapse: len 0", e->arch);
+	tap_eq(mmp_madvise(e->s, MMP_MMAP_MIN_ADDR, 2 * MiB, MMP_MADV_COLLAPSE), -ENOMEM,
+	       "%s: collapse: unmapped range", e->arch);
+	tap_eq(mmp_madvise(e->s, a, 8 * PG, MMP_MADV_COLLAPSE), -EINVAL,
+	       "%s: collapse: a VMA too small for a PMD", e->arch);
+	tap_ok(pages_hold(e->cpu, a, 8, 7), "%s: collapse: data intact after errors", e->arch);
+	tap_eq(mmp_munmap(e->s, a, 8 * PG), 0, "%s: munmap", e->arch);
+	still_works(e, "bad MADV_COLLAPSE arguments");
+
+	/* 4 MiB of RAM, 3 MiB of it written: no free 2 MiB block for the THP. */
+	must(!mmp_phys_create(4 * MiB, &small), "small phys");
+	{
+		struct mmp_space_config cfg = { .arch = e->arch, .tlb_sanitizer = true };
+
+		must(!mmp_space_create(small, &cfg, &s), "space");
+	}
+	must(!mmp_cpu_attach(s, &cpu), "cpu");
+	must(!mmp_mmap(s, 0x40000000ULL, 3 * MiB, RW, MMP_MAP_FIXED, &b), "map 3 MiB");
+	must(fill_pages(cpu, b, 3 * MiB / PG, 8), "fill 3 MiB");
+	tap_eq(mmp_madvise(s, b, 2 * MiB, MMP_MADV_COLLAPSE), -ENOMEM,
+	       "%s: collapse with no THP to be had: -ENOMEM", e->arch);
+	mmp_space_counters(s, &c);
+	tap_eq(c.v[MMP_C_THP_COLLAPSE_ALLOC_FAILED], 1, "%s: thp_collapse_alloc_failed 1", e->arch);
+	tap_eq(c.v[MMP_C_THP_COLLAPSE_ALLOC], 0, "%s: thp_collapse_alloc 0", e->arch);
+	tap_ok(pages_hold(cpu, b, 3 * MiB / PG, 8), "%s: -ENOMEM: data intact", e->arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: -ENOMEM: verify", e->arch);
+	must(!mmp_cpu_detach(cpu), "detach");
+	must(!mmp_space_destroy(s), "destroy");
+	tap_eq(mmp_phys_destroy(small), 0, "%s: -ENOMEM: nothing leaked", e->arch);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -380,6 +432,7 @@ int main(void)
 		test_munmap(&e);
 		test_mprotect(&e);
 		test_madvise(&e);
+		test_collapse(&e);
 		test_mremap(&e);
 		tap_eq(mmp_space_verify(e.s), 0, "%s: verify at the end", arch);
 		env_fini(&e);

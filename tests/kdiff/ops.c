@@ -222,7 +222,8 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 	static const int advices[] = { MMP_MADV_DONTNEED, MMP_MADV_FREE, MMP_MADV_FREE,
 				       MMP_MADV_HUGEPAGE, MMP_MADV_NOHUGEPAGE, MMP_MADV_PAGEOUT,
 				       MMP_MADV_COLD, MMP_MADV_WILLNEED, MMP_MADV_POPULATE_READ,
-				       MMP_MADV_POPULATE_WRITE, MMP_MADV_DONTNEED_LOCKED };
+				       MMP_MADV_POPULATE_WRITE, MMP_MADV_DONTNEED_LOCKED,
+				       MMP_MADV_COLLAPSE };
 	bool invalid = kd_below(r, 20) == 0;
 
 	memset(op, 0, sizeof(*op));
@@ -306,6 +307,11 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 		break;
 	case KD_MADVISE:
 		op->flags = advices[kd_below(r, sizeof(advices) / sizeof(advices[0]))];
+		/* MADV_COLLAPSE acts on whole 2 MiB ranges: give it some half the time. */
+		if (op->flags == MMP_MADV_COLLAPSE && kd_below(r, 2)) {
+			op->addr &= ~((2ULL << 20) - 1);
+			op->len = clamp_len(op->addr, (2ULL << 20) * (1 + kd_below(r, 2)));
+		}
 		if (invalid)
 			kd_below(r, 3) ? make_invalid(r, op) : (void)(op->flags = 1000 + kd_below(r, 1000));
 		break;

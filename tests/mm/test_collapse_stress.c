@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * MADV_COLLAPSE against lockless walkers, on every back end. A collapser
+ * thread fills a 2 MiB range with small pages, collapses it and zaps the THP
+ * (which frees its deposit, the old PTE table, at once), over and over.
+ * Meanwhile, each on a CPU of its own:
+ *  - a table walker, as pte_offset_map users and GUP-fast walk: under
+ *    rcu_read_lock it reads the PMD, lingers, then reads the PTE table it
+ *    pointed to, which must still be a table (not freed: not poisoned);
+ *  - a pinner: GUP-fast pins a random page for writing, a while later writes
+ *    a fresh value into the pinned frame (as a device would), reads it back
+ *    through its CPU: the pin and the mapping must be the same page.
+ * The collapse keeps both safe by waiting for the walkers after unlinking the
+ * table (tlb_remove_table_sync_one) and by rechecking the page references
+ * afterwards, backing out (-EAGAIN) when a pin came in between.
+ *
+ * Then each protection is removed in a forked child, which must see it fail
+ * within its budget (exit 0), or exits 1: MMP_DEBUG_SKIP_COLLAPSE_SYNC must
+ * let the walker read a freed table, MMP_DEBUG_SKIP_COLLAPSE_REFCHECK must
+ * leave a pin on a page the address no longer maps.
+ *
+ * Duration: MMP_STRESS_SECONDS per back end (default 0.5).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mm.h"
+#include "rcu.h"
+#include "stress.h"
+#include "util.h"
+
+#define PG		MMP_PAGE_SIZE
+#define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
+#define BASE		0x40000000ULL
+#define NR		512
+#define BROKEN_BUDGET	6.0
+#define BROKEN_TRIES	4
+
+struct run {
+	struct mmp_phys *phys;
+	struct mmp_space *s;
+	const char *arch;
+	double end;
+	int stop;
+	/* The collapser refills and zaps under it; the pinner holds a pin under it. */
+	pthread_rwlock_t refill;
+	uint64_t collapsed, eagain, walks, freed_seen, pins, incoherent, errors;
+};
+
+/* The table walker: linger between the PMD and the table below it. */
+static void *walker(void *arg)
+{
+	struct run *r = arg;
+	struct mmp_cpu *cpu;
+	uint64_t walks = 0, freed = 0;
+
+	if (mmp_cpu_attach(r->s, &cpu))	/* an RCU reader from here on */
+		return NULL;
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		mmp_pte_t *pmdp, pmd, *ptes;
+
+		rcu_read_lock();
+		pmdp = pmd_offset(r->s, BASE);
+		pmd = pmdp ? __atomic_load_n(pmdp, __ATOMIC_ACQUIRE) : 0;
+		ptes = pmd ? pte_table(r->s, pmd) : NULL;
+		if (ptes) {
+			uint64_t pfn = ((uint8_t *)ptes - r->s->phys->base) >> PAGE_SHIFT;
+
+			/*
+			 * Long enough for a collapse and a zap to pass by, were we
+			 * not waited for: a spin, and every fourth walk a sleep of
+			 * 1 ms (a loaded machine may stretch the collapse's copy).
+			 */
+			for (volatile int spin = 0; spin < 20000; spin++)
+				;
+			if (!(walks & 3))
+				nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+			if (__atomic_load_n(&ptes[7], __ATOMIC_ACQUIRE) == PT_POISON ||
+			    !(__atomic_load_n(&pfn_to_page(r->s->phys, pfn)->flags, __ATOMIC_ACQUIRE) &
+			      PG_table))
+				freed++;
+			walks++;
+		}
+		rcu_read_unlock();
+	}
+	mmp_cpu_detach(cpu);
+	__atomic_fetch_add(&r->walks, walks, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&r->freed_seen, freed, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* The pinner: a pin and the mapping must be one page. */
+static void *pinner(void *arg)
+{
+	struct run *r = arg;
+	uint64_t rng = 0x9e3779b97f4a7c15ULL ^ (uintptr_t)&rng, pins = 0, bad = 0, serial = 0;
+	struct mmp_cpu *cpu;
+
+	if (mmp_cpu_attach(r->s, &cpu))
+		return NULL;
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t addr = BASE + (xorshift64(&rng) % NR) * PG, pfn, v, back = 0;
+
+		pthread_rwlock_rdlock(&r->refill);
+		if (mmp_gup_fast(r->s, addr, 1, true, &pfn) == 1) {
+			/* The device writes a while after the pin, as DMA does. */
+			for (volatile int spin = 0; spin < 20000; spin++)
+				;
+			if (!(serial & 3))
+				nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+			v = 0x5a5a000000000000ULL | ++serial;
+			__atomic_store_n((uint64_t *)((uint8_t *)pfn_to_virt(r->s->phys, pfn) + 64), v,
+					 __ATOMIC_RELEASE);
+			if (mmp_read(cpu, addr + 64, &back, 8) || back != v)
+				bad++;
+			mmp_unpin(r->s, &pfn, 1);
+			pins++;
+		}
+		pthread_rwlock_unlock(&r->refill);
+	}
+	mmp_cpu_detach(cpu);
+	__atomic_fetch_add(&r->pins, pins, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&r->incoherent, bad, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* The collapser, on the calling thread: fill, collapse, zap. */
+static void collapser(struct run *r, struct mmp_cpu *cpu, bool stop_on_detect)
+{
+	while (now() < r->end) {
+		int err;
+
+		pthread_rwlock_wrlock(&r->refill);
+		err = mmp_madvise(r->s, BASE, 2 * MiB, MMP_MADV_DONTNEED);
+		for (unsigned int i = 0; !err && i < NR; i++)
+			err = mmp_memset(cpu, BASE + (uint64_t)i * PG, (int)(i & 0xff), 128);
+		pthread_rwlock_unlock(&r->refill);
+		if (err) {
+			r->errors++;
+			break;
+		}
+		err = mmp_madvise(r->s, BASE, 2 * MiB, MMP_MADV_COLLAPSE);
+		if (!err)
+			r->collapsed++;
+		else if (err == -EAGAIN)
+			r->eagain++;
+		else
+			r->errors++;
+		if (stop_on_detect && (__atomic_load_n(&r->freed_seen, __ATOMIC_RELAXED) ||
+				       __atomic_load_n(&r->incoherent, __ATOMIC_RELAXED)))
+			break;
+	}
+}
+
+/*
+ * One run on @arch for @seconds. With @debug set (a fault injection), the
+ * walkers' findings are added up as they come, so the run can stop at the
+ * first one.
+ */
+static void run_one(struct run *r, const char *arch, double seconds, int debug)
+{
+	pthread_t w, p;
+	struct mmp_cpu *cpu;
+	uint64_t got = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->arch = arch;
+	pthread_rwlock_init(&r->refill, NULL);
+	tap_require(mmp_phys_create(32 * MiB, &r->phys) == 0, "phys");
+	r->s = new_space(r->phys, arch);
+	tap_require(mmp_cpu_attach(r->s, &cpu) == 0, "%s: cpu", arch);
+	tap_require(mmp_mmap(r->s, BASE, 2 * MiB, RW, MMP_MAP_FIXED, &got) == 0, "%s: map", arch);
+	if (debug >= 0)
+		tap_require(mmp_debug_set(r->s, debug, 1) == 0, "%s: fault injection", arch);
+	r->end = now() + seconds;
+	pthread_create(&w, NULL, walker, r);
+	pthread_create(&p, NULL, pinner, r);
+	if (debug >= 0) {
+		/* Findings are only added at the walkers' end: let them report as they go. */
+		while (now() < r->end && !r->freed_seen && !r->incoherent) {
+			double slice = now() + 0.25 < r->end ? now() + 0.25 : r->end, end = r->end;
+
+			r->end = slice;
+			collapser(r, cpu, true);
+			r->end = end;
+			__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+			pthread_join(w, NULL);
+			pthread_join(p, NULL);
+			if (r->freed_seen || r->incoherent || now() >= r->end)
+				break;
+			r->stop = 0;
+			pthread_create(&w, NULL, walker, r);
+			pthread_create(&p, NULL, pinner, r);
+		}
+		return;	/* the child exits: its state may be broken */
+	}
+	collapser(r, cpu, false);
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(w, NULL);
+	pthread_join(p, NULL);
+	tap_eq(r->errors, 0, "%s: fill, collapse and zap: no unexpected error", arch);
+	tap_eq(r->freed_seen, 0, "%s: no walker read a freed table (%llu walks)", arch,
+	       (unsigned long long)r->walks);
+	tap_eq(r->incoherent, 0, "%s: every pin was the mapped page (%llu pins)", arch,
+	       (unsigned long long)r->pins);
+	tap_eq(counter(r->s, MMP_C_PT_POISON_SEEN), 0, "%s: GUP-fast read no freed table", arch);
+	tap_ok(r->collapsed > 0 && r->walks > 0 && r->pins > 0,
+	       "%s: work done: %llu collapsed, %llu backed out (-EAGAIN), %llu walks, %llu pins",
+	       arch, (unsigned long long)r->collapsed, (unsigned long long)r->eagain,
+	       (unsigned long long)r->walks, (unsigned long long)r->pins);
+	tap_eq(mmp_space_verify(r->s), 0, "%s: verify", arch);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(r->s);
+	tap_eq(mmp_phys_destroy(r->phys), 0, "%s: nothing leaked", arch);
+}
+
+/* A child with the protection @debug removed: exit 0 once the failure it allows was seen. */
+static bool broken_detected(const char *arch, int debug)
+{
+	for (int t = 0; t < BROKEN_TRIES; t++) {
+		pid_t pid;
+		int status = 0;
+
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			struct run r;
+
+			tap_in_child();
+			run_one(&r, arch, BROKEN_BUDGET, debug);
+			_exit(r.freed_seen || r.incoherent ? 0 : 1);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid)
+			return false;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			return true;
+	}
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	const char *env = getenv("MMP_STRESS_SECONDS"), *arch;
+	double seconds = env ? atof(env) : 0.5;
+	struct run r;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for_each_arch(i, arch) {
+		printf("# back end %s\n", arch);
+		run_one(&r, arch, seconds, -1);
+	}
+	/* Under qemu-user a forked child of a threaded process cannot start threads. */
+	if (getenv("MMPRIM_QEMU_USER"))
+		return tap_done();
+	tap_ok(broken_detected(mmp_arch_name(0), MMP_DEBUG_SKIP_COLLAPSE_SYNC),
+	       "without tlb_remove_table_sync_one a walker reads a freed table");
+	tap_ok(broken_detected(mmp_arch_name(0), MMP_DEBUG_SKIP_COLLAPSE_REFCHECK),
+	       "without the reference recheck a pin is left on a page no longer mapped");
+	return tap_done();
+}
