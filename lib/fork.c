@@ -15,6 +15,7 @@
 struct copy_ctx {
 	struct mmp_space *dst;
 	struct mmp_vma *dst_vma;
+	bool shared;	/* the VMA is VM_SHARED: no copy-on-write */
 };
 
 /* May the pages be DMA-pinned? Then an exclusive one cannot become shared. */
@@ -72,7 +73,10 @@ static unsigned int copy_present_ptes(struct copy_ctx *c, struct mmp_space *src,
 		for (unsigned int i = 0; i < nr; i++)
 			page_flag_clear(page + i, PG_anon_exclusive);
 		rss[mm_counter(head)] += nr;
-		if (f & MMP_E_WRITE) {
+		if (c->shared) {
+			/* A shared mapping stays writable; the child's entries start clean. */
+			f &= ~MMP_E_DIRTY;
+		} else if (f & MMP_E_WRITE) {
 			wrprotect_ptes(src, addr, src_ptep, nr);
 			f &= ~MMP_E_WRITE;
 		}
@@ -105,9 +109,17 @@ static int copy_pte_range(struct copy_ctx *c, struct mmp_space *src, mmp_pte_t *
 		mmp_pte_t pte = ptep_get(src, src_ptep);
 
 		nr = 1;
-		if (pte)
+		if (unlikely(is_swap_pte(src, pte))) {
+			/* copy_nonpresent_pte: a guard marker is copied as it is. */
+			if (is_guard_pte_marker(src, pte)) {
+				__atomic_store_n(dst_ptep, make_pte_marker(dst, PTE_MARKER_GUARD),
+						 __ATOMIC_RELEASE);
+				count_inc(dst, MMP_C_PTE_WRITE);
+			}
+		} else if (pte) {
 			nr = copy_present_ptes(c, src, dst_ptep, src_ptep, pte, addr,
 					       (end - addr) >> PAGE_SHIFT, rss);
+		}
 		if (!nr) {
 			err = -ENOMEM;
 			break;
@@ -218,11 +230,13 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 		/*
 		 * vma_needs_copy: a VMA with no anon_vma maps nothing but zero
 		 * pages and page-cache pages (every shared mapping is such), which
-		 * the child's own faults find as well.
+		 * the child's own faults find as well. Guard install gives a VMA
+		 * an anon_vma, shared ones too, so its markers are copied (6.18).
 		 */
 		if (err || !av)
 			continue;
 		c.dst_vma = child->vmas.last;
+		c.shared = v->flags & VM_SHARED;
 		err = copy_page_range(&c, parent, v);
 	}
 	/* The parent's entries were write-protected: flush its TLBs (dup_mmap). */

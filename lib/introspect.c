@@ -334,6 +334,19 @@ uint64_t introspect_pagemap_word(struct mmp_space *s, const struct introspect_pa
 {
 	uint64_t pm;
 
+	/*
+	 * A swap entry (pte_to_pagemap_entry): PM_SWAP, the type and offset
+	 * where the pfn goes (type | offset << MAX_SWAPFILES_SHIFT), and
+	 * PM_GUARD_REGION for a guard marker (6.15 and later: "fs/proc/task_mmu: add guard
+	 * region bit to pagemap", posted Feb 2025, merged with the file-backed guards).
+	 */
+	if (pg->level == MMP_PTE && is_swap_pte(s, pg->entry)) {
+		pm = MMP_PM_SWAP | ((format_swp_type(s->format, pg->entry) |
+				     format_swp_offset(s->format, pg->entry) << 5) & MMP_PM_PFN_MASK);
+		if (is_guard_pte_marker(s, pg->entry) && kernel_at_least(s, 6, 15, 0))
+			pm |= MMP_PM_GUARD_REGION;
+		return pm;
+	}
 	if (!entry_present(pg->eflags))
 		return 0;
 	pm = MMP_PM_PRESENT | (pfn & MMP_PM_PFN_MASK);

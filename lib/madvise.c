@@ -5,7 +5,7 @@
  * MADV_FREE makes exclusive anonymous folios lazyfree and refuses file and
  * shared memory; MADV_PAGEOUT isolates folios this mm maps alone and
  * reclaims them now; MADV_HUGEPAGE / MADV_NOHUGEPAGE change VMA flags under
- * the write lock.
+ * the write lock. Guard regions are in madvise_guard.c.
  */
 #include "mm.h"
 #include "mmap_lock.h"
@@ -18,6 +18,7 @@ static int madvise_dontneed(struct mmp_space *s, uint64_t start, uint64_t end)
 	pthread_rwlock_rdlock(&s->mmap_lock);
 	tlb_gather_mmu(&tlb, s, false);
 	tlb.reclaim_pt = true;	/* zap_details.reclaim_pt */
+	tlb.drop_markers = false;
 	for (struct mmp_vma *vma = vma_find_next(s, start); vma && vma->start < end;
 	     vma = vma->vm_next) {
 		unmap_page_range(&tlb, MAX(start, vma->start), MIN(end, vma->end));
@@ -326,6 +327,7 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 	case MMP_MADV_PAGEOUT: case MMP_MADV_COLD: case MMP_MADV_WILLNEED:
 	case MMP_MADV_HUGEPAGE: case MMP_MADV_NOHUGEPAGE:
 	case MMP_MADV_POPULATE_READ: case MMP_MADV_POPULATE_WRITE:
+	case MMP_MADV_GUARD_INSTALL: case MMP_MADV_GUARD_REMOVE:
 		break;
 	default:
 		return -EINVAL;
@@ -342,6 +344,8 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 		return 0;
 	if (advice == MMP_MADV_POPULATE_READ || advice == MMP_MADV_POPULATE_WRITE)
 		return madvise_populate(s, start, end, advice == MMP_MADV_POPULATE_WRITE);
+	if (advice == MMP_MADV_GUARD_INSTALL || advice == MMP_MADV_GUARD_REMOVE)
+		return madvise_guard(s, start, end, advice == MMP_MADV_GUARD_INSTALL);
 	hole = range_has_hole(s, start, end);
 	if (advice == MMP_MADV_DONTNEED || advice == MMP_MADV_DONTNEED_LOCKED)
 		err = madvise_dontneed(s, start, end);

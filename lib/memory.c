@@ -386,6 +386,16 @@ static void do_access_fault(struct vm_fault *vmf, mmp_pte_t *ptes)
 }
 
 /*
+ * A guard marker (handle_pte_marker): the access is SIGSEGV, as if the page
+ * were PROT_NONE. Out of line: the fault path's common cases stay as they were.
+ */
+static __attribute__((noinline, cold)) int handle_guard_marker(struct mmp_space *s)
+{
+	count_inc(s, MMP_C_FAULT_SIGSEGV);
+	return -EFAULT;
+}
+
+/*
  * The PTE level of a fault. The table is used inside a read-side section
  * (pte_offset_map): PT_RECLAIM frees tables through RCU, so the memory stays
  * valid, and the PTL-holding paths recheck the PMD before trusting it.
@@ -419,6 +429,8 @@ static __always_inline int handle_pte_fault(struct vm_fault *vmf, const enum mmp
 		ret = do_wp_page(vmf, ptes);
 	else if (f & MMP_E_PRESENT)
 		do_access_fault(vmf, ptes);	/* A/D, or spurious */
+	else if (format_is_guard_pte_marker(fmt, pte))
+		ret = handle_guard_marker(s);
 	else
 		count_inc(s, MMP_C_FAULT_SPURIOUS);
 out:
@@ -719,6 +731,14 @@ static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 		if (format_entry_test(fmt, pte, MMP_PTE, MMP_E_SPECIAL)) {
 			format_clear_full_ptes(fmt, s, addr, ptep, 1, tlb->fullmm);
 			tlb_remove_tlb_entries(tlb, addr, PAGE_SIZE);
+			continue;
+		}
+		if (unlikely(format_is_swap_pte(fmt, pte))) {
+			/* A PTE marker (zap_nonpresent_ptes): only munmap and exit drop it. */
+			if (tlb->drop_markers)
+				ptep_get_and_clear(s, addr, ptep);
+			else
+				reclaim = false;	/* an entry left: the table stays */
 			continue;
 		}
 		pfn = format_entry_pfn(fmt, pte, MMP_PTE);

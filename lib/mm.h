@@ -25,6 +25,7 @@
 #include "pte_batch.h"
 #include "rmap.h"
 #include "space.h"
+#include "swapops.h"
 #include "tlbflush.h"
 #include "vma.h"
 #include "vmscan.h"

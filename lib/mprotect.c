@@ -85,6 +85,8 @@ static void change_pte_range(struct mmp_space *s, mmp_pte_t *ptes, uint64_t addr
 		if (!old)
 			continue;
 		f = entry_flags(s, old, MMP_PTE);
+		if (unlikely(!entry_present(f)))
+			continue;	/* a guard marker: mprotect leaves it */
 		exclusive = !(f & MMP_E_SPECIAL) &&
 			    page_flag_test(pfn_to_page(s->phys, entry_pfn(s, old, MMP_PTE)),
 					   PG_anon_exclusive);

@@ -68,6 +68,10 @@ static __always_inline unsigned int x86_64_entry_flags(mmp_pte_t e, enum mmp_lev
 {
 	bool present = e & _PAGE_PRESENT, pse = level > MMP_PTE && (e & _PAGE_PSE);
 
+	/* Neither present nor PROT_NONE: none, or a swap entry (a PTE marker). */
+	if (!(e & (_PAGE_PRESENT | _PAGE_PROTNONE)))
+		return 0;
+
 	/* A table entry says only that: its other bits are for the walk. */
 	if (present && level > MMP_PTE && !pse)
 		return MMP_E_PRESENT | MMP_E_TABLE;
@@ -75,7 +79,7 @@ static __always_inline unsigned int x86_64_entry_flags(mmp_pte_t e, enum mmp_lev
 	 * One expression of independent bits (zero for a none entry): a caller
 	 * testing some of them (entry_test) lets the compiler drop the rest.
 	 */
-	return (present ? MMP_E_PRESENT : e & _PAGE_PROTNONE ? MMP_E_PROTNONE : 0) |
+	return (present ? MMP_E_PRESENT : MMP_E_PROTNONE) |
 	       (pse ? MMP_E_LEAF : 0) |
 	       (e & _PAGE_RW ? MMP_E_WRITE : 0) |
 	       (e & _PAGE_USER ? MMP_E_USER : 0) |
@@ -112,6 +116,32 @@ static __always_inline mmp_pte_t x86_64_pte_advance_pfn(mmp_pte_t e, uint64_t nr
 	uint64_t step = e & _PAGE_PRESENT ? MMP_PAGE_SIZE : -(uint64_t)MMP_PAGE_SIZE;
 
 	return e + nr * step;
+}
+
+/*
+ * Swap entries (pte_none() false, pte_present() false): the type in bits
+ * 59-63, the offset inverted in bits 9-58 (L1TF: a speculative walk through
+ * it reaches no real memory), P, PROTNONE (G) and PSE clear; bits 1-3 are the
+ * swap soft-dirty, uffd-wp and exclusive flags, outside type and offset.
+ */
+#define X86_SWP_TYPE_BITS	5
+#define X86_SWP_OFFSET_FIRST_BIT 9
+#define X86_SWP_OFFSET_SHIFT	(X86_SWP_OFFSET_FIRST_BIT + X86_SWP_TYPE_BITS)
+
+static __always_inline mmp_pte_t x86_64_mk_swp_entry(unsigned int type, uint64_t offset)
+{
+	return (~offset << X86_SWP_OFFSET_SHIFT >> X86_SWP_TYPE_BITS) |
+	       (uint64_t)type << (64 - X86_SWP_TYPE_BITS);
+}
+
+static __always_inline unsigned int x86_64_swp_type(mmp_pte_t e)
+{
+	return e >> (64 - X86_SWP_TYPE_BITS);
+}
+
+static __always_inline uint64_t x86_64_swp_offset(mmp_pte_t e)
+{
+	return ~e << X86_SWP_TYPE_BITS >> X86_SWP_OFFSET_SHIFT;
 }
 
 #endif /* MMP_X86_64_FORMAT_H */

@@ -485,6 +485,9 @@ int mmp_mremap(struct mmp_space *space, uint64_t addr, uint64_t old_len, uint64_
 #define MMP_MADV_POPULATE_READ	22	/* fault the range in as reads */
 #define MMP_MADV_POPULATE_WRITE	23	/* fault the range in as writes (breaking COW) */
 #define MMP_MADV_DONTNEED_LOCKED 24	/* MADV_DONTNEED; locked memory is not modelled */
+/* Guard regions (Linux 6.13; MMP_OPT_KERNEL_VERSION below it: -EINVAL): */
+#define MMP_MADV_GUARD_INSTALL	102	/* guard region: any access faults (SIGSEGV, -EFAULT) */
+#define MMP_MADV_GUARD_REMOVE	103	/* clear guard markers; pages are left alone */
 
 /**
  * mmp_madvise() - as madvise(2): -EINVAL (unaligned, bad advice), -ENOMEM (hole).
@@ -496,6 +499,16 @@ int mmp_mremap(struct mmp_space *space, uint64_t addr, uint64_t old_len, uint64_
  * populated), say -EINVAL for a mapping that does not allow the access and
  * -EFAULT where it would fault with SIGBUS; the others act on the mapped
  * parts, then report a hole.
+ *
+ * MADV_GUARD_INSTALL zaps whatever is mapped in the range (a THP is split or
+ * zapped) and puts a guard marker in every PTE: an access, a GUP or a
+ * populate there is -EFAULT (SIGSEGV). The markers stay through
+ * MADV_DONTNEED, MADV_FREE, mprotect and truncation, move with mremap, are
+ * copied by fork (the VMA gets an anon_vma, as in 6.18) and go with munmap.
+ * MADV_GUARD_REMOVE clears the markers only. Both need
+ * MMP_OPT_KERNEL_VERSION 6.13 or later (-EINVAL before); before 6.15 only
+ * private anonymous memory takes them (-EINVAL for files and shared memory).
+ * mmp_space_pagemap() reports a marker as MMP_PM_GUARD_REGION.
  */
 int mmp_madvise(struct mmp_space *space, uint64_t addr, uint64_t len, int advice);
 
