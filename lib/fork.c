@@ -87,6 +87,17 @@ static unsigned int copy_present_ptes(struct copy_ctx *c, struct mmp_space *src,
 	return nr;
 }
 
+/* copy_nonpresent_pte: a guard marker is copied as it is. Out of line, off the loop's path. */
+static __attribute__((noinline, cold)) void copy_nonpresent_pte(struct mmp_space *src,
+								 struct mmp_space *dst,
+								 mmp_pte_t *dst_ptep, mmp_pte_t pte)
+{
+	if (!is_guard_pte_marker(src, pte))
+		return;
+	__atomic_store_n(dst_ptep, make_pte_marker(dst, PTE_MARKER_GUARD), __ATOMIC_RELEASE);
+	count_inc(dst, MMP_C_PTE_WRITE);
+}
+
 static int copy_pte_range(struct copy_ctx *c, struct mmp_space *src, mmp_pte_t *dst_pmdp,
 			  mmp_pte_t *src_ptes, uint64_t addr, uint64_t end)
 {
@@ -96,6 +107,7 @@ static int copy_pte_range(struct copy_ctx *c, struct mmp_space *src, mmp_pte_t *
 	int64_t rss[NR_MM_COUNTERS] = { 0 };
 	unsigned int nr;
 	int err = 0;
+	bool markers = READ_ONCE(src->has_pte_markers);
 
 	if (pte_alloc(dst, dst_pmdp))
 		return -ENOMEM;
@@ -109,13 +121,8 @@ static int copy_pte_range(struct copy_ctx *c, struct mmp_space *src, mmp_pte_t *
 		mmp_pte_t pte = ptep_get(src, src_ptep);
 
 		nr = 1;
-		if (unlikely(is_swap_pte(src, pte))) {
-			/* copy_nonpresent_pte: a guard marker is copied as it is. */
-			if (is_guard_pte_marker(src, pte)) {
-				__atomic_store_n(dst_ptep, make_pte_marker(dst, PTE_MARKER_GUARD),
-						 __ATOMIC_RELEASE);
-				count_inc(dst, MMP_C_PTE_WRITE);
-			}
+		if (unlikely(markers) && is_swap_pte(src, pte)) {
+			copy_nonpresent_pte(src, dst, dst_ptep, pte);
 		} else if (pte) {
 			nr = copy_present_ptes(c, src, dst_ptep, src_ptep, pte, addr,
 					       (end - addr) >> PAGE_SHIFT, rss);
@@ -208,6 +215,7 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 	child->thp_orders_madvise = parent->thp_orders_madvise;
 	child->mmap_base = parent->mmap_base;
 	child->start_brk = parent->start_brk;
+	child->has_pte_markers = parent->has_pte_markers;
 	child->brk = parent->brk;
 	c.dst = child;
 	/* For the TLB sanitizer only: CPUs may use stale writable entries until the flush. */

@@ -93,6 +93,7 @@ static int madvise_guard_install_vma(struct mmp_space *s, struct mmp_vma *vma, u
 		return -EINVAL;
 	if (anon_vma_prepare(s, vma))
 		return -ENOMEM;
+	WRITE_ONCE(s->has_pte_markers, true);
 	/*
 	 * Optimistically install; where something is mapped, zap the range
 	 * (markers stay) and try again. The kernel gives up after a few racing

@@ -74,6 +74,7 @@ static void change_pte_range(struct mmp_space *s, mmp_pte_t *ptes, uint64_t addr
 	unsigned long vm_flags = cp->vm_flags, pages = 0;
 	unsigned int shared = vm_flags & VM_SHARED ? 1 + cp->writenotify : 0;
 	unsigned int nr;
+	bool markers = READ_ONCE(s->has_pte_markers);
 
 	spin_lock(ptl);
 	for (; addr < end; addr += nr * PAGE_SIZE, ptep += nr) {
@@ -84,9 +85,9 @@ static void change_pte_range(struct mmp_space *s, mmp_pte_t *ptes, uint64_t addr
 		nr = 1;
 		if (!old)
 			continue;
-		f = entry_flags(s, old, MMP_PTE);
-		if (unlikely(!entry_present(f)))
+		if (unlikely(markers) && is_swap_pte(s, old))
 			continue;	/* a guard marker: mprotect leaves it */
+		f = entry_flags(s, old, MMP_PTE);
 		exclusive = !(f & MMP_E_SPECIAL) &&
 			    page_flag_test(pfn_to_page(s->phys, entry_pfn(s, old, MMP_PTE)),
 					   PG_anon_exclusive);

@@ -37,7 +37,7 @@ static unsigned int mremap_folio_pte_batch(struct mmp_space *s, mmp_pte_t *ptep,
  * soft-dirty bit, move_soft_dirty_pte; the library has no soft-dirty
  * tracking for swap entries, and the 6.18 host reads none back.)
  */
-static void set_pte_marker_moved(struct mmp_space *s, uint64_t old_addr, mmp_pte_t *old_ptep,
+static __attribute__((noinline, cold)) void set_pte_marker_moved(struct mmp_space *s, uint64_t old_addr, mmp_pte_t *old_ptep,
 				 mmp_pte_t *new_ptep)
 {
 	mmp_pte_t pte = ptep_get_and_clear(s, old_addr, old_ptep);
@@ -62,7 +62,7 @@ static void move_ptes(struct mmp_space *s, mmp_pte_t *old_ptes, uint64_t old_add
 	uint64_t start = old_addr;
 	uint64_t gets = count_this_thread(s, MMP_C_PTEP_GET);
 	uint64_t reads = count_this_thread(s, MMP_C_PTE_READ);
-	bool force_flush = false;
+	bool force_flush = false, markers = READ_ONCE(s->has_pte_markers);
 	unsigned int nr;
 
 	spin_lock(old_ptl);
@@ -76,7 +76,7 @@ static void move_ptes(struct mmp_space *s, mmp_pte_t *old_ptes, uint64_t old_add
 		nr = 1;
 		if (!pte)
 			continue;
-		if (unlikely(is_swap_pte(s, pte))) {
+		if (unlikely(markers) && is_swap_pte(s, pte)) {
 			/* A guard marker moves as it is: not present, nothing to flush. */
 			set_pte_marker_moved(s, old_addr, old_ptep, new_ptep);
 			continue;

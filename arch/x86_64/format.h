@@ -68,10 +68,6 @@ static __always_inline unsigned int x86_64_entry_flags(mmp_pte_t e, enum mmp_lev
 {
 	bool present = e & _PAGE_PRESENT, pse = level > MMP_PTE && (e & _PAGE_PSE);
 
-	/* Neither present nor PROT_NONE: none, or a swap entry (a PTE marker). */
-	if (!(e & (_PAGE_PRESENT | _PAGE_PROTNONE)))
-		return 0;
-
 	/* A table entry says only that: its other bits are for the walk. */
 	if (present && level > MMP_PTE && !pse)
 		return MMP_E_PRESENT | MMP_E_TABLE;
@@ -79,7 +75,7 @@ static __always_inline unsigned int x86_64_entry_flags(mmp_pte_t e, enum mmp_lev
 	 * One expression of independent bits (zero for a none entry): a caller
 	 * testing some of them (entry_test) lets the compiler drop the rest.
 	 */
-	return (present ? MMP_E_PRESENT : MMP_E_PROTNONE) |
+	return (present ? MMP_E_PRESENT : e & _PAGE_PROTNONE ? MMP_E_PROTNONE : 0) |
 	       (pse ? MMP_E_LEAF : 0) |
 	       (e & _PAGE_RW ? MMP_E_WRITE : 0) |
 	       (e & _PAGE_USER ? MMP_E_USER : 0) |

@@ -14,7 +14,8 @@
  *  loongarch: bits 0-15 clear, type in 16-22, offset from 24;
  *  generic:   every flag bit (0-11) clear, type in 12-16, offset from 17.
  * A guard marker is type SWP_PTE_MARKER (31) with offset PTE_MARKER_GUARD (4).
- * Each must decode as neither present nor PROT_NONE, and not none.
+ * Each must decode as neither present nor PROT_NONE, and not none (its other
+ * decoded flags mean nothing: x86-64's inverted offset sets many of them).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -74,8 +75,8 @@ static void check(const struct swp_layout *l)
 
 	tap_ok(m == l->guard, "%s: the guard marker is %#" PRIx64 " (got %#" PRIx64 ")", l->name,
 	       l->guard, m);
-	tap_ok(format_entry_flags(l->fmt, m, MMP_PTE) == 0,
-	       "%s: a marker decodes to no flags: neither present nor PROT_NONE", l->name);
+	tap_ok(!(format_entry_flags(l->fmt, m, MMP_PTE) & (MMP_E_PRESENT | MMP_E_PROTNONE)),
+	       "%s: a marker decodes as neither present nor PROT_NONE", l->name);
 	tap_ok(format_is_swap_pte(l->fmt, m) && format_is_guard_pte_marker(l->fmt, m),
 	       "%s: is_swap_pte and is_guard_pte_marker", l->name);
 	tap_ok(!format_is_guard_pte_marker(l->fmt, format_make_pte_marker(l->fmt, PTE_MARKER_POISONED)),
