@@ -133,6 +133,12 @@ struct mmp_arch {
 	} ad_model;
 	/* Broadcast TLB invalidation (arm64 TLBI ... IS) instead of IPIs (x86). */
 	bool tlbi_broadcast;
+	/*
+	 * MMU_GATHER_MERGE_VMAS (x86, loongarch): one mmu_gather flushes once
+	 * for all the VMAs it covers; without it tlb_end_vma flushes each
+	 * VMA's range as the walk leaves it (arm64, riscv64, the reference).
+	 */
+	bool tlb_merge_vmas;
 	/* A range flush longer than this many pages flushes the whole mm. */
 	unsigned int tlb_flush_ceiling;
 	/* Size of a contiguous-PTE TLB entry (arm64 contpte: 16), 0 when none. */
@@ -145,14 +151,6 @@ struct mmp_arch {
 	unsigned int cont_ptes;
 	/* MMP_E_* bits the format cannot hold (arm64 has no soft-dirty bit). */
 	unsigned int eflags_unsupported;
-	/*
-	 * The first kernel release (MMP_KERNEL_VERSION) whose MADV_DONTNEED
-	 * frees the PTE tables it empties on this architecture (PT_RECLAIM):
-	 * x86_64 selects ARCH_SUPPORTS_PT_RECLAIM from 6.14; from 7.0 every
-	 * architecture with RCU table freeing has it ("mm: make PT_RECLAIM
-	 * depends on MMU_GATHER_RCU_TABLE_FREE"). 0 takes the reference's: 7.0.
-	 */
-	unsigned int pt_reclaim_since;
 
 	/*
 	 * ---- geometry ----

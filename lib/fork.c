@@ -211,6 +211,7 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 	child->tlb_entries = parent->tlb_entries;
 	child->tlb_ways = parent->tlb_ways;
 	memcpy(child->opts, parent->opts, sizeof(child->opts));
+	child->release_rules = parent->release_rules;
 	child->thp_orders_always = parent->thp_orders_always;
 	child->thp_orders_madvise = parent->thp_orders_madvise;
 	child->mmap_base = parent->mmap_base;

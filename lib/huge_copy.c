@@ -3,7 +3,8 @@
  * Clearing and copying huge folios for user space: the sub-page order
  * (process_huge_page), folio_zero_user and copy_user_large_folio.
  *
- * The order is a switch on the space (MMP_OPT_HUGE_ORDER):
+ * The order is a switch on the space (MMP_OPT_HUGE_ORDER; clears follow
+ * MMP_OPT_HUGE_CLEAR_ORDER, which from 7.0 is ascending):
  *  - ascending, the base line;
  *  - target-last, Huang Ying's order: the sub-pages far from the one the fault
  *    will touch go first, then the rest converge on it from both sides, so it
@@ -226,14 +227,14 @@ unsigned int huge_page_order(enum mmp_huge_order order, unsigned int target, uns
  * @addr_hint falls in, in the space's order, the sub-page of @addr_hint last
  * where the order says so.
  */
-void process_huge_page(struct mmp_space *s, uint64_t addr_hint, unsigned int nr_pages,
-		       subpages_fn fn, void *arg)
+void process_huge_page(struct mmp_space *s, enum mmp_huge_order order, uint64_t addr_hint,
+		       unsigned int nr_pages, subpages_fn fn, void *arg)
 {
 	/* Align the hint down to the folio ourselves (Kefeng Wang's 2024 fix). */
 	unsigned int target = (addr_hint >> PAGE_SHIFT) & (nr_pages - 1);
 
 	MMP_BUG_ON(nr_pages & (nr_pages - 1));
-	huge_page_walk(READ_ONCE(s->opts[MMP_OPT_HUGE_ORDER]), target, nr_pages,
+	huge_page_walk(order, target, nr_pages,
 		       huge_neighbourhood(s), fn, arg);
 }
 
@@ -276,7 +277,7 @@ static __attribute__((noinline)) void folio_zero_large(struct mmp_space *s, uint
 	};
 
 	count_add(s, MMP_C_SUBPAGE_CLEAR, 1u << order);
-	process_huge_page(s, addr_hint, 1u << order, clear_run, &c);
+	process_huge_page(s, huge_clear_order(s), addr_hint, 1u << order, clear_run, &c);
 }
 
 /*
@@ -303,6 +304,7 @@ void copy_user_large_folio(struct mmp_space *s, uint32_t dst, uint32_t src, unsi
 		.src = pfn_to_virt(s->phys, src),
 	};
 
-	process_huge_page(s, addr_hint, 1u << order, copy_run, &c);
+	process_huge_page(s, (enum mmp_huge_order)READ_ONCE(s->opts[MMP_OPT_HUGE_ORDER]), addr_hint,
+			  1u << order, copy_run, &c);
 	count_add(s, MMP_C_SUBPAGE_COPY, 1u << order);
 }

@@ -10,9 +10,9 @@
  * from the target, a streaming (non-temporal) variant may bypass the caches.
  */
 typedef void (*subpages_fn)(void *arg, unsigned int first, unsigned int nr, bool far);
-/* The sub-pages of the folio around @addr_hint in the space's order (MMP_OPT_HUGE_ORDER). */
-void process_huge_page(struct mmp_space *s, uint64_t addr_hint, unsigned int nr_pages,
-		       subpages_fn fn, void *arg);
+/* The sub-pages of the folio around @addr_hint in @order (the space's clear or copy order). */
+void process_huge_page(struct mmp_space *s, enum mmp_huge_order order, uint64_t addr_hint,
+		       unsigned int nr_pages, subpages_fn fn, void *arg);
 /* @order's runs for target sub-page @target; @nbhd sub-pages for neighbourhood-last, 0: default. */
 void huge_page_walk(enum mmp_huge_order order, unsigned int target, unsigned int nr_pages,
 		    unsigned int nbhd, subpages_fn fn, void *arg);

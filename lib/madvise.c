@@ -7,9 +7,22 @@
  * reclaims them now; MADV_HUGEPAGE / MADV_NOHUGEPAGE change VMA flags under
  * the write lock. Guard regions are in madvise_guard.c.
  */
+#include <limits.h>
+
 #include "mm.h"
 #include "mmap_lock.h"
 #include "rcu.h"
+
+/* MADV_DONTNEED of [start, end) into @tlb, the mmap lock held (madvise_dontneed_single_vma). */
+static void madvise_dontneed_range(struct mmp_gather *tlb, uint64_t start, uint64_t end)
+{
+	tlb->drop_markers = false;	/* guard markers stay */
+	for (struct mmp_vma *vma = vma_find_next(tlb->s, start); vma && vma->start < end;
+	     vma = vma->vm_next) {
+		unmap_page_range(tlb, MAX(start, vma->start), MIN(end, vma->end));
+		tlb_end_vma(tlb);
+	}
+}
 
 static int madvise_dontneed(struct mmp_space *s, uint64_t start, uint64_t end)
 {
@@ -18,11 +31,7 @@ static int madvise_dontneed(struct mmp_space *s, uint64_t start, uint64_t end)
 	pthread_rwlock_rdlock(&s->mmap_lock);
 	tlb_gather_mmu(&tlb, s, false);
 	tlb.reclaim_pt = true;	/* zap_details.reclaim_pt */
-	tlb.drop_markers = false;
-	for (struct mmp_vma *vma = vma_find_next(s, start); vma && vma->start < end;
-	     vma = vma->vm_next) {
-		unmap_page_range(&tlb, MAX(start, vma->start), MIN(end, vma->end));
-	}
+	madvise_dontneed_range(&tlb, start, end);
 	tlb_finish_mmu(&tlb);
 	WRITE_ONCE(s->last_op, "mmp_madvise(MADV_DONTNEED)");
 	pthread_rwlock_unlock(&s->mmap_lock);
@@ -172,16 +181,18 @@ static int madvise_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint
 	return 0;
 }
 
-/* MADV_FREE, MADV_PAGEOUT, or (@kind WALK_RECLAIM) every folio of the space. */
-static int madvise_walk(struct mmp_space *s, uint64_t start, uint64_t end, enum walk_kind kind)
+/*
+ * The walk of [start, end) into @tlb, the mmap lock held: MADV_FREE and
+ * MADV_COLD leave each VMA as tlb_end_vma says; MADV_PAGEOUT and reclaim
+ * flush and reclaim what a VMA gave before the next (reclaim_pages per range).
+ */
+static int madvise_walk_range(struct mmp_gather *tlb, uint64_t start, uint64_t end,
+			      enum walk_kind kind)
 {
-	struct madv_walk w = { .kind = kind };
-	struct mmp_gather tlb;
+	struct madv_walk w = { .tlb = tlb, .kind = kind };
+	struct mmp_space *s = tlb->s;
 	int err = 0;
 
-	pthread_rwlock_rdlock(&s->mmap_lock);
-	tlb_gather_mmu(&tlb, s, false);
-	w.tlb = &tlb;
 	for (w.vma = vma_find_next(s, start); w.vma && w.vma->start < end; w.vma = w.vma->vm_next) {
 		/* madvise_free_single_vma: anonymous private memory only; the VMAs before keep it. */
 		if (kind == WALK_FREE && !vma_is_anonymous(w.vma)) {
@@ -189,12 +200,27 @@ static int madvise_walk(struct mmp_space *s, uint64_t start, uint64_t end, enum 
 			break;
 		}
 		walk_pmd_range(s, MAX(start, w.vma->start), MIN(end, w.vma->end), madvise_pmd, &w);
-		/* Reclaim what this VMA gave before the next one (reclaim_pages per range). */
-		tlb_flush_mmu(&tlb);
+		if (kind == WALK_FREE || kind == WALK_COLD) {
+			tlb_end_vma(tlb);
+			continue;
+		}
+		tlb_flush_mmu(tlb);
 		reclaim_pages(s, &w.list);
 	}
-	tlb_finish_mmu(&tlb);
 	free(w.list.pfns);
+	return err;
+}
+
+/* MADV_FREE, MADV_COLD, MADV_PAGEOUT, or (@kind WALK_RECLAIM) every folio of the space. */
+static int madvise_walk(struct mmp_space *s, uint64_t start, uint64_t end, enum walk_kind kind)
+{
+	struct mmp_gather tlb;
+	int err;
+
+	pthread_rwlock_rdlock(&s->mmap_lock);
+	tlb_gather_mmu(&tlb, s, false);
+	err = madvise_walk_range(&tlb, start, end, kind);
+	tlb_finish_mmu(&tlb);
 	WRITE_ONCE(s->last_op, kind == WALK_FREE ? "mmp_madvise(MADV_FREE)" :
 		     kind == WALK_COLD ? "mmp_madvise(MADV_COLD)" :
 		     kind == WALK_PAGEOUT ? "mmp_madvise(MADV_PAGEOUT)" : "mmp_reclaim");
@@ -297,19 +323,24 @@ static int madvise_populate(struct mmp_space *s, uint64_t start, uint64_t end, b
 }
 
 /* Is [start, end) fully mapped? madvise reports holes with -ENOMEM after acting. */
-static bool range_has_hole(struct mmp_space *s, uint64_t start, uint64_t end)
+static bool range_has_hole_locked(struct mmp_space *s, uint64_t start, uint64_t end)
 {
 	uint64_t addr = start;
-	bool hole = false;
 
-	pthread_rwlock_rdlock(&s->mmap_lock);
 	for (struct mmp_vma *vma = vma_find_next(s, start); addr < end; vma = vma->vm_next) {
-		if (!vma || vma->start > addr) {
-			hole = true;
-			break;
-		}
+		if (!vma || vma->start > addr)
+			return true;
 		addr = vma->end;
 	}
+	return false;
+}
+
+static bool range_has_hole(struct mmp_space *s, uint64_t start, uint64_t end)
+{
+	bool hole;
+
+	pthread_rwlock_rdlock(&s->mmap_lock);
+	hole = range_has_hole_locked(s, start, end);
 	pthread_rwlock_unlock(&s->mmap_lock);
 	return hole;
 }
@@ -362,4 +393,74 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 	if (!err && hole)
 		err = -ENOMEM;
 	return err;
+}
+
+/*
+ * One range of a batched process_madvise (MADV_DONTNEED or MADV_FREE) into
+ * the vector's @tlb, the mmap read lock held; mmp_madvise's checks and errors.
+ */
+static int madvise_vector_one(struct mmp_gather *tlb, uint64_t start, uint64_t len, int advice)
+{
+	uint64_t end = start + ((len + PAGE_SIZE - 1) & PAGE_MASK);
+	bool hole;
+	int err = 0;
+
+	if ((start & (PAGE_SIZE - 1)) || (len && end == start) || end < start)
+		return -EINVAL;
+	if (end == start)
+		return 0;
+	hole = range_has_hole_locked(tlb->s, start, end);
+	if (advice == MMP_MADV_FREE)
+		err = madvise_walk_range(tlb, start, end, WALK_FREE);
+	else
+		madvise_dontneed_range(tlb, start, end);
+	return !err && hole ? -ENOMEM : err;
+}
+
+MMP_EXPORT long mmp_process_madvise(struct mmp_space *s, const struct mmp_iovec *vec,
+				    unsigned int vlen, int advice, unsigned int flags)
+{
+	struct mmp_gather tlb;
+	uint64_t total = 0, done = 0;
+	unsigned int i;
+	int err = 0;
+
+	/* process_madvise's order: flags, then the vector (import_iovec), then the advice. */
+	if (!s || flags || (vlen && !vec) || vlen > MMP_UIO_MAXIOV)
+		return -EINVAL;
+	for (i = 0; i < vlen; i++) {
+		if (vec[i].len > (uint64_t)LONG_MAX - total)
+			return -EINVAL;
+		total += vec[i].len;
+	}
+	/*
+	 * From 6.16 MADV_DONTNEED and MADV_FREE share one mmap read lock and
+	 * one mmu_gather across the vector, so the TLB is flushed once for it
+	 * (once per VMA without MMU_GATHER_MERGE_VMAS); before, and for every
+	 * other advice, each range is a madvise() of its own.
+	 */
+	if (!release_follows(s, RULE_PROCESS_MADVISE_TLB_BATCH) ||
+	    (advice != MMP_MADV_DONTNEED && advice != MMP_MADV_DONTNEED_LOCKED &&
+	     advice != MMP_MADV_FREE)) {
+		for (i = 0; i < vlen; i++) {
+			err = mmp_madvise(s, vec[i].base, vec[i].len, advice);
+			if (err)
+				break;
+			done += vec[i].len;
+		}
+		return done ? (long)done : err;
+	}
+	pthread_rwlock_rdlock(&s->mmap_lock);
+	tlb_gather_mmu(&tlb, s, false);
+	tlb.reclaim_pt = advice != MMP_MADV_FREE;	/* zap_details.reclaim_pt */
+	for (i = 0; i < vlen; i++) {
+		err = madvise_vector_one(&tlb, vec[i].base, vec[i].len, advice);
+		if (err)
+			break;
+		done += vec[i].len;
+	}
+	tlb_finish_mmu(&tlb);
+	WRITE_ONCE(s->last_op, "mmp_process_madvise");
+	pthread_rwlock_unlock(&s->mmap_lock);
+	return done ? (long)done : err;
 }

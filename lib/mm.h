@@ -23,6 +23,7 @@
 #include "page_alloc.h"
 #include "pgalloc.h"
 #include "pte_batch.h"
+#include "release.h"
 #include "rmap.h"
 #include "space.h"
 #include "swapops.h"

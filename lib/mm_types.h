@@ -253,6 +253,8 @@ struct mmp_space {
 	const char *last_op;		/* the public call that last changed the tables */
 
 	long opts[MMP_NR_OPTS];
+	/* The release rules it follows, a bit per enum release_rule (lib/release.h). */
+	unsigned int release_rules;
 	long debug[MMP_NR_DEBUG_OPTS];	/* fault injection for tests (debug.h) */
 	/* Bit o: order o is enabled always / in MADV_HUGEPAGE VMAs (the sysfs enabled files). */
 	uint32_t thp_orders_always;
@@ -269,23 +271,6 @@ static __always_inline bool space_hw_ad(const struct mmp_space *s)
 {
 	return s->arch->ad_model == MMP_AD_HARDWARE ||
 	       (s->arch->ad_model == MMP_AD_SWITCHABLE && READ_ONCE(s->opts[MMP_OPT_HW_AD]));
-}
-
-/* The space follows kernel release a.b.c or later (MMP_OPT_KERNEL_VERSION). */
-#define kernel_at_least(s, a, b, c)	\
-	(READ_ONCE((s)->opts[MMP_OPT_KERNEL_VERSION]) >= MMP_KERNEL_VERSION(a, b, c))
-
-/*
- * Does MADV_DONTNEED free the PTE tables it empties (PT_RECLAIM)? As the
- * switch says, or, left at -1, as the release and the back end say.
- */
-static inline bool pt_reclaim_enabled(const struct mmp_space *s)
-{
-	long v = READ_ONCE(s->opts[MMP_OPT_PT_RECLAIM]);
-
-	if (v >= 0)
-		return v;
-	return READ_ONCE(s->opts[MMP_OPT_KERNEL_VERSION]) >= (long)s->arch->pt_reclaim_since;
 }
 
 /* The level of the space's top table, its PGD (levels above are folded into it). */

@@ -190,6 +190,16 @@ static void tlb_table_flush(struct mmp_gather *tlb)
 	tlb->nr_tables = 0;
 }
 
+/*
+ * The walk leaves a VMA (tlb_end_vma): without MMU_GATHER_MERGE_VMAS its range
+ * is flushed now, so a gather over several VMAs flushes once per VMA.
+ */
+void tlb_end_vma(struct mmp_gather *tlb)
+{
+	if (!tlb->fullmm && !tlb->s->arch->tlb_merge_vmas)
+		tlb_flush_mmu_tlbonly(tlb);
+}
+
 void tlb_flush_mmu(struct mmp_gather *tlb)
 {
 	if (tlb->nr_pages || tlb->nr_tables || tlb->need_flush || tlb->freed_tables)

@@ -40,6 +40,7 @@ struct mmp_gather {
 void tlb_gather_mmu(struct mmp_gather *tlb, struct mmp_space *s, bool fullmm);
 void tlb_finish_mmu(struct mmp_gather *tlb);
 void tlb_flush_mmu(struct mmp_gather *tlb);
+void tlb_end_vma(struct mmp_gather *tlb);
 static inline void tlb_track_range(struct mmp_gather *tlb, uint64_t start, uint64_t end)
 {
 	tlb->start = MIN(tlb->start, start);

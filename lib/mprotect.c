@@ -39,32 +39,80 @@ static unsigned int modify_flags(unsigned int f, unsigned long vm_flags, bool ex
 	return f;
 }
 
-/*
- * How many entries from @ptep change together (mprotect_folio_pte_batch): a
- * run of one large folio with the same write and dirty bits and, since the
- * write bit may be granted per page, the same PG_anon_exclusive state.
- */
-static unsigned int mprotect_folio_pte_batch(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t pte,
-					     unsigned int max_nr, bool exclusive)
+static __always_inline bool pte_page_exclusive(struct mmp_space *s, mmp_pte_t pte)
 {
-	uint64_t pfn = entry_pfn(s, pte, MMP_PTE);
-	struct mmp_page *page = pfn_to_page(s->phys, pfn);
-	unsigned int nr;
-
-	if (!pte_batching(s) || !pfn_to_page(s->phys, folio_pfn(s->phys, pfn))->order)
-		return 1;
-	nr = folio_pte_batch_flags(s, ptep, &pte, max_nr, FPB_RESPECT_WRITE | FPB_RESPECT_DIRTY);
-	for (unsigned int i = 1; i < nr; i++)
-		if (page_flag_test(page + i, PG_anon_exclusive) != exclusive)
-			return i;
-	return nr;
+	return page_flag_test(pfn_to_page(s->phys, entry_pfn(s, pte, MMP_PTE)), PG_anon_exclusive);
 }
 
 /*
- * change_pte_range: each batch goes through modify_prot_start_ptes (clear,
- * A/D of the batch gathered, so no hardware update is lost) and
- * modify_prot_commit_ptes (one set_ptes): on arm64 a whole contpte block is
+ * How many entries from @ptep change together (mprotect_folio_pte_batch): a
+ * run of one large folio with the same write and dirty bits.
+ */
+static unsigned int mprotect_folio_pte_batch(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t pte,
+					     unsigned int max_nr)
+{
+	uint64_t pfn = entry_pfn(s, pte, MMP_PTE);
+
+	if (!pfn_to_page(s->phys, folio_pfn(s->phys, pfn))->order)
+		return 1;
+	return folio_pte_batch_flags(s, ptep, &pte, max_nr, FPB_RESPECT_WRITE | FPB_RESPECT_DIRTY);
+}
+
+/*
+ * One entry through modify_prot_start/commit (ptep_get_and_clear, set_ptes of
+ * one): the path before 6.17 for every entry, and the small-folio branch after.
+ * On arm64 the first entry of a contpte block unfolds it and the last folds it.
+ */
+static void change_one_pte(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+			   unsigned long vm_flags, bool write)
+{
+	mmp_pte_t old = ptep_get_and_clear(s, addr, ptep);
+	unsigned int f = entry_flags(s, old, MMP_PTE);
+
+	set_ptes(s, addr, ptep, mk_entry(s, entry_pfn(s, old, MMP_PTE),
+					 modify_flags(f & ~MMP_E_CONT, vm_flags, write), MMP_PTE), 1);
+}
+
+/*
+ * A batch of @nr entries of one folio (6.17): cleared together with A/D
+ * gathered (modify_prot_start_ptes), then written back in runs of pages with
+ * the same PG_anon_exclusive where a write may be granted to some of them
+ * (commit_anon_folio_batch), in one set_ptes each: a contpte block is
  * rewritten without unfolding.
+ */
+static void change_pte_batch(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
+			     unsigned int nr, unsigned long vm_flags, unsigned int shared)
+{
+	mmp_pte_t old = get_and_clear_full_ptes(s, addr, ptep, nr, 0);
+	unsigned int f = entry_flags(s, old, MMP_PTE) & ~MMP_E_CONT;
+	uint64_t pfn = entry_pfn(s, old, MMP_PTE);
+	struct mmp_page *page = pfn_to_page(s->phys, pfn);
+	bool by_page = !shared && (vm_flags & VM_WRITE) && !(f & MMP_E_WRITE);
+	unsigned int i = 0, len;
+
+	do {
+		bool exclusive = shared ? may_write(shared, f, false) :
+			by_page && page_flag_test(page + i, PG_anon_exclusive);
+
+		for (len = 1; by_page && i + len < nr; len++)
+			if (page_flag_test(page + i + len, PG_anon_exclusive) != exclusive)
+				break;
+		if (!by_page)
+			len = nr;
+		set_ptes(s, addr + ((uint64_t)i << PAGE_SHIFT), ptep + i,
+			 mk_entry(s, pfn + i, modify_flags(f, vm_flags, exclusive), MMP_PTE), len);
+		i += len;
+	} while (i < nr);
+}
+
+/*
+ * change_pte_range, as three releases have it:
+ *  - before 6.17, one entry at a time; the page is read only to decide
+ *    whether a write may be granted (can_change_pte_writable);
+ *  - 6.17, every present entry's folio is looked up and its run batched
+ *    (mprotect_folio_pte_batch), a small folio's run of one included;
+ *  - from 7.1 (MMP_OPT_MPROTECT_SMALL_FOLIO), a small folio's entry takes
+ *    the one-entry path again, its folio still looked up.
  */
 static void change_pte_range(struct mmp_space *s, mmp_pte_t *ptes, uint64_t addr, uint64_t end,
 			     struct change_prot *cp)
@@ -73,14 +121,16 @@ static void change_pte_range(struct mmp_space *s, mmp_pte_t *ptes, uint64_t addr
 	mmp_pte_t *ptep = &ptes[level_index(addr, MMP_PTE)];
 	unsigned long vm_flags = cp->vm_flags, pages = 0;
 	unsigned int shared = vm_flags & VM_SHARED ? 1 + cp->writenotify : 0;
+	bool batch = pte_batching(s) && release_follows(s, RULE_MPROTECT_PTE_BATCH);
+	bool small_branch = !batch || mprotect_small_folio_branch(s);
 	unsigned int nr;
 	bool markers = READ_ONCE(s->has_pte_markers);
 
 	spin_lock(ptl);
 	for (; addr < end; addr += nr * PAGE_SIZE, ptep += nr) {
-		mmp_pte_t old = ptep_get(s, ptep), new;
-		unsigned int f, nf;
-		bool exclusive;
+		mmp_pte_t old = ptep_get(s, ptep);
+		bool exclusive = false;
+		unsigned int f;
 
 		nr = 1;
 		if (!old)
@@ -88,21 +138,18 @@ static void change_pte_range(struct mmp_space *s, mmp_pte_t *ptes, uint64_t addr
 		if (unlikely(markers) && is_swap_pte(s, old))
 			continue;	/* a guard marker: mprotect leaves it */
 		f = entry_flags(s, old, MMP_PTE);
-		exclusive = !(f & MMP_E_SPECIAL) &&
-			    page_flag_test(pfn_to_page(s->phys, entry_pfn(s, old, MMP_PTE)),
-					   PG_anon_exclusive);
-		if (!(f & MMP_E_SPECIAL))
-			nr = mprotect_folio_pte_batch(s, ptep, old, (end - addr) >> PAGE_SHIFT,
-						      exclusive);
-		nf = modify_flags(f, vm_flags, may_write(shared, f, exclusive));
-		if (nf == f)
+		if (!(f & MMP_E_SPECIAL)) {
+			if (batch)
+				nr = mprotect_folio_pte_batch(s, ptep, old, (end - addr) >> PAGE_SHIFT);
+			if (batch || (!shared && (vm_flags & VM_WRITE) && !(f & MMP_E_WRITE)))
+				exclusive = pte_page_exclusive(s, old);
+		}
+		if (modify_flags(f, vm_flags, may_write(shared, f, exclusive)) == f && nr == 1)
 			continue;
-		old = get_and_clear_full_ptes(s, addr, ptep, nr, 0);
-		f = entry_flags(s, old, MMP_PTE);
-		new = mk_entry(s, entry_pfn(s, old, MMP_PTE),
-			       modify_flags(f & ~MMP_E_CONT, vm_flags, may_write(shared, f, exclusive)),
-			       MMP_PTE);
-		set_ptes(s, addr, ptep, new, nr);
+		if (nr == 1 && small_branch)
+			change_one_pte(s, addr, ptep, vm_flags, may_write(shared, f, exclusive));
+		else
+			change_pte_batch(s, addr, ptep, nr, vm_flags, shared);
 		pages += nr;
 	}
 	spin_unlock(ptl);

@@ -403,7 +403,7 @@ static int do_mremap(struct mmp_space *s, struct remap *r, uint64_t *out)
 	if (remap_implies_new_addr(r) && s->vmas.nr + 2 >= MMP_MAX_MAP_COUNT - 3)
 		return -ENOMEM;
 	if ((r->flags & MMP_MREMAP_FIXED) && r->old_len == r->new_len &&
-	    kernel_at_least(s, 6, 17, 0))
+	    release_follows(s, RULE_MREMAP_MULTI_VMA))
 		return remap_move(s, r, out);
 	err = check_prep_vma(s, r);
 	if (err)
@@ -422,7 +422,7 @@ MMP_EXPORT int mmp_mremap(struct mmp_space *s, uint64_t addr, uint64_t old_len, 
 	if (!s || !new_addr_out)
 		return -EINVAL;
 	/* Since 6.17 the lengths are rounded to pages before they are checked. */
-	aligned_first = kernel_at_least(s, 6, 17, 0);
+	aligned_first = release_follows(s, RULE_MREMAP_ALIGN_FIRST);
 	r.old_len = aligned_first ? (old_len + PAGE_SIZE - 1) & PAGE_MASK : old_len;
 	r.new_len = aligned_first ? (new_len + PAGE_SIZE - 1) & PAGE_MASK : new_len;
 	/* check_mremap_params */

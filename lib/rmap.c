@@ -177,7 +177,7 @@ static unsigned int folio_unmap_pte_batch(struct mmp_space *s, struct mmp_page *
 {
 	if (!head->order || page_flag_test(head, PG_swapbacked) || !pte_batching(s))
 		return 1;
-	if (!(head->flags & PG_anon) && !kernel_at_least(s, 7, 0, 0))
+	if (!(head->flags & PG_anon) && !release_follows(s, RULE_FILE_BATCHED_UNMAP))
 		return 1;
 	return folio_pte_batch(s, ptep, pte, max_nr);
 }

@@ -78,6 +78,9 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->opts[MMP_OPT_HW_AD] = 1;
 	s->opts[MMP_OPT_KERNEL_VERSION] = MMP_KERNEL_MODELED;
 	s->opts[MMP_OPT_PER_VMA_LOCK] = 1;
+	s->opts[MMP_OPT_HUGE_CLEAR_ORDER] = -1;		/* as the release says */
+	s->opts[MMP_OPT_MPROTECT_SMALL_FOLIO] = -1;	/* as the release says */
+	space_apply_release(s);
 	pthread_rwlock_init(&s->mmap_lock, NULL);
 	/* The PGD belongs to the mm itself (pgd_alloc): not counted in VmPTE. */
 	s->pgd_pfn = phys_alloc_pages(phys, 0);
@@ -227,12 +230,23 @@ MMP_EXPORT int mmp_space_task_size(const struct mmp_space *s, uint64_t *out)
 	return 0;
 }
 
+/* A release MMP_OPT_KERNEL_VERSION accepts: 6.12 to 6.19, 7.0 or 7.1, any patch level. */
+static bool kernel_release_known(long v)
+{
+	long major = v >> 16, minor = (v >> 8) & 0xff;
+
+	if (v < MMP_KERNEL_OLDEST || v > (MMP_KERNEL_NEWEST | 0xff))
+		return false;
+	return major == 7 || (major == 6 && minor <= 19);
+}
+
 MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long value)
 {
 	if (!s || (unsigned int)opt >= MMP_NR_OPTS)
 		return -EINVAL;
 	switch (opt) {
 	case MMP_OPT_PT_RECLAIM:
+	case MMP_OPT_MPROTECT_SMALL_FOLIO:
 		if (value < -1 || value > 1)
 			return -EINVAL;
 		break;
@@ -250,10 +264,16 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 		if (value < 0 || value >= MMP_NR_HUGE_ORDERS)
 			return -EINVAL;
 		break;
-	case MMP_OPT_KERNEL_VERSION:
-		if (value < MMP_KERNEL_VERSION(4, 0, 0) || value > MMP_KERNEL_VERSION(255, 255, 255))
+	case MMP_OPT_HUGE_CLEAR_ORDER:
+		if (value < -1 || value >= MMP_NR_HUGE_ORDERS)
 			return -EINVAL;
 		break;
+	case MMP_OPT_KERNEL_VERSION:
+		if (!kernel_release_known(value))
+			return -EINVAL;
+		WRITE_ONCE(s->opts[opt], value);
+		space_apply_release(s);
+		return 0;
 	case MMP_OPT_HUGE_NEIGHBOURHOOD:
 		if (value < 0 || value > 1L << MMP_MAX_ORDER)
 			return -EINVAL;
@@ -269,8 +289,20 @@ MMP_EXPORT int mmp_space_get_opt(struct mmp_space *s, enum mmp_opt opt, long *va
 {
 	if (!s || !value || (unsigned int)opt >= MMP_NR_OPTS)
 		return -EINVAL;
-	/* PT_RECLAIM left to the release: what it comes to now. */
-	*value = opt == MMP_OPT_PT_RECLAIM ? pt_reclaim_enabled(s) : READ_ONCE(s->opts[opt]);
+	/* Switches left to the release: what they come to now. */
+	switch (opt) {
+	case MMP_OPT_PT_RECLAIM:
+		*value = pt_reclaim_enabled(s);
+		break;
+	case MMP_OPT_HUGE_CLEAR_ORDER:
+		*value = huge_clear_order(s);
+		break;
+	case MMP_OPT_MPROTECT_SMALL_FOLIO:
+		*value = mprotect_small_folio_branch(s);
+		break;
+	default:
+		*value = READ_ONCE(s->opts[opt]);
+	}
 	return 0;
 }
 

@@ -12,6 +12,7 @@
  */
 #include "../shared/cont_block.h"
 #include "family.h"
+#include "release.h"
 
 static inline mmp_pte_t *contpte_align_down(mmp_pte_t *ptep)
 {
@@ -90,7 +91,7 @@ static void contpte_try_fold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep
 mmp_pte_t contpte_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
 {
 	mmp_pte_t pte = raw_get(s, ptep), *first;
-	bool stop_early = kernel_at_least(s, 6, 17, 0);
+	bool stop_early = release_follows(s, RULE_CONTPTE_GET_EARLY_EXIT);
 
 	count_inc(s, MMP_C_PTEP_GET);
 	if (!pte_valid_cont(pte))

@@ -37,7 +37,6 @@ const struct mmp_arch mmp_arch_generic = {
 	.tlbi_broadcast = false,
 	.ad_model = MMP_AD_HARDWARE,
 	.tlb_flush_ceiling = 33,
-	.pt_reclaim_since = MMP_KERNEL_VERSION(7, 0, 0),
 	.cost = &generic_cost,
 };
 
@@ -48,6 +47,4 @@ void mmp_arch_fill_generic(struct mmp_arch *arch)
 		arch->cost = mmp_arch_generic.cost;
 	if (!arch->tlb_flush_ceiling)
 		arch->tlb_flush_ceiling = mmp_arch_generic.tlb_flush_ceiling;
-	if (!arch->pt_reclaim_since)
-		arch->pt_reclaim_since = mmp_arch_generic.pt_reclaim_since;
 }

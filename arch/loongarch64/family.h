@@ -36,6 +36,7 @@
 	.format = MMP_FORMAT_loongarch64,				\
 	.ad_model = MMP_AD_SOFTWARE,					\
 	.tlbi_broadcast = false,					\
+	.tlb_merge_vmas = true,						\
 	.tlb_flush_ceiling = 512,					\
 	.eflags_unsupported = MMP_E_SOFT_DIRTY
 

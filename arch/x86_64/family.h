@@ -32,8 +32,8 @@
 #define X86_64_FAMILY					\
 	.format = MMP_FORMAT_x86_64,			\
 	.tlbi_broadcast = false,			\
+	.tlb_merge_vmas = true,				\
 	.ad_model = MMP_AD_HARDWARE,			\
-	.tlb_flush_ceiling = 33,			\
-	.pt_reclaim_since = MMP_KERNEL_VERSION(6, 14, 0)
+	.tlb_flush_ceiling = 33
 
 #endif /* MMP_X86_64_FAMILY_H */

@@ -219,12 +219,25 @@ enum bench_verdict bench_verdict_below(double lo, double hi, size_t samples, dou
 	return BENCH_INCONCLUSIVE;
 }
 
+enum bench_verdict bench_verdict_within(const struct bench_ci *ci, double lo, double hi)
+{
+	if (ci->samples < BENCH_MIN_SAMPLES || isnan(ci->lo) || isnan(ci->hi))
+		return BENCH_INCONCLUSIVE;
+	if (ci->lo >= lo && ci->hi <= hi)
+		return BENCH_MET;
+	if (ci->hi < lo || ci->lo > hi)
+		return BENCH_NOT_MET;
+	return BENCH_INCONCLUSIVE;
+}
+
 enum bench_verdict bench_verdict_and(enum bench_verdict a, enum bench_verdict b)
 {
 	if (a == BENCH_NO_CLAIM)
 		return b;
 	if (b == BENCH_NO_CLAIM)
 		return a;
+	if (a == BENCH_NO_VERDICT || b == BENCH_NO_VERDICT)
+		return BENCH_NO_VERDICT;
 	if (a == BENCH_NOT_MET || b == BENCH_NOT_MET)
 		return BENCH_NOT_MET;
 	if (a == BENCH_MET && b == BENCH_MET)
@@ -241,6 +254,8 @@ const char *bench_verdict_name(enum bench_verdict v)
 		return "met";
 	case BENCH_NOT_MET:
 		return "not met";
+	case BENCH_NO_VERDICT:
+		return "no verdict";
 	default:
 		return "-";
 	}

@@ -69,6 +69,11 @@ enum bench_verdict {
 	BENCH_INCONCLUSIVE,	/* the interval spans the threshold, or too few samples */
 	BENCH_MET,
 	BENCH_NOT_MET,
+	/*
+	 * Refused: the samples do not hold what the claim is about (the
+	 * mechanism is too rare in them), whatever the interval says.
+	 */
+	BENCH_NO_VERDICT,
 };
 
 /* The claim "time ratio >= @threshold", decided on @ci. */
@@ -77,7 +82,9 @@ enum bench_verdict bench_verdict_at_least(const struct bench_ci *ci, double thre
 enum bench_verdict bench_verdict_below(double lo, double hi, size_t samples, double limit);
 /* Both claims: not met when one is not, met when both are. */
 enum bench_verdict bench_verdict_and(enum bench_verdict a, enum bench_verdict b);
-/* "met", "not met", "inconclusive", "-" */
+/* The claim "time ratio within [@lo, @hi]" (no change): met inside, not met wholly outside. */
+enum bench_verdict bench_verdict_within(const struct bench_ci *ci, double lo, double hi);
+/* "met", "not met", "inconclusive", "no verdict", "-" */
 const char *bench_verdict_name(enum bench_verdict v);
 
 /* "3.12x [2.95, 3.30]" into @buf. */

@@ -84,6 +84,16 @@ static void check_verdicts(void)
 	tap_eq(bench_verdict_and(BENCH_MET, BENCH_INCONCLUSIVE), BENCH_INCONCLUSIVE,
 	       "met and inconclusive");
 	tap_eq(bench_verdict_and(BENCH_NO_CLAIM, BENCH_MET), BENCH_MET, "no claim and met");
+	tap_eq(bench_verdict_and(BENCH_NO_VERDICT, BENCH_MET), BENCH_NO_VERDICT,
+	       "a refused verdict stays refused");
+	ci = (struct bench_ci){ .ratio = 1.0, .lo = 0.95, .hi = 1.05, .samples = 10 };
+	tap_eq(bench_verdict_within(&ci, 0.9, 1.1), BENCH_MET, "inside a band: met");
+	tap_eq(bench_verdict_within(&ci, 0.97, 1.1), BENCH_INCONCLUSIVE,
+	       "across its edge: inconclusive");
+	ci = (struct bench_ci){ .ratio = 1.3, .lo = 1.2, .hi = 1.4, .samples = 10 };
+	tap_eq(bench_verdict_within(&ci, 0.9, 1.1), BENCH_NOT_MET, "wholly above: not met");
+	ci.samples = 9;
+	tap_eq(bench_verdict_within(&ci, 0.9, 1.1), BENCH_INCONCLUSIVE, "9 samples: inconclusive");
 }
 
 /* Percentiles of blocks against a sort; intervals that widen when blocks disagree. */

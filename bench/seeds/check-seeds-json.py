@@ -7,9 +7,12 @@ usage: check-seeds-json.py MMPRIM_SEEDS ARGS...
 Every stdout line must be one JSON object:
   {"seed", "arch", "quick", "baseline": {"seconds", "counters"}, "optimized": {...},
    "ratio": baseline / optimized time, "ratio_ci": [lo, hi] around it, "samples",
-   "claim", "verdict": null or met / not met / inconclusive, ...seed-specific fields}
+   "claim", "verdict": null or met / not met / inconclusive / no verdict,
+   "verdict_note" (says why, with "no verdict"), ...seed-specific fields}
 with the same counter names everywhere, and no met / not met from fewer than 10
-samples. Exit 0 when all holds, 1 otherwise.
+samples. rcu-free: its histograms add up to its munmaps, and it refuses a
+verdict exactly when the mechanism is in fewer munmaps than it says it needs.
+Exit 0 when all holds, 1 otherwise.
 """
 import json
 import math
@@ -56,6 +59,95 @@ def check_lazyfree_smaps(obj, where):
             fail(f"{where}: {side}: {thp_kb} kB of THPs expected before MADV_PAGEOUT: {before}")
         if after["Rss"] > before["Rss"] or after["LazyFree"] != 0:
             fail(f"{where}: {side}: MADV_PAGEOUT left lazyfree memory or grew: {after}")
+
+
+def check_rcu_free(obj, where):
+    """Histograms that add up, and "no verdict" exactly below the stated mechanism share."""
+    for side in ("baseline", "optimized"):
+        h, n = obj.get(f"{side}_log2_hist"), obj.get(f"{side}_munmaps")
+        if not isinstance(h, list) or sum(h) != n:
+            fail(f"{where}: {side}_log2_hist does not add up to {side}_munmaps {n}")
+        m = obj.get(f"{side}_mechanism_munmaps")
+        if not isinstance(m, int) or not 0 <= m <= n:
+            fail(f"{where}: {side}_mechanism_munmaps {m!r} of {n} munmaps")
+    seed = obj.get("seed_log2_hist")
+    if not isinstance(seed, dict) or set(seed) != {"without", "with"} \
+            or sum(seed["without"][19:20]) != 68 or sum(seed["with"][19:20]) != 29:
+        fail(f"{where}: seed_log2_hist is not the seed's ([512K, 1M) 68 -> 29)")
+    share, need = obj.get("mechanism_share"), obj.get("mechanism_min_share")
+    want = min(obj[f"{s}_mechanism_munmaps"] / max(obj[f"{s}_munmaps"], 1)
+               for s in ("baseline", "optimized"))
+    if not isinstance(share, (int, float)) or abs(share - want) > 1e-4 * max(want, 1e-3):
+        fail(f"{where}: mechanism_share {share!r}, the counts give {want:.6g}")
+    if (obj.get("verdict") == "no verdict") != (share < need):
+        fail(f"{where}: verdict {obj.get('verdict')!r} with the mechanism in {share:.2%} "
+             f"of munmaps, {need:.0%} needed")
+
+
+def check_huge_copy(obj, where):
+    """Says what decided; counted decisions carry their counts; no claim for target-last NT."""
+    how = obj.get("decided_by")
+    if how not in ("perf", "cachegrind", "latency"):
+        fail(f"{where}: decided_by {how!r}")
+    if how != "latency":
+        for side in ("baseline", "optimized"):
+            m = obj.get(f"{side}_misses_per_line")
+            if not isinstance(m, dict) or set(m) != {"0", "255", "511", "rand"} \
+                    or not all(isinstance(x, (int, float)) and 0 <= x for x in m.values()):
+                fail(f"{where}: decided by {how} without {side}_misses_per_line: {m!r}")
+        if how == "cachegrind" and (obj.get("pressure") or obj.get("non_temporal")):
+            fail(f"{where}: cachegrind models neither pressure nor non-temporal stores")
+    if obj.get("non_temporal") and obj.get("order") == "target-last" \
+            and not obj.get("deterministic") and obj.get("claim") is not None:
+        fail(f"{where}: a non-temporal target-last copy claims a hot target")
+
+
+def check_clear_seq(obj, where):
+    """Every first-touch fault a THP of 512 cleared sub-pages; the claim the CPU calls for."""
+    for side in ("baseline", "optimized"):
+        c = obj[side]["counters"]
+        if c.get("fault_huge_anon") != obj.get("thps") \
+                or c.get("subpage_clear") != 512 * obj.get("thps", 0):
+            fail(f"{where}: {side}: {obj.get('thps')} THP faults of 512 sub-pages expected: "
+                 f"fault_huge_anon {c.get('fault_huge_anon')}, "
+                 f"subpage_clear {c.get('subpage_clear')}")
+    zen = obj.get("cpu_like") == "genoa-milan"
+    if zen != (obj.get("cpu_vendor") == "AuthenticAMD" and obj.get("cpu_family", 0) >= 0x17):
+        fail(f"{where}: cpu_like {obj.get('cpu_like')!r} for {obj.get('cpu_vendor')} "
+             f"family {obj.get('cpu_family')}")
+    if not str(obj.get("claim")).startswith("sequential" if zen else "no change"):
+        fail(f"{where}: claim {obj.get('claim')!r} for a CPU like {obj.get('cpu_like')}")
+
+
+def check_pt_reclaim(obj, where):
+    """VmPTE figures that agree with the verdict and with the release's PT_RECLAIM rule."""
+    for f in ("bytes", "chunks", "baseline_vmpte_bytes", "optimized_vmpte_bytes",
+              "pte_tables_freed"):
+        if not isinstance(obj.get(f), int) or obj.get(f) < 0:
+            fail(f"{where}: {f} is not a count: {obj.get(f)!r}")
+    if obj["chunks"] != obj["bytes"] >> 21:
+        fail(f"{where}: {obj['chunks']} chunks of 2 MiB in {obj['bytes']} bytes")
+    try:
+        release = tuple(int(x) for x in obj["release"].split("."))
+    except (KeyError, AttributeError, ValueError):
+        fail(f"{where}: release {obj.get('release')!r}")
+    # x86_64 from 6.14 (ARCH_SUPPORTS_PT_RECLAIM), every back end from 7.0.
+    rule = release >= ((6, 14) if obj["arch"].startswith("x86_64") else (7, 0))
+    if obj.get("reclaims") is not rule:
+        fail(f"{where}: reclaims {obj.get('reclaims')!r} at {obj['release']} on {obj['arch']}")
+    base, opt = obj["baseline_vmpte_bytes"], obj["optimized_vmpte_bytes"]
+    held = (obj["pte_tables_freed"] == obj["chunks"] and opt < base) if rule else opt == base
+    if obj.get("verdict") != ("met" if held else "not met"):
+        fail(f"{where}: verdict {obj.get('verdict')!r} for VmPTE {base} -> {opt}")
+
+
+def check_fork_large_folio(obj, where):
+    """One rmap call per PTE without batching, no more with it."""
+    pages = obj.get("bytes", 0) // 4096
+    b, o = obj.get("baseline_rmap_calls"), obj.get("optimized_rmap_calls")
+    if obj.get("op") not in ("fork", "munmap") or not pages or b != pages \
+            or not isinstance(o, int) or not 0 < o <= b:
+        fail(f"{where}: {obj.get('op')!r} of {pages} pages, rmap calls {b!r} -> {o!r}")
 
 
 def main():
@@ -114,14 +206,27 @@ def check_lines(cmd, lines):
         if obj.get("quick") is not quick:
             fail(f"{where}: quick is {obj.get('quick')!r}, the run was {quick}")
         verdict = obj.get("verdict")
-        if verdict not in (None, "met", "not met", "inconclusive"):
+        if verdict not in (None, "met", "not met", "inconclusive", "no verdict"):
             fail(f"{where}: verdict {verdict!r}")
+        if verdict == "no verdict" and not str(obj.get("verdict_note", "")).startswith(
+                "no verdict: "):
+            fail(f"{where}: no verdict, and no verdict_note saying why")
         if verdict in ("met", "not met") and samples < 10:
             fail(f"{where}: verdict {verdict!r} from {samples} samples")
         if (verdict is None) != (obj.get("claim") is None):
             fail(f"{where}: a claim without a verdict or a verdict without a claim")
         if seed == "lazyfree":
             check_lazyfree_smaps(obj, where)
+        if seed == "rcu-free":
+            check_rcu_free(obj, where)
+        if seed == "huge-copy":
+            check_huge_copy(obj, where)
+        if seed == "clear-seq":
+            check_clear_seq(obj, where)
+        if seed == "pt-reclaim":
+            check_pt_reclaim(obj, where)
+        if seed == "fork-large-folio":
+            check_fork_large_folio(obj, where)
         out.append(f"ok {seed} [{arch}]: ratio {ratio:.2f}x [{ci[0]:.2f}, {ci[1]:.2f}], "
                    f"{samples} samples, {verdict or 'no claim'}")
     return out

@@ -18,12 +18,38 @@
  *       --cachegrind-out-file=hc.cg mmprim-seeds huge-copy --deterministic
  *   cg_annotate hc.cg | grep hc_read_
  * counts the target-read misses (D1mr, DLmr), identical run to run.
+ * MMPRIM_HUGE_VARIANT names the copy variant of that run (default generic).
+ *
+ * Whether the target is hot is decided from counts where the machine has
+ * them, as a latency moves with the neighbours' load on shared vCPUs:
+ *   1. perf: the thread's L1D read misses (perf_event_open, user space only)
+ *      around each target read, the median over runs per target;
+ *   2. cachegrind: the run re-executes itself --deterministic under valgrind
+ *      once per copy variant valgrind can run and reads hc_read_* D1mr from
+ *      the output file. A simulated cache sees neither another core's
+ *      pressure nor non-temporal stores (it fills on them), so it decides the
+ *      quiet cases of temporal variants only;
+ *   3. the latency classes of the calibration, for everything else.
+ * MMPRIM_HUGE_DECIDE=perf|cachegrind|latency starts the list lower down.
+ * Each case says which decided ("decided_by" in JSON).
+ *
+ * A non-temporal copy variant ("-nt", "stnp") writes around the caches: no
+ * order makes the target hot with it, and the kernel's copy_user_highpage
+ * copies with ordinary stores, so target-last makes no claim there.
+ * Neighbourhood-last hands the target's neighbourhood to the temporal
+ * sibling, so its claim stands.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cache.h"
 #include "common.h"
@@ -41,6 +67,30 @@
 #define HC_PRESSURE_MIN	(8 * BENCH_MIB)
 #define HC_PRESSURE_MAX	(64 * BENCH_MIB)
 #define HC_CHART_W	48
+#define HC_LINES	(4096 / 64)	/* cache lines of a target read */
+/*
+ * Counted decisions: hot when at most a quarter of the target's lines miss
+ * L1D, cold when half or more do. Both leave room for the lines the
+ * counter's own enable (a system call) or the simulator's page-table work
+ * between the copy and the read may displace.
+ */
+#define HC_HOT_MISSES	0.25
+#define HC_COLD_MISSES	0.5
+
+enum hc_decide { HC_DECIDE_PERF, HC_DECIDE_CACHEGRIND, HC_DECIDE_LATENCY, HC_NR_DECIDE };
+
+static const char *const decide_names[HC_NR_DECIDE] = {
+	[HC_DECIDE_PERF] = "perf",
+	[HC_DECIDE_CACHEGRIND] = "cachegrind",
+	[HC_DECIDE_LATENCY] = "latency",
+};
+
+static const char *const decide_what[HC_NR_DECIDE] = {
+	[HC_DECIDE_PERF] = "L1D read misses of the target read (perf_event_open), median of runs",
+	[HC_DECIDE_CACHEGRIND] = "cachegrind D1 read misses of the target read "
+				 "(modelled D1 32 KiB 8-way, LL 1 MiB), one deterministic trial",
+	[HC_DECIDE_LATENCY] = "target-read latency against the calibrated cache classes",
+};
 
 static const char *const target_names[HC_TARGETS] = { "0", "255", "511", "rand" };
 static const unsigned int target_fixed[HC_TARGETS] = { 0, 255, 511, 137 };
@@ -88,9 +138,194 @@ struct hc_run {
 	struct hc_calib calib[2];
 	struct hc_sample *s;	/* [press][variant][order][target][run] */
 	unsigned int *n;	/* the target of each sample */
+	double *miss;		/* perf: L1D read misses of each sample's target read */
 	uint64_t rng;
 	FILE *csv;
+	enum hc_decide decide;	/* the best method this machine offers */
+	/* cachegrind: D1mr of each (variant, order, target) read, when cg_ok[variant] */
+	bool cg_ok[HC_MAX_VARIANTS];
+	double cg_d1mr[HC_MAX_VARIANTS][MMP_NR_HUGE_ORDERS][HC_TARGETS];
 };
+
+/* ---- counting the target read's misses ------------------------------------------------ */
+
+static int perf_fd = -1;
+static double perf_last_misses;
+
+/* The thread's user-space L1D read misses; -1 when the machine gives none (a VM, paranoia). */
+static int perf_open_l1d(void)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a),
+		.type = PERF_TYPE_HW_CACHE,
+		.config = PERF_COUNT_HW_CACHE_L1D | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
+			  (PERF_COUNT_HW_CACHE_RESULT_MISS << 16),
+		.disabled = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+
+	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+}
+
+/* hc_trial.read: the target read timed as hc_read4k_ns, its L1D misses counted around it. */
+static double hc_read_perf(const void *p)
+{
+	uint64_t count = 0;
+	double ns;
+
+	ioctl(perf_fd, PERF_EVENT_IOC_RESET, 0);
+	ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0);
+	ns = hc_read4k_ns(p);
+	ioctl(perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+	perf_last_misses = read(perf_fd, &count, sizeof(count)) == sizeof(count) ? (double)count
+										   : NAN;
+	return ns;
+}
+
+static bool variant_nt(const char *name)
+{
+	size_t len = strlen(name);
+
+	return (len > 3 && !strcmp(name + len - 3, "-nt")) || !strcmp(name, "stnp");
+}
+
+/*
+ * Sum the D1mr of each hc_read_<order>_n<target> function in cachegrind's
+ * output @path into @d1mr; true when every one was found.
+ */
+static bool cg_parse(const char *path, double d1mr[MMP_NR_HUGE_ORDERS][HC_TARGETS])
+{
+	char line[512], want[64];
+	int col = -1, fo = -1, ft = -1, found = 0;
+	bool seen[MMP_NR_HUGE_ORDERS][HC_TARGETS] = { { false } };
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return false;
+	memset(d1mr, 0, sizeof(double) * MMP_NR_HUGE_ORDERS * HC_TARGETS);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "events:", 7)) {
+			/* The column of D1mr among the counts that follow a line number. */
+			char *tok = strtok(line + 7, " \n");
+
+			for (int i = 0; tok; i++, tok = strtok(NULL, " \n"))
+				if (!strcmp(tok, "D1mr"))
+					col = i;
+		} else if (!strncmp(line, "fn=", 3)) {
+			fo = ft = -1;
+			for (int o = 0; o < MMP_NR_HUGE_ORDERS && fo < 0; o++) {
+				for (int t = 0; t < HC_TARGETS; t++) {
+					snprintf(want, sizeof(want), "hc_read_%s_n%s\n",
+						 mmp_huge_order_name(o), target_names[t]);
+					for (char *c = want; *c; c++)
+						if (*c == '-')
+							*c = '_';
+					if (!strcmp(line + 3, want)) {
+						fo = o;
+						ft = t;
+						found += !seen[o][t];
+						seen[o][t] = true;
+						break;
+					}
+				}
+			}
+		} else if (!strncmp(line, "fl=", 3) || !strncmp(line, "fi=", 3) ||
+			   !strncmp(line, "fe=", 3)) {
+			continue;	/* the same function, inlined code of another file */
+		} else if (fo >= 0 && col >= 0 && line[0] >= '0' && line[0] <= '9') {
+			char *tok = strtok(line, " \n");	/* the line number */
+
+			for (int i = 0; (tok = strtok(NULL, " \n")); i++) {
+				if (i == col)
+					d1mr[fo][ft] += strtod(tok, NULL);
+			}
+		}
+	}
+	fclose(f);
+	return col >= 0 && found == MMP_NR_HUGE_ORDERS * HC_TARGETS;
+}
+
+/*
+ * This binary, --deterministic with copy variant @variant, under cachegrind:
+ * true with @d1mr filled when valgrind is there, ran it and counted every read.
+ */
+static bool cg_run(const char *arch, const char *variant,
+		   double d1mr[MMP_NR_HUGE_ORDERS][HC_TARGETS])
+{
+	char self[4096], out[] = "/tmp/mmprim-hc-cg-XXXXXX", outarg[64];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int fd, status;
+	bool ok;
+	pid_t pid;
+
+	if (len <= 0)
+		return false;
+	self[len] = 0;
+	fd = mkstemp(out);
+	if (fd < 0)
+		return false;
+	close(fd);
+	snprintf(outarg, sizeof(outarg), "--cachegrind-out-file=%s", out);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		if (null >= 0) {
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+		}
+		setenv("MMPRIM_HUGE_VARIANT", variant, 1);
+		execlp("valgrind", "valgrind", "--tool=cachegrind", "--cache-sim=yes",
+		       "--D1=32768,8,64", "--LL=1048576,8,64", outarg, self, "huge-copy",
+		       "--deterministic", "--arch", arch, (char *)NULL);
+		_exit(127);
+	}
+	ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	     !WEXITSTATUS(status) && cg_parse(out, d1mr);
+	unlink(out);
+	return ok;
+}
+
+/* The best way this machine has of counting the target read's misses. */
+static void pick_decide(struct hc_run *h)
+{
+	const char *env = getenv("MMPRIM_HUGE_DECIDE");
+	enum hc_decide from = HC_DECIDE_PERF;
+
+	for (int i = 0; env && i < HC_NR_DECIDE; i++)
+		if (!strcmp(env, decide_names[i]))
+			from = i;
+	h->decide = HC_DECIDE_LATENCY;
+	if (h->opts->deterministic)
+		return;
+	if (from <= HC_DECIDE_PERF && perf_fd < 0)
+		perf_fd = perf_open_l1d();
+	if (from <= HC_DECIDE_PERF && perf_fd >= 0) {
+		h->decide = HC_DECIDE_PERF;
+		return;
+	}
+	if (from > HC_DECIDE_CACHEGRIND)
+		return;
+	for (int v = 0; v < h->nr_variants; v++) {
+		if (variant_nt(h->variants[v]))
+			continue;	/* cachegrind fills the cache on non-temporal stores */
+		h->cg_ok[v] = cg_run(h->arch, h->variants[v], h->cg_d1mr[v]);
+		if (h->cg_ok[v])
+			h->decide = HC_DECIDE_CACHEGRIND;
+	}
+}
+
+/* What decides case (@p, @v): perf everywhere, cachegrind where it ran, quiet; else latency. */
+static enum hc_decide case_decide(const struct hc_run *h, int p, int v)
+{
+	if (h->decide == HC_DECIDE_PERF)
+		return HC_DECIDE_PERF;
+	if (h->decide == HC_DECIDE_CACHEGRIND && !p && h->cg_ok[v])
+		return HC_DECIDE_CACHEGRIND;
+	return HC_DECIDE_LATENCY;
+}
 
 static size_t cell(const struct hc_run *h, int p, int v, int o, int t)
 {
@@ -191,6 +426,61 @@ static enum bench_verdict target_hot(const struct hc_run *h, int p, int v, int o
 	return all;
 }
 
+/* Misses per cache line of target @t's read by @how: the median over runs, or cachegrind's. */
+static double misses_per_line(const struct hc_run *h, int p, int v, int o, int t,
+			      enum hc_decide how)
+{
+	double vals[HC_RUNS];
+	int k = 0;
+
+	if (how == HC_DECIDE_CACHEGRIND)
+		return h->cg_d1mr[v][o][t] / HC_LINES;
+	if (how != HC_DECIDE_PERF)
+		return NAN;
+	for (int r = 0; r < h->runs; r++) {
+		double m = h->miss[cell(h, p, v, o, t) * h->runs + r];
+
+		if (isnan(m))
+			return NAN;
+		vals[k++] = m;
+	}
+	return k ? bench_median(vals, k) / HC_LINES : NAN;
+}
+
+/*
+ * The claim "the target is cache hot at every n", decided by @how: from miss
+ * counts, met when every target's misses per line are at most HC_HOT_MISSES,
+ * not met when one's are HC_COLD_MISSES or more; else from latency classes.
+ */
+static enum bench_verdict decide_hot(const struct hc_run *h, int p, int v, int o,
+				     enum hc_decide how, char *miss, size_t len)
+{
+	enum bench_verdict all = BENCH_NO_CLAIM;
+	size_t off = 0;
+
+	if (how == HC_DECIDE_LATENCY)
+		return target_hot(h, p, v, o, miss, len);
+	miss[0] = 0;
+	for (int t = 0; t < HC_TARGETS; t++) {
+		double m = misses_per_line(h, p, v, o, t, how);
+		enum bench_verdict one = isnan(m) ? BENCH_INCONCLUSIVE :
+					 m <= HC_HOT_MISSES ? BENCH_MET :
+					 m >= HC_COLD_MISSES ? BENCH_NOT_MET : BENCH_INCONCLUSIVE;
+
+		if (one != BENCH_MET)
+			bench_append(miss, len, &off, " n=%s%s", target_names[t],
+				     one == BENCH_NOT_MET ? "" : "?");
+		all = bench_verdict_and(all, one);
+	}
+	return all;
+}
+
+/* Target-last with a non-temporal variant: the stores bypass the cache, nothing to claim. */
+static bool claim_applies(const struct hc_run *h, int v, int o)
+{
+	return !(variant_nt(h->variants[v]) && o == MMP_HUGE_ORDER_TARGET_LAST);
+}
+
 /* The variants to measure: every usable one, two when quick, generic when deterministic. */
 static void pick_variants(struct hc_run *h)
 {
@@ -198,16 +488,17 @@ static void pick_variants(struct hc_run *h)
 
 	h->nr_variants = 0;
 	if (h->opts->deterministic) {
-		h->variants[h->nr_variants++] = "generic";
+		const char *env = getenv("MMPRIM_HUGE_VARIANT");
+
+		h->variants[h->nr_variants++] = env && *env ? env : "generic";
 		return;
 	}
 	for (int i = 0; i < mmp_copy_variant_count() && h->nr_variants < HC_MAX_VARIANTS; i++) {
 		const char *name = mmp_copy_variant_name(i);
-		size_t len = strlen(name);
 
 		if (mmp_space_set_copy(h->rig.parent, name))
 			continue;	/* this CPU cannot run it */
-		if (!nt && ((len > 3 && !strcmp(name + len - 3, "-nt")) || !strcmp(name, "stnp")))
+		if (!nt && variant_nt(name))
 			nt = name;
 		if (!h->opts->quick || !h->nr_variants)
 			h->variants[h->nr_variants++] = name;
@@ -252,11 +543,15 @@ static int measure(struct hc_run *h, int p)
 						.n = ti == 3 && !h->opts->deterministic ?
 							     next_random(h) : target_fixed[ti],
 						.victim = h->have_victim ? &h->victim : NULL,
-						.read = h->opts->deterministic ? det_read[o][ti] : NULL,
+						.read = h->opts->deterministic ? det_read[o][ti] :
+							h->decide == HC_DECIDE_PERF ? hc_read_perf : NULL,
 					};
+					size_t at = cell(h, p, v, o, ti) * h->runs + r;
 
+					perf_last_misses = NAN;
 					err = hc_rig_trial(&h->rig, &t, sample(h, p, v, o, ti, r));
-					h->n[cell(h, p, v, o, ti) * h->runs + r] = t.n;
+					h->n[at] = t.n;
+					h->miss[at] = perf_last_misses;
 				}
 			}
 		}
@@ -378,17 +673,35 @@ static void print_verdicts(const struct hc_run *h, int p, int v)
 	double asc = med(h, p, v, MMP_HUGE_ORDER_ASCENDING, -1, 0);
 	char buf[64];
 
+	enum hc_decide how = case_decide(h, p, v);
+
 	for (int o = MMP_HUGE_ORDER_TARGET_LAST; o < MMP_NR_HUGE_ORDERS; o++) {
 		char miss[64];
-		enum bench_verdict hot = target_hot(h, p, v, o, miss, sizeof(miss));
+		enum bench_verdict hot = decide_hot(h, p, v, o, how, miss, sizeof(miss));
 		struct bench_ci ci;
 
 		copy_ci(h, p, v, o, &ci);
-		printf("  %-19s copy time ratio %s (%+.1f%% median time) against ascending; "
-		       "target at L1/L2 for every n (below %.0f ns): %s%s%s\n",
+		printf("  %-19s copy time ratio %s (%+.1f%% median time) against ascending; ",
 		       mmp_huge_order_name(o), bench_ci_str(&ci, buf, sizeof(buf)),
-		       100 * (med(h, p, v, o, -1, 0) / asc - 1), hc_hot_limit(&h->calib[p]),
-		       bench_verdict_name(hot), *miss ? ", not at" : "", miss);
+		       100 * (med(h, p, v, o, -1, 0) / asc - 1));
+		if (!claim_applies(h, v, o)) {
+			printf("target hot: no claim (non-temporal stores bypass the cache)\n");
+			continue;
+		}
+		if (how == HC_DECIDE_LATENCY) {
+			printf("target at L1/L2 for every n (below %.0f ns): ",
+			       hc_hot_limit(&h->calib[p]));
+		} else {
+			printf("target L1D misses per line (%s) n=0/255/511/rand", decide_names[how]);
+			for (int t = 0; t < HC_TARGETS; t++)
+				printf("%s%.2f", t ? "/" : " ", misses_per_line(h, p, v, o, t, how));
+			printf(" (ascending");
+			for (int t = 0; t < HC_TARGETS; t++)
+				printf("%s%.2f", t ? "/" : " ",
+				       misses_per_line(h, p, v, MMP_HUGE_ORDER_ASCENDING, t, how));
+			printf("), hot at <= %.2f: ", HC_HOT_MISSES);
+		}
+		printf("%s%s%s\n", bench_verdict_name(hot), *miss ? ", not at" : "", miss);
 	}
 	{
 		double a[HC_RUNS], b[HC_RUNS];
@@ -402,8 +715,8 @@ static void print_verdicts(const struct hc_run *h, int p, int v)
 		printf("  %-19s n=0 is a pure descending sweep: copy time ratio %s against "
 		       "ascending\n", "target-last", bench_ci_str(&ci, buf, sizeof(buf)));
 	}
-	printf("  (n=X? : the interval of its median spans the limit; %d runs per target)\n",
-	       h->runs);
+	printf("  (decided by %s; n=X? : between hot and cold; %d runs per target)\n",
+	       decide_what[how], h->runs);
 }
 
 static void json_targets(char *buf, size_t len, size_t *off, const char *key,
@@ -428,18 +741,30 @@ static void report_case(const struct hc_run *h, int p, int v, int o)
 {
 	struct mmp_seed_result base = { .label = "ascending" }, opt = { .label = mmp_huge_order_name(o) };
 	double kb = med(h, p, v, MMP_HUGE_ORDER_ASCENDING, -1, 2), ko = med(h, p, v, o, -1, 2);
+	enum hc_decide how = case_decide(h, p, v);
 	struct mmp_seed_claim claim = {
-		.what = "target read at L1/L2 for every n",
+		.what = how == HC_DECIDE_LATENCY ? "target read at L1/L2 for every n" :
+			"target read <= 0.25 L1D misses per line for every n",
 		.published = "target cache hot",
 	};
-	char extra[3072], name[96], miss[64];
+	char extra[3584], name[96], miss[64], note[160];
 	struct bench_ci ci;
 	size_t off = 0;
 
 	copy_ci(h, p, v, o, &ci);
-	claim.verdict = target_hot(h, p, v, o, miss, sizeof(miss));
-	if (h->opts->deterministic)
+	claim.verdict = decide_hot(h, p, v, o, how, miss, sizeof(miss));
+	snprintf(note, sizeof(note), "decided by %s", decide_what[how]);
+	claim.note = note;
+	if (!claim_applies(h, v, o)) {
+		claim.what = NULL;
+		claim.note = "no claim: a non-temporal copy bypasses the cache, so no order "
+			     "makes the target hot (the kernel's copy_user_highpage uses "
+			     "ordinary stores)";
+	}
+	if (h->opts->deterministic) {
 		claim.what = NULL;	/* no timing claims */
+		claim.note = NULL;
+	}
 	base.seconds = med(h, p, v, MMP_HUGE_ORDER_ASCENDING, -1, 0) * 1e-9;
 	opt.seconds = med(h, p, v, o, -1, 0) * 1e-9;
 	base.counters = sample(h, p, v, MMP_HUGE_ORDER_ASCENDING, 0, 0)->counters;
@@ -450,12 +775,27 @@ static void report_case(const struct hc_run *h, int p, int v, int o)
 		     "\"variant\":\"%s\",\"order\":\"%s\",\"pressure\":%s,"
 		     "\"runs\":%d,\"neighbourhood\":%ld,\"deterministic\":%s,"
 		     "\"seconds_is\":\"median COW fault (copy) time over targets and runs\","
-		     "\"not_hot_at\":\"%s\",\"calibration\":",
+		     "\"not_hot_at\":\"%s\",\"non_temporal\":%s,\"decided_by\":\"%s\","
+		     "\"calibration\":",
 		     h->variants[v], mmp_huge_order_name(o), p ? "true" : "false", h->runs, h->nbhd,
-		     h->opts->deterministic ? "true" : "false", miss);
+		     h->opts->deterministic ? "true" : "false", miss,
+		     variant_nt(h->variants[v]) ? "true" : "false", decide_names[how]);
 	off += hc_calib_json(&h->calib[p], extra + off, sizeof(extra) - off);
 	json_targets(extra, sizeof(extra), &off, "baseline", h, p, v, MMP_HUGE_ORDER_ASCENDING);
 	json_targets(extra, sizeof(extra), &off, "optimized", h, p, v, o);
+	if (how != HC_DECIDE_LATENCY) {
+		for (int side = 0; side < 2; side++) {
+			bench_append(extra, sizeof(extra), &off, ",\"%s_misses_per_line\":{",
+				     side ? "optimized" : "baseline");
+			for (int t = 0; t < HC_TARGETS; t++)
+				bench_append(extra, sizeof(extra), &off, "%s\"%s\":%.4f",
+					     t ? "," : "", target_names[t],
+					     misses_per_line(h, p, v,
+							     side ? o : MMP_HUGE_ORDER_ASCENDING,
+							     t, how));
+			bench_append(extra, sizeof(extra), &off, "}");
+		}
+	}
 	bench_append(extra, sizeof(extra), &off,
 		     ",\"baseline_victim_kept\":%.3f,\"optimized_victim_kept\":%.3f",
 		     isnan(kb) ? -1.0 : kb, isnan(ko) ? -1.0 : ko);
@@ -568,17 +908,21 @@ static int huge_copy_setup(struct hc_run *h)
 			return err;
 	}
 	pick_variants(h);
+	pick_decide(h);
 	h->s = calloc((size_t)h->nr_press * h->nr_variants * MMP_NR_HUGE_ORDERS * HC_TARGETS *
 			      h->runs, sizeof(*h->s));
 	h->n = calloc((size_t)h->nr_press * h->nr_variants * MMP_NR_HUGE_ORDERS * HC_TARGETS *
 			      h->runs, sizeof(*h->n));
-	return h->s && h->n ? 0 : -ENOMEM;
+	h->miss = calloc((size_t)h->nr_press * h->nr_variants * MMP_NR_HUGE_ORDERS * HC_TARGETS *
+				 h->runs, sizeof(*h->miss));
+	return h->s && h->n && h->miss ? 0 : -ENOMEM;
 }
 
 static void huge_copy_teardown(struct hc_run *h)
 {
 	free(h->s);
 	free(h->n);
+	free(h->miss);
 	if (h->have_victim) {
 		hc_victim_free(&h->victim);
 		hc_victim_free(&h->evictor);
@@ -612,7 +956,12 @@ static void print_header(const struct hc_run *h)
 	       h->victim.nr_lines * 64 / (size_t)BENCH_KIB);
 	printf("  neighbourhood-last neighbourhood: %ld sub-pages (L2 / 16 KiB)\n", h->nbhd);
 	printf("  noise: shared vCPUs; medians of %d runs, variants, orders and targets "
-	       "alternating within each run\n\n", h->runs);
+	       "alternating within each run\n", h->runs);
+	printf("  target hot decided by: %s%s\n\n", decide_what[h->decide],
+	       h->decide == HC_DECIDE_CACHEGRIND ?
+		       " (quiet runs of the variants valgrind ran; the others by latency classes)" :
+	       h->decide == HC_DECIDE_LATENCY ?
+		       " (no hardware cache counters, no cachegrind run, or MMPRIM_HUGE_DECIDE)" : "");
 }
 
 static int huge_copy_arch(const struct mmp_seed_opts *opts, const char *arch)

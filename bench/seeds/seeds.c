@@ -26,7 +26,10 @@
 	X(anon_cow_seq)		\
 	X(lazyfree)		\
 	X(rcu_free)		\
-	X(file_reclaim)
+	X(file_reclaim)		\
+	X(clear_seq)		\
+	X(fork_large_folio)	\
+	X(pt_reclaim)
 
 #define MMP_SEED_DECLARE(id)	extern const struct mmp_seed mmp_seed_##id;
 MMP_SEEDS(MMP_SEED_DECLARE)
@@ -108,12 +111,12 @@ static void summary_print(bool quick)
 		return;
 	printf("summary%s: time ratio baseline / optimized (> 1: the optimization is faster), "
 	       "median [95%% interval]\n", quick ? " [quick]" : "");
-	printf("%-13s %-12s %-38s %-28s %-24s %s\n", "seed", "arch", "case", "seed's figure",
+	printf("%-16s %-12s %-38s %-28s %-24s %s\n", "seed", "arch", "case", "seed's figure",
 	       "this run", "verdict");
 	for (size_t i = 0; i < nr_summary; i++) {
 		const struct summary_row *r = &summary[i];
 
-		printf("%-13s %-12s %-38s %-28s %-24s %s\n", r->seed, r->arch, r->name,
+		printf("%-16s %-12s %-38s %-28s %-24s %s\n", r->seed, r->arch, r->name,
 		       r->published, r->figure, r->verdict);
 	}
 }
@@ -174,6 +177,10 @@ void mmp_seed_report(const struct mmp_seed_opts *opts, const char *seed, const c
 		json_or_null(claim ? claim->published : NULL);
 		fputs(",\"verdict\":", stdout);
 		json_or_null(has_claim ? bench_verdict_name(claim->verdict) : NULL);
+		if (claim && claim->note) {
+			fputs(",\"verdict_note\":", stdout);
+			json_string(stdout, claim->note);
+		}
 		if (extra_json && *extra_json)
 			printf(",%s", extra_json);
 		fputs("}\n", stdout);
@@ -191,6 +198,8 @@ void mmp_seed_report(const struct mmp_seed_opts *opts, const char *seed, const c
 		printf("%-*s %s%s%s: %s\n", BENCH_NAME_W, "claim", claim->what,
 		       claim->published ? "; seed: " : "", claim->published ? claim->published : "",
 		       bench_verdict_name(claim->verdict));
+	if (claim && claim->note)
+		printf("%-*s %s\n", BENCH_NAME_W, "", claim->note);
 	bench_print_counter_table(stdout, &base->counters, &opt->counters);
 	fflush(stdout);
 }

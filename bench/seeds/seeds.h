@@ -54,6 +54,8 @@ struct mmp_seed_claim {
 	const char *what;	/* e.g. "time ratio >= 3.4x"; NULL: no claim */
 	const char *published;	/* the seed's own figure, e.g. "1.58x (Apple M3)"; NULL: none */
 	enum bench_verdict verdict;
+	/* Why no verdict (BENCH_NO_VERDICT), or how the verdict was decided; NULL: nothing to add. */
+	const char *note;
 };
 
 /**
@@ -68,7 +70,8 @@ struct mmp_seed_claim {
  * on either side); the seed prints its own lines before. JSON mode: exactly one
  * line, the object {"seed","arch","case","quick","baseline":{"seconds",
  * "counters"},"optimized":{...},"ratio","ratio_ci":[lo,hi],"samples","claim",
- * "published","verdict",...}.
+ * "published","verdict","verdict_note",...}; "verdict_note" only when
+ * @claim has a note.
  */
 void mmp_seed_report(const struct mmp_seed_opts *opts, const char *seed, const char *arch,
 		     const char *case_name, const struct mmp_seed_result *base,

@@ -183,8 +183,9 @@ enum mmp_opt {
 	MMP_OPT_HUGE_ORDER = 1,
 	/*
 	 * Batch PTEs of a large folio (folio_pte_batch) in zap (munmap,
-	 * MADV_DONTNEED, exit), fork, mprotect, reclaim's unmap of a lazyfree
-	 * folio, and mremap where the format has contiguous blocks. MADV_FREE
+	 * MADV_DONTNEED, exit), fork, mprotect (from 6.17, as the release
+	 * table says), reclaim's unmap of a lazyfree folio, and mremap where
+	 * the format has contiguous blocks. MADV_FREE
 	 * batches regardless, as the kernel. Default 1. docs/counters.md has
 	 * every switch's coverage, tested both ways.
 	 */
@@ -215,13 +216,12 @@ enum mmp_opt {
 	MMP_OPT_HUGE_NEIGHBOURHOOD = 8,
 	/*
 	 * The kernel release whose behaviour a space follows where it changed
-	 * between releases, as MMP_KERNEL_VERSION(a, b, c), 4.0.0 or later;
-	 * default MMP_KERNEL_MODELED. Below 6.17: mremap moves one VMA only and
-	 * compares MREMAP_DONTUNMAP lengths before rounding them to pages, and
-	 * the arm64 contpte ptep_get reads all 16 entries of a block (6.17 stops
-	 * once it has seen young and dirty). From 7.0 reclaim unmaps a large
-	 * file folio in batches, as it does lazyfree ones (below: one PTE at a
-	 * time).
+	 * between releases, as MMP_KERNEL_VERSION(a, b, c): a release from
+	 * MMP_KERNEL_OLDEST (6.12) to MMP_KERNEL_NEWEST (7.1), any patch level;
+	 * default MMP_KERNEL_MODELED. What changes with it is the release table
+	 * (mmprim/release.h, mmp_release_rule(), and the README); setting it
+	 * also moves the defaults of the switches the table says it drives,
+	 * unless they were set by hand.
 	 */
 	MMP_OPT_KERNEL_VERSION = 9,
 	/*
@@ -230,12 +230,29 @@ enum mmp_opt {
 	 * that fails; 0: every fault takes the mmap read lock.
 	 */
 	MMP_OPT_PER_VMA_LOCK = 10,
+	/*
+	 * The order folio_zero_user clears a huge folio in (enum
+	 * mmp_huge_order); -1, the default, follows the release: the copy order
+	 * (MMP_OPT_HUGE_ORDER) before 7.0, ascending from 7.0 ("clear pages
+	 * sequentially"). mmp_space_get_opt() reads what it comes to.
+	 */
+	MMP_OPT_HUGE_CLEAR_ORDER = 11,
+	/*
+	 * mprotect's change_pte_range takes a branch of its own for a PTE
+	 * mapping a small folio instead of the large-folio batch loop (Pedro
+	 * Falcato's fix of the 6.17 4K regression). 0 or 1; -1, the default,
+	 * follows the release (7.1). mmp_space_get_opt() reads what it comes to.
+	 */
+	MMP_OPT_MPROTECT_SMALL_FOLIO = 12,
 	/* The switches this header knows; the library may know more. */
 	MMP_NR_OPTS
 };
 
 #define MMP_KERNEL_VERSION(a, b, c)	(((a) << 16) | ((b) << 8) | (c))
-/* The kernel libmmprim models: Linux 6.18, the newest stable release with all four seeds. */
+/*
+ * The release a space models unless told otherwise: Linux 6.18, the newest
+ * release the host oracle checks (mmprim/release.h has the others).
+ */
 #define MMP_KERNEL_MODELED		MMP_KERNEL_VERSION(6, 18, 0)
 
 /*
@@ -512,6 +529,28 @@ int mmp_mremap(struct mmp_space *space, uint64_t addr, uint64_t old_len, uint64_
  */
 int mmp_madvise(struct mmp_space *space, uint64_t addr, uint64_t len, int advice);
 
+/* One range of mmp_process_madvise() (struct iovec). */
+struct mmp_iovec {
+	uint64_t base;
+	uint64_t len;
+};
+
+#define MMP_UIO_MAXIOV	1024	/* UIO_MAXIOV: the most ranges one call takes */
+
+/**
+ * mmp_process_madvise() - as process_madvise(2) of the calling process on
+ * itself: @advice over each of the @vlen ranges of @vec in turn, stopping at
+ * the first that fails. Returns the bytes of the ranges done (their lengths
+ * as given) when any was, else that range's mmp_madvise() error; -EINVAL for
+ * @flags other than 0, more than MMP_UIO_MAXIOV ranges, a NULL @vec with
+ * ranges, or lengths adding up past LONG_MAX. From 6.16 (the release table)
+ * MADV_DONTNEED and MADV_FREE gather the whole vector in one mmu_gather: one
+ * TLB flush a call where the back end merges VMAs (x86), one per VMA where it
+ * does not (arm64, riscv64); before, one per range.
+ */
+long mmp_process_madvise(struct mmp_space *space, const struct mmp_iovec *vec, unsigned int vlen,
+			 int advice, unsigned int flags);
+
 /**
  * mmp_reclaim() - reclaim every anonymous folio of @space now, shared ones
  * included: lazyfree folios that stayed clean are unmapped from every space
@@ -617,5 +656,6 @@ const char *mmp_strerror(int err);
 #include <mmprim/file.h>
 /* Looking inside a space: entries, folios, smaps, pagemap, mTHP stats (since libmmprim.so.1.2). */
 #include <mmprim/introspect.h>
+#include <mmprim/release.h>
 
 #endif /* MMPRIM_MMPRIM_H */

@@ -193,19 +193,41 @@ static void test_opts(struct env *e)
 	tap_ok(!mmp_space_get_opt(e->s, MMP_OPT_HUGE_ORDER, &v) && v == order,
 	       "%s: HUGE_ORDER unchanged after refused values", e->arch);
 	/*
-	 * The boolean switches take 0 and 1 only; PT_RECLAIM also -1 (the
-	 * release's rule), so it refuses -2.
+	 * The boolean switches take 0 and 1 only; those the release may drive
+	 * also -1 (the release's rule), so they refuse -2.
 	 */
 	for (int o = 0; o < MMP_NR_OPTS; o++) {
-		long old = -1, now = -1, below = o == MMP_OPT_PT_RECLAIM ? -2 : -1;
+		bool by_release = o == MMP_OPT_PT_RECLAIM || o == MMP_OPT_MPROTECT_SMALL_FOLIO;
+		long old = -1, now = -1, below = by_release ? -2 : -1;
 
-		if (o == MMP_OPT_HUGE_ORDER || o == MMP_OPT_HUGE_NEIGHBOURHOOD)
+		if (o == MMP_OPT_HUGE_ORDER || o == MMP_OPT_HUGE_NEIGHBOURHOOD ||
+		    o == MMP_OPT_HUGE_CLEAR_ORDER || o == MMP_OPT_KERNEL_VERSION)
 			continue;
 		must(!mmp_space_get_opt(e->s, o, &old), "get_opt");
 		tap_ok(mmp_space_set_opt(e->s, o, 2) == -EINVAL &&
 			       mmp_space_set_opt(e->s, o, below) == -EINVAL &&
 			       !mmp_space_get_opt(e->s, o, &now) && now == old,
 		       "%s: set_opt: switch %d refuses 2 and %ld", e->arch, o, below);
+	}
+	tap_ok(mmp_space_set_opt(e->s, MMP_OPT_HUGE_CLEAR_ORDER, -2) == -EINVAL &&
+		       mmp_space_set_opt(e->s, MMP_OPT_HUGE_CLEAR_ORDER, MMP_NR_HUGE_ORDERS) ==
+			       -EINVAL &&
+		       !mmp_space_get_opt(e->s, MMP_OPT_HUGE_CLEAR_ORDER, &v) && v == order,
+	       "%s: set_opt: HUGE_CLEAR_ORDER refuses -2 and MMP_NR_HUGE_ORDERS", e->arch);
+	/* Releases: 6.12 to 6.19, 7.0 and 7.1; nothing else, and a refusal changes nothing. */
+	{
+		static const long bad[] = {
+			MMP_KERNEL_VERSION(6, 11, 9), MMP_KERNEL_VERSION(6, 20, 0),
+			MMP_KERNEL_VERSION(7, 2, 0), MMP_KERNEL_VERSION(8, 0, 0),
+			MMP_KERNEL_VERSION(4, 0, 0), -1, LONG_MAX,
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+			tap_ok(mmp_space_set_opt(e->s, MMP_OPT_KERNEL_VERSION, bad[i]) == -EINVAL &&
+				       !mmp_space_get_opt(e->s, MMP_OPT_KERNEL_VERSION, &v) &&
+				       v == MMP_KERNEL_MODELED,
+			       "%s: set_opt: KERNEL_VERSION %#lx refused, 6.18 kept", e->arch,
+			       (unsigned long)bad[i]);
 	}
 	tap_eq(mmp_space_set_opt(e->s, MMP_OPT_HUGE_NEIGHBOURHOOD, -1), -EINVAL,
 	       "%s: set_opt: HUGE_NEIGHBOURHOOD -1", e->arch);

@@ -41,35 +41,35 @@ static unsigned int host_version(void)
 }
 
 /*
- * Behaviour that changed between kernel releases, with the release it changed
- * in. Where the library has a switch for it (MMP_OPT_KERNEL_VERSION), a host
- * older than the modeled kernel gets its own rule; otherwise the comparison
- * cannot hold on such a host, and the output says so.
+ * The release this run checks, and each rule of the release table: a rule
+ * system calls can see is compared with the host when the host has it (a
+ * host older than the modelled release gets the library modelling its own
+ * release); the others are for the back ends among themselves and
+ * test_release, which checks each on both sides of its release.
  */
-static const struct {
-	const char *what;
-	unsigned int since;
-	bool switchable;
-} changes[] = {
-	{ "mremap MAYMOVE|FIXED with equal lengths moves several VMAs and gaps", KV(6, 17, 0), true },
-	{ "mremap DONTUNMAP compares page-rounded lengths", KV(6, 17, 0), true },
-};
-
 static void version_table(struct kd_options *opt)
 {
-	unsigned int host = opt->host_version, modeled = MMP_KERNEL_MODELED;
+	unsigned int host = opt->host_version, modeled = MMP_KERNEL_MODELED, checked;
 
-	for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {
-		bool has = host >= changes[i].since;
-
-		printf("# since %u.%u: %s: the host %s it; %s\n", changes[i].since >> 16,
-		       (changes[i].since >> 8) & 255, changes[i].what, has ? "has" : "lacks",
-		       has ? "the library models it" :
-		       changes[i].switchable ? "the library follows the host (MMP_OPT_KERNEL_VERSION)" :
-					       "no switch: expect divergences there");
-	}
-	if (opt->host && host && host < modeled)
+	/* A host older than the release modelled gets its own release modelled. */
+	if (!opt->kernel_version && opt->host && host && host < modeled && host >= MMP_KERNEL_OLDEST)
 		opt->kernel_version = host;
+	checked = opt->kernel_version ? opt->kernel_version : modeled;
+	printf("# modelling Linux %u.%u (MMP_OPT_KERNEL_VERSION) against %s %u.%u.%u\n",
+	       checked >> 16, (checked >> 8) & 255, opt->host ? "the host," : "no host; it runs",
+	       host >> 16, (host >> 8) & 255, host & 255);
+	for (unsigned int i = 0; mmp_release_rule(i); i++) {
+		const struct mmp_release_rule *r = mmp_release_rule(i);
+		bool modelled = checked >= r->since, has = host >= r->since;
+
+		printf("# %s, since %u.%u%s%s: %s; %s\n", r->name, r->since >> 16, (r->since >> 8) & 255,
+		       r->arches ? " on " : "", r->arches ? r->arches : "",
+		       modelled ? "modelled" : "not modelled",
+		       !(r->flags & MMP_RULE_SYSCALL_VISIBLE) ? "not seen by system calls (test_release)" :
+		       !opt->host ? "back ends against each other" :
+		       has == modelled ? "checked against the host" :
+		       "the host differs: expect divergences there");
+	}
 }
 
 static void write_log(const char *path, uint64_t seed, const struct kd_op *ops, uint64_t n)
@@ -261,6 +261,20 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--replay") && next) {
 			replay = next;
 			i++;
+		} else if (!strcmp(a, "--release") && next) {
+			unsigned int major = 0, minor = 0;
+
+			if (sscanf(next, "%u.%u", &major, &minor) != 2) {
+				fprintf(stderr, "--release wants A.B, e.g. 7.1\n");
+				return 2;
+			}
+			opt.kernel_version = MMP_KERNEL_VERSION(major, minor, 0);
+			if (opt.kernel_version < MMP_KERNEL_OLDEST ||
+			    opt.kernel_version > MMP_KERNEL_NEWEST) {
+				fprintf(stderr, "--release: the library models 6.12 to 7.1\n");
+				return 2;
+			}
+			i++;
 		} else if (!strcmp(a, "--no-host")) {
 			opt.host = false;
 		} else if (!strcmp(a, "--no-minimize")) {
@@ -269,7 +283,7 @@ int main(int argc, char **argv)
 			opt.verbose = true;
 		} else {
 			fprintf(stderr, "usage: %s [--seed S] [--ops N] [--seconds T] [--arch A] "
-				"[--no-host] [--verify-every N] [--threads N] [--replay FILE] [--no-minimize] [-v]\n",
+				"[--release A.B] [--no-host] [--verify-every N] [--threads N] [--replay FILE] [--no-minimize] [-v]\n",
 				argv[0]);
 			return 2;
 		}

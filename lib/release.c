@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The release table: every rule of the model that changed between the
+ * releases MMP_OPT_KERNEL_VERSION accepts (6.12 to 7.1), in release order.
+ * Rules older than 6.12 (fork's PTE batching of 6.9, for one) hold for every
+ * release modelled and are not listed. The README prints this table; a test
+ * compares the two, and tests/mm/test_release.c checks each rule on both sides
+ * of its release.
+ */
+#include <string.h>
+
+#include "mm.h"
+#include "release.h"
+
+#define V(a, b)	MMP_KERNEL_VERSION(a, b, 0)
+
+struct release_row {
+	enum release_rule rule;
+	struct mmp_release_rule pub;
+};
+
+static const struct release_row release_table[] = {
+	{ RULE_PT_RECLAIM, { "pt_reclaim", V(6, 14), "x86_64", MMP_OPT_PT_RECLAIM, 0,
+	  "MADV_DONTNEED frees the PTE tables it empties (ARCH_SUPPORTS_PT_RECLAIM)",
+	  "Qi Zheng, \"synchronously scan and reclaim empty user PTE pages\"" } },
+	{ RULE_PROCESS_MADVISE_TLB_BATCH, { "process_madvise_tlb_batch", V(6, 16), NULL, -1,
+	  MMP_RULE_INFERRED,
+	  "process_madvise MADV_DONTNEED/MADV_FREE: one mmu_gather, one flush, for the whole vector",
+	  "SeongJae Park, \"mm/madvise: batch tlb flushes for MADV_DONTNEED and MADV_FREE\"" } },
+	{ RULE_MREMAP_MULTI_VMA, { "mremap_multi_vma", V(6, 17), NULL, -1, MMP_RULE_SYSCALL_VISIBLE,
+	  "mremap MAYMOVE and FIXED with equal lengths moves every VMA of the range, gaps kept",
+	  "Lorenzo Stoakes, \"mm/mremap: permit mremap() move of multiple VMAs\"" } },
+	{ RULE_MREMAP_ALIGN_FIRST, { "mremap_align_first", V(6, 17), NULL, -1,
+	  MMP_RULE_SYSCALL_VISIBLE,
+	  "mremap rounds both lengths to pages before checking them (MREMAP_DONTUNMAP equal lengths)",
+	  "Lorenzo Stoakes, the refactoring of \"mm/mremap: permit mremap() move of multiple VMAs\"" } },
+	{ RULE_MPROTECT_PTE_BATCH, { "mprotect_pte_batch", V(6, 17), NULL, -1, 0,
+	  "mprotect rewrites a large folio's PTEs in batches (contpte blocks stay folded)",
+	  "Dev Jain, \"mm: Optimize mprotect() by PTE-batching\" (cac1db8c3aad)" } },
+	{ RULE_CONTPTE_GET_EARLY_EXIT, { "contpte_get_early_exit", V(6, 17), "arm64", -1, 0,
+	  "contpte ptep_get stops reading the block once it has seen young and dirty",
+	  "Xavier Xia, \"arm64/mm: Optimize loop to reduce redundant operations of contpte_ptep_get\"" } },
+	{ RULE_PT_RECLAIM, { "pt_reclaim", V(7, 0), NULL, MMP_OPT_PT_RECLAIM, MMP_RULE_INFERRED,
+	  "PT_RECLAIM on every architecture with RCU table freeing (arm64, riscv64, loongarch64)",
+	  "Qi Zheng, \"mm: make PT_RECLAIM depends on MMU_GATHER_RCU_TABLE_FREE\"" } },
+	{ RULE_CLEAR_SEQUENTIAL, { "clear_sequential", V(7, 0), NULL, MMP_OPT_HUGE_CLEAR_ORDER, 0,
+	  "folio_zero_user clears a huge folio in ascending order with clear_pages; copies keep target-last",
+	  "Ankur Arora, \"mm: folio_zero_user: clear pages sequentially\" (9890ecab6ad9)" } },
+	{ RULE_FILE_BATCHED_UNMAP, { "file_batched_unmap", V(7, 0), NULL, -1, MMP_RULE_INFERRED,
+	  "reclaim unmaps a large file folio in batches, as it does a lazyfree one",
+	  "Baolin Wang, \"mm: rmap: support batched unmapping for file large folios\"" } },
+	{ RULE_MPROTECT_SMALL_FOLIO, { "mprotect_small_folio", V(7, 1), NULL,
+	  MMP_OPT_MPROTECT_SMALL_FOLIO, MMP_RULE_INFERRED,
+	  "change_pte_range takes a branch of its own for a small folio (the 6.17 4K regression)",
+	  "Pedro Falcato, \"mm/mprotect: special-case small folios when applying write permissions\"" } },
+};
+
+#define NR_ROWS	(sizeof(release_table) / sizeof(release_table[0]))
+
+/* Is @arch of one of the families in the space-separated list @families? */
+static bool arch_in(const struct mmp_arch *arch, const char *families)
+{
+	size_t fam = strcspn(arch->name, "-");
+
+	if (!families)
+		return true;
+	for (const char *p = families; *p; p += strspn(p, " ")) {
+		size_t n = strcspn(p, " ");
+
+		if (n == fam && !strncmp(p, arch->name, n))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+static unsigned int release_rules_of(const struct mmp_arch *arch, long version)
+{
+	unsigned int rules = 0;
+
+	for (size_t i = 0; i < NR_ROWS; i++)
+		if (version >= release_table[i].pub.since && arch_in(arch, release_table[i].pub.arches))
+			rules |= 1u << release_table[i].rule;
+	return rules;
+}
+
+void space_apply_release(struct mmp_space *s)
+{
+	WRITE_ONCE(s->release_rules,
+		   release_rules_of(s->arch, READ_ONCE(s->opts[MMP_OPT_KERNEL_VERSION])));
+}
+
+MMP_EXPORT const struct mmp_release_rule *mmp_release_rule(unsigned int i)
+{
+	return i < NR_ROWS ? &release_table[i].pub : NULL;
+}
+
+MMP_EXPORT int mmp_space_follows(struct mmp_space *s, const char *name)
+{
+	int err = -ENOENT;
+
+	if (!s || !name)
+		return -EINVAL;
+	for (size_t i = 0; i < NR_ROWS; i++) {
+		if (strcmp(release_table[i].pub.name, name))
+			continue;
+		if (release_follows(s, release_table[i].rule))
+			return 1;
+		err = 0;
+	}
+	return err;
+}

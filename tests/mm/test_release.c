@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The release table (mmprim/release.h): the README prints the same rows as
+ * the code; MMP_OPT_KERNEL_VERSION takes exactly the releases it names; and
+ * each rule holds from its release on, on the back ends it names, and not on
+ * the release before, shown by the counters or results of the work it changes.
+ * A rule of the table with no check here fails the test, so a new row brings
+ * its check. The rules the host can see through system calls are also in the
+ * differential test (tests/kdiff), against the host where it has them.
+ *
+ *   test_release README.md     the checks
+ *   test_release --print       the README's rows, from the code's table
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+#define PG	MMP_PAGE_SIZE
+#define RW	(MMP_PROT_READ | MMP_PROT_WRITE)
+#define V(a, b)	MMP_KERNEL_VERSION(a, b, 0)
+
+static struct mmp_phys *phys;
+
+static const char *opt_name(int opt)
+{
+	switch (opt) {
+	case -1: return "-";
+	case MMP_OPT_PT_RECLAIM: return "`MMP_OPT_PT_RECLAIM`";
+	case MMP_OPT_HUGE_CLEAR_ORDER: return "`MMP_OPT_HUGE_CLEAR_ORDER`";
+	case MMP_OPT_MPROTECT_SMALL_FOLIO: return "`MMP_OPT_MPROTECT_SMALL_FOLIO`";
+	default: return NULL;
+	}
+}
+
+/* Row @r as the README's table has it. */
+static void format_row(const struct mmp_release_rule *r, char *buf, size_t len)
+{
+	snprintf(buf, len, "| `%s` | %u.%u%s | %s | %s | %s | %s | %s |", r->name, r->since >> 16,
+		 (r->since >> 8) & 0xff, r->flags & MMP_RULE_INFERRED ? "*" : "",
+		 r->arches ? r->arches : "every", opt_name(r->opt) ? opt_name(r->opt) : "?",
+		 r->flags & MMP_RULE_SYSCALL_VISIBLE ? "yes" : "no", r->what, r->source);
+}
+
+/* The README's rows between its release-table markers equal the code's, in order. */
+static void check_readme(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024], want[1024];
+	unsigned int i = 0, rows = 0;
+	bool in = false;
+
+	if (!f) {
+		tap_ok(false, "open %s", path);
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (strstr(line, "<!-- release table -->")) {
+			in = true;
+			continue;
+		}
+		if (strstr(line, "<!-- end of release table -->"))
+			break;
+		if (!in || strncmp(line, "| `", 3))
+			continue;
+		rows++;
+		if (!mmp_release_rule(i)) {
+			tap_ok(false, "README row %u has no row in the code: %s", rows, line);
+			continue;
+		}
+		format_row(mmp_release_rule(i++), want, sizeof(want));
+		tap_ok(!strcmp(line, want), "README row %u is the code's (%s)", rows,
+		       mmp_release_rule(i - 1)->name);
+		if (strcmp(line, want))
+			printf("#   README: %s\n#   code:   %s\n", line, want);
+	}
+	fclose(f);
+	tap_ok(in && !mmp_release_rule(i), "README has all %u rows of the code's table", i);
+	for (unsigned int j = 0; mmp_release_rule(j); j++)
+		tap_ok(opt_name(mmp_release_rule(j)->opt) != NULL, "row %u: a switch this test names",
+		       j);
+}
+
+/* Releases: 6.12 to 6.19, 7.0 and 7.1 at any patch level; the space says which it models. */
+static void check_bounds(void)
+{
+	static const long good[] = {
+		MMP_KERNEL_OLDEST, MMP_KERNEL_VERSION(6, 12, 74), V(6, 19), V(7, 0),
+		MMP_KERNEL_VERSION(7, 1, 255), MMP_KERNEL_NEWEST,
+	};
+	struct mmp_space *s = new_space(phys, "x86_64");
+	long v = 0;
+
+	tap_ok(!mmp_space_get_opt(s, MMP_OPT_KERNEL_VERSION, &v) && v == MMP_KERNEL_MODELED,
+	       "a new space models %u.%u", MMP_KERNEL_MODELED >> 16, (MMP_KERNEL_MODELED >> 8) & 255);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		tap_ok(!mmp_space_set_opt(s, MMP_OPT_KERNEL_VERSION, good[i]) &&
+			       !mmp_space_get_opt(s, MMP_OPT_KERNEL_VERSION, &v) && v == good[i],
+		       "release %#lx accepted", (unsigned long)good[i]);
+	tap_eq(mmp_space_set_opt(s, MMP_OPT_KERNEL_VERSION, V(6, 11)), -EINVAL, "6.11 refused");
+	tap_eq(mmp_space_set_opt(s, MMP_OPT_KERNEL_VERSION, V(6, 20)), -EINVAL, "6.20 refused");
+	tap_eq(mmp_space_set_opt(s, MMP_OPT_KERNEL_VERSION, V(7, 2)), -EINVAL, "7.2 refused");
+	tap_eq(mmp_space_follows(s, "no_such_rule"), -ENOENT, "an unknown rule is ENOENT");
+	tap_eq(mmp_space_follows(NULL, "pt_reclaim"), -EINVAL, "NULL space");
+	tap_eq(mmp_space_follows(s, NULL), -EINVAL, "NULL name");
+	tap_ok(mmp_release_rule(~0u) == NULL, "no row past the end");
+	tap_eq(mmp_space_verify(s), 0, "verifies");
+	mmp_space_destroy(s);
+}
+
+struct env {
+	const char *arch;
+	struct mmp_space *s;
+	struct mmp_cpu *cpu;
+	uint64_t a;	/* 2 MiB at a PMD boundary */
+};
+
+/* A space of @arch at @release with 2 MiB mapped at a PMD boundary, written in @folio_order folios. */
+static void setup(struct env *e, const char *arch, long release, unsigned int folio_order)
+{
+	uint64_t a, got;
+
+	e->arch = arch;
+	e->s = new_space(phys, arch);
+	must(!mmp_space_set_opt(e->s, MMP_OPT_KERNEL_VERSION, release), "release %#lx", release);
+	if (folio_order)
+		must(!mmp_space_set_thp(e->s, folio_order, MMP_THP_ALWAYS), "mTHP");
+	must(!mmp_cpu_attach(e->s, &e->cpu), "attach");
+	a = map(e->s, 4 * MiB, RW);
+	must(!mmp_munmap(e->s, a, 4 * MiB), "munmap");
+	e->a = (a + MMP_PMD_SIZE - 1) & ~(MMP_PMD_SIZE - 1);
+	must(!mmp_mmap(e->s, e->a, 2 * MiB, RW, MMP_MAP_FIXED, &got), "mmap");
+	must(!mmp_memset(e->cpu, e->a, 1, 2 * MiB), "write");
+}
+
+static void teardown(struct env *e)
+{
+	tap_eq(mmp_space_verify(e->s), 0, "%s: verifies", e->arch);
+	mmp_cpu_detach(e->cpu);
+	mmp_space_destroy(e->s);
+}
+
+/* The counter @c moved by @step, in a space of @arch at @release. */
+static uint64_t delta(const char *arch, long release, unsigned int folio_order,
+		      void (*step)(struct env *), enum mmp_counter c)
+{
+	struct mmp_counters before, d;
+	struct env e;
+
+	setup(&e, arch, release, folio_order);
+	mmp_space_counters(e.s, &before);
+	step(&e);
+	counters_since(e.s, &before, &d);
+	teardown(&e);
+	return d.v[c];
+}
+
+static void dontneed_all(struct env *e)
+{
+	must(!mmp_madvise(e->s, e->a, 2 * MiB, MMP_MADV_DONTNEED), "DONTNEED");
+}
+
+static void mprotect_ro(struct env *e)
+{
+	must(!mmp_mprotect(e->s, e->a, 2 * MiB, MMP_PROT_READ), "mprotect");
+}
+
+static void fork_it(struct env *e)
+{
+	struct mmp_space *child;
+
+	must(!mmp_fork(e->s, &child), "fork");
+	mmp_space_destroy(child);
+}
+
+/* Eight single pages of one VMA in one process_madvise call, another CPU in the mm. */
+static void process_madvise_8(struct env *e)
+{
+	struct mmp_iovec vec[8];
+	struct mmp_cpu *other;
+
+	must(!mmp_cpu_attach(e->s, &other), "attach a second CPU");
+	must(!mmp_memset(other, e->a, 2, PG), "the second CPU uses the mm");
+	for (int i = 0; i < 8; i++)
+		vec[i] = (struct mmp_iovec){ e->a + (uint64_t)i * 64 * PG, PG };
+	tap_eq(mmp_process_madvise(e->s, vec, 8, MMP_MADV_DONTNEED, 0), 8 * (long)PG,
+	       "%s: process_madvise of 8 pages", e->arch);
+	mmp_cpu_detach(other);
+}
+
+static uint64_t flushes(const char *arch, long release)
+{
+	struct mmp_counters before, d;
+	struct env e;
+
+	setup(&e, arch, release, 0);
+	mmp_space_counters(e.s, &before);
+	process_madvise_8(&e);
+	counters_since(e.s, &before, &d);
+	teardown(&e);
+	return d.v[MMP_C_TLB_FLUSH_RANGE] + d.v[MMP_C_TLB_FLUSH_ALL];
+}
+
+static const char *const archs[] = { "x86_64", "arm64", "riscv64", "loongarch64", "generic" };
+#define for_each_backend(a) \
+	for (const char *const *a = archs; a < archs + sizeof(archs) / sizeof(archs[0]); a++)
+
+static bool x86(const char *arch)
+{
+	return !strncmp(arch, "x86_64", 6);
+}
+
+static void check_pt_reclaim(void)
+{
+	for_each_backend(a) {
+		long since = x86(*a) ? V(6, 14) : V(7, 0), before = x86(*a) ? V(6, 13) : V(6, 19);
+		uint64_t off = delta(*a, before, 0, dontneed_all, MMP_C_PT_RECLAIM_FAST) +
+			       delta(*a, before, 0, dontneed_all, MMP_C_PT_RECLAIM_SLOW);
+		uint64_t on = delta(*a, since, 0, dontneed_all, MMP_C_PT_RECLAIM_FAST) +
+			      delta(*a, since, 0, dontneed_all, MMP_C_PT_RECLAIM_SLOW);
+
+		tap_ok(off == 0 && on > 0, "%s: pt_reclaim from %ld.%ld (%" PRIu64 " tables before, "
+		       "%" PRIu64 " from)", *a, since >> 16, (since >> 8) & 255, off, on);
+	}
+}
+
+/* One flush per range before 6.16; one per call from 6.16 where VMAs merge, else one per VMA. */
+static void check_process_madvise(void)
+{
+	for_each_backend(a) {
+		uint64_t before = flushes(*a, V(6, 15)), from = flushes(*a, V(6, 16));
+		bool merge = x86(*a) || !strcmp(*a, "loongarch64");
+
+		tap_eq(before, 8, "%s: 6.15: a flush per range", *a);
+		tap_eq(from, merge ? 1 : 8, "%s: 6.16: %s", *a,
+		       merge ? "one flush for the call" : "still one per range (tlb_end_vma)");
+	}
+}
+
+static void check_mprotect_batch(void)
+{
+	for_each_backend(a) {
+		uint64_t before = delta(*a, V(6, 16), 4, mprotect_ro, MMP_C_PTE_BATCH);
+		uint64_t from = delta(*a, V(6, 17), 4, mprotect_ro, MMP_C_PTE_BATCH);
+
+		tap_ok(before == 0 && from == 32, "%s: mprotect batches 64 KiB folios from 6.17 "
+		       "(%" PRIu64 " batches before, %" PRIu64 " from)", *a, before, from);
+	}
+	tap_ok(delta("arm64", V(6, 16), 4, mprotect_ro, MMP_C_CONTPTE_UNFOLD) == 32 &&
+		       delta("arm64", V(6, 17), 4, mprotect_ro, MMP_C_CONTPTE_UNFOLD) == 0,
+	       "arm64: before 6.17 mprotect unfolds every contpte block, from 6.17 none");
+}
+
+/* fork reads the blocks with ptep_get: arm64 stops at young and dirty from 6.17. */
+static void check_contpte_early_exit(void)
+{
+	for_each_backend(a) {
+		uint64_t before = delta(*a, V(6, 16), 4, fork_it, MMP_C_PTE_READ);
+		uint64_t from = delta(*a, V(6, 17), 4, fork_it, MMP_C_PTE_READ);
+
+		if (!strcmp(*a, "arm64"))
+			tap_ok(from < before, "arm64: fork reads fewer entries from 6.17 (%" PRIu64
+			       " < %" PRIu64 ")", from, before);
+		else
+			tap_eq(from, before, "%s: fork reads the same entries at 6.16 and 6.17", *a);
+	}
+}
+
+static void check_clear_sequential(void)
+{
+	struct mmp_space *s = new_space(phys, "arm64");
+	long v = -2;
+
+	must(!mmp_space_set_opt(s, MMP_OPT_KERNEL_VERSION, V(6, 19)), "6.19");
+	tap_ok(!mmp_space_get_opt(s, MMP_OPT_HUGE_CLEAR_ORDER, &v) &&
+		       v == MMP_HUGE_ORDER_TARGET_LAST && !mmp_space_follows(s, "clear_sequential"),
+	       "6.19: clears target-last, as copies");
+	must(!mmp_space_set_opt(s, MMP_OPT_HUGE_ORDER, MMP_HUGE_ORDER_NEIGHBOURHOOD_LAST), "order");
+	tap_ok(!mmp_space_get_opt(s, MMP_OPT_HUGE_CLEAR_ORDER, &v) &&
+		       v == MMP_HUGE_ORDER_NEIGHBOURHOOD_LAST,
+	       "6.19: clears follow the copy order when it is set");
+	must(!mmp_space_set_opt(s, MMP_OPT_KERNEL_VERSION, V(7, 0)), "7.0");
+	tap_ok(!mmp_space_get_opt(s, MMP_OPT_HUGE_CLEAR_ORDER, &v) &&
+		       v == MMP_HUGE_ORDER_ASCENDING && mmp_space_follows(s, "clear_sequential") == 1,
+	       "7.0: clears in ascending order");
+	tap_ok(!mmp_space_get_opt(s, MMP_OPT_HUGE_ORDER, &v) &&
+		       v == MMP_HUGE_ORDER_NEIGHBOURHOOD_LAST, "7.0: copies keep theirs");
+	must(!mmp_space_set_opt(s, MMP_OPT_HUGE_CLEAR_ORDER, MMP_HUGE_ORDER_TARGET_LAST), "set");
+	tap_ok(!mmp_space_get_opt(s, MMP_OPT_HUGE_CLEAR_ORDER, &v) &&
+		       v == MMP_HUGE_ORDER_TARGET_LAST, "7.0: set by hand, the switch wins");
+	must(!mmp_space_set_opt(s, MMP_OPT_HUGE_CLEAR_ORDER, -1), "hand back");
+	tap_ok(!mmp_space_get_opt(s, MMP_OPT_HUGE_CLEAR_ORDER, &v) && v == MMP_HUGE_ORDER_ASCENDING,
+	       "7.0: -1 hands it back to the release");
+	mmp_space_destroy(s);
+}
+
+/*
+ * 6.17's batch loop and 7.1's small-folio branch write the same entries:
+ * mprotect a mix of small and 64 KiB folios, some shared with a child,
+ * read-only and back, and compare every entry of the two spaces.
+ */
+static void small_folio_scenario(struct env *e, struct mmp_space **child)
+{
+	must(!mmp_munmap(e->s, e->a + MiB, 64 * KiB), "a hole");
+	must(!mmp_space_set_thp(e->s, 4, MMP_THP_NEVER), "small folios from here");
+	must(!mmp_mmap(e->s, e->a + MiB, 64 * KiB, RW, MMP_MAP_FIXED, &(uint64_t){ 0 }), "refill");
+	must(!mmp_memset(e->cpu, e->a + MiB, 3, 64 * KiB), "small folios");
+	must(!mmp_fork(e->s, child), "fork: shared pages");
+	must(!mmp_memset(e->cpu, e->a, 4, 16 * PG), "break COW of the first block");
+	must(!mmp_mprotect(e->s, e->a, 2 * MiB, MMP_PROT_READ), "read-only");
+	must(!mmp_mprotect(e->s, e->a, 2 * MiB, RW), "read-write");
+}
+
+static void check_mprotect_small_folio(void)
+{
+	for_each_backend(a) {
+		struct env e70, e71;
+		struct mmp_space *c70, *c71;
+		long v70 = -1, v71 = -1;
+		unsigned int same = 0;
+
+		setup(&e70, *a, V(7, 0), 4);
+		setup(&e71, *a, V(7, 1), 4);
+		mmp_space_get_opt(e70.s, MMP_OPT_MPROTECT_SMALL_FOLIO, &v70);
+		mmp_space_get_opt(e71.s, MMP_OPT_MPROTECT_SMALL_FOLIO, &v71);
+		tap_ok(v70 == 0 && v71 == 1, "%s: the small-folio branch from 7.1", *a);
+		small_folio_scenario(&e70, &c70);
+		small_folio_scenario(&e71, &c71);
+		for (uint64_t off = 0; off < 2 * MiB; off += PG) {
+			struct mmp_addr_info i70, i71;
+
+			if (mmp_space_query(e70.s, e70.a + off, &i70) ||
+			    mmp_space_query(e71.s, e71.a + off, &i71))
+				break;
+			same += i70.entry_flags[0] == i71.entry_flags[0] &&
+				i70.folio_order == i71.folio_order &&
+				i70.block_folded == i71.block_folded;
+		}
+		tap_eq(same, 512, "%s: 7.0 and 7.1 leave the same entries", *a);
+		mmp_space_destroy(c70);
+		mmp_space_destroy(c71);
+		teardown(&e70);
+		teardown(&e71);
+	}
+}
+
+static void check_mremap(void)
+{
+	struct env e;
+	uint64_t out = 0, far;
+
+	setup(&e, "x86_64", V(6, 16), 0);
+	far = e.a + 64 * MiB;
+	must(!mmp_mprotect(e.s, e.a + 8 * PG, 8 * PG, MMP_PROT_READ), "two VMAs");
+	tap_eq(mmp_mremap(e.s, e.a, 16 * PG, 16 * PG, MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED, far,
+			  &out), -EFAULT, "6.16: a FIXED move of two VMAs is refused");
+	tap_eq(mmp_mremap(e.s, e.a, 2 * PG, 2 * PG - 100,
+			  MMP_MREMAP_MAYMOVE | MMP_MREMAP_DONTUNMAP, far, &out), -EINVAL,
+	       "6.16: DONTUNMAP compares the lengths as given");
+	must(!mmp_space_set_opt(e.s, MMP_OPT_KERNEL_VERSION, V(6, 17)), "6.17");
+	tap_eq(mmp_mremap(e.s, e.a, 2 * PG, 2 * PG - 100,
+			  MMP_MREMAP_MAYMOVE | MMP_MREMAP_DONTUNMAP, far, &out), 0,
+	       "6.17: DONTUNMAP compares page-rounded lengths");
+	tap_eq(mmp_mremap(e.s, e.a, 16 * PG, 16 * PG, MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED,
+			  far + 16 * MiB, &out), 0, "6.17: a FIXED move takes both VMAs");
+	e.a = far + 16 * MiB;	/* teardown verifies wherever it is */
+	teardown(&e);
+}
+
+/* Each rule of the table and its check; the file rule is checked where files are. */
+static const struct {
+	const char *rule;
+	void (*check)(void);
+	const char *elsewhere;
+} checks[] = {
+	{ "pt_reclaim", check_pt_reclaim, NULL },
+	{ "process_madvise_tlb_batch", check_process_madvise, NULL },
+	{ "mremap_multi_vma", check_mremap, NULL },
+	{ "mremap_align_first", NULL, "checked with mremap_multi_vma" },
+	{ "mprotect_pte_batch", check_mprotect_batch, NULL },
+	{ "contpte_get_early_exit", check_contpte_early_exit, NULL },
+	{ "clear_sequential", check_clear_sequential, NULL },
+	{ "file_batched_unmap", NULL, "tests/mm/test_file.c, test_large: reclaim at 6.18 and at 7.0" },
+	{ "mprotect_small_folio", check_mprotect_small_folio, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	char row[1024];
+
+	if (argc > 1 && !strcmp(argv[1], "--print")) {
+		for (unsigned int i = 0; mmp_release_rule(i); i++) {
+			format_row(mmp_release_rule(i), row, sizeof(row));
+			puts(row);
+		}
+		return 0;
+	}
+	must(!mmp_phys_create(256 * MiB, &phys), "phys");
+	if (argc > 1)
+		check_readme(argv[1]);
+	check_bounds();
+	for (unsigned int i = 0; mmp_release_rule(i); i++) {
+		bool found = false;
+
+		for (size_t j = 0; j < sizeof(checks) / sizeof(checks[0]); j++)
+			found |= !strcmp(checks[j].rule, mmp_release_rule(i)->name);
+		tap_ok(found, "rule %s has a check", mmp_release_rule(i)->name);
+	}
+	for (size_t j = 0; j < sizeof(checks) / sizeof(checks[0]); j++) {
+		printf("# %s\n", checks[j].rule);
+		if (checks[j].check)
+			checks[j].check();
+		else
+			printf("#   %s\n", checks[j].elsewhere);
+	}
+	mmp_phys_destroy(phys);
+	return tap_done();
+}
