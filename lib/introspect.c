@@ -16,6 +16,7 @@
 #include "introspect_walk.h"
 #include "mmap_lock.h"
 #include "rcu.h"
+#include "release.h"
 
 _Static_assert(MMP_ENTRY_PRESENT == MMP_E_PRESENT && MMP_ENTRY_WRITE == MMP_E_WRITE &&
 		       MMP_ENTRY_USER == MMP_E_USER && MMP_ENTRY_ACCESSED == MMP_E_ACCESSED &&
@@ -343,7 +344,8 @@ uint64_t introspect_pagemap_word(struct mmp_space *s, const struct introspect_pa
 	if (pg->level == MMP_PTE && is_swap_pte(s, pg->entry)) {
 		pm = MMP_PM_SWAP | ((format_swp_type(s->format, pg->entry) |
 				     format_swp_offset(s->format, pg->entry) << 5) & MMP_PM_PFN_MASK);
-		if (is_guard_pte_marker(s, pg->entry) && kernel_at_least(s, 6, 15, 0))
+		if (is_guard_pte_marker(s, pg->entry) &&
+		    release_follows(s, RULE_PAGEMAP_GUARD_REGION))
 			pm |= MMP_PM_GUARD_REGION;
 		return pm;
 	}

@@ -18,10 +18,11 @@
 #include "mm.h"
 #include "mmap_lock.h"
 #include "rcu.h"
+#include "release.h"
 
 static bool is_valid_guard_vma(struct mmp_space *s, struct mmp_vma *vma)
 {
-	return vma_is_anonymous(vma) || kernel_at_least(s, 6, 15, 0);
+	return vma_is_anonymous(vma) || release_follows(s, RULE_GUARD_ANY_VMA);
 }
 
 /*
@@ -148,7 +149,7 @@ int madvise_guard(struct mmp_space *s, uint64_t start, uint64_t end, bool instal
 	bool hole = false;
 	int err = 0;
 
-	if (!kernel_at_least(s, 6, 13, 0))
+	if (!release_follows(s, RULE_GUARD_REGIONS))
 		return -EINVAL;
 	mmap_read_lock(s);
 	for (struct mmp_vma *vma = vma_find_next(s, start); addr < end; vma = vma->vm_next) {

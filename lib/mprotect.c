@@ -124,7 +124,6 @@ static void change_pte_range(struct mmp_space *s, mmp_pte_t *ptes, uint64_t addr
 	bool batch = pte_batching(s) && release_follows(s, RULE_MPROTECT_PTE_BATCH);
 	bool small_branch = !batch || mprotect_small_folio_branch(s);
 	unsigned int nr;
-	bool markers = READ_ONCE(s->has_pte_markers);
 
 	spin_lock(ptl);
 	for (; addr < end; addr += nr * PAGE_SIZE, ptep += nr) {
@@ -135,9 +134,9 @@ static void change_pte_range(struct mmp_space *s, mmp_pte_t *ptes, uint64_t addr
 		nr = 1;
 		if (!old)
 			continue;
-		if (unlikely(markers) && is_swap_pte(s, old))
-			continue;	/* a guard marker: mprotect leaves it */
 		f = entry_flags(s, old, MMP_PTE);
+		if (unlikely(!entry_present(f)))
+			continue;	/* a guard marker: mprotect leaves it */
 		if (!(f & MMP_E_SPECIAL)) {
 			if (batch)
 				nr = mprotect_folio_pte_batch(s, ptep, old, (end - addr) >> PAGE_SHIFT);
