@@ -15,6 +15,7 @@
 struct copy_ctx {
 	struct mmp_space *dst;
 	struct mmp_vma *dst_vma;
+	bool shared;	/* the VMA is VM_SHARED: no copy-on-write */
 };
 
 /* May the pages be DMA-pinned? Then an exclusive one cannot become shared. */
@@ -72,7 +73,10 @@ static unsigned int copy_present_ptes(struct copy_ctx *c, struct mmp_space *src,
 		for (unsigned int i = 0; i < nr; i++)
 			page_flag_clear(page + i, PG_anon_exclusive);
 		rss[mm_counter(head)] += nr;
-		if (f & MMP_E_WRITE) {
+		if (c->shared) {
+			/* A shared mapping stays writable; the child's entries start clean. */
+			f &= ~MMP_E_DIRTY;
+		} else if (f & MMP_E_WRITE) {
 			wrprotect_ptes(src, addr, src_ptep, nr);
 			f &= ~MMP_E_WRITE;
 		}
@@ -81,6 +85,17 @@ static unsigned int copy_present_ptes(struct copy_ctx *c, struct mmp_space *src,
 	set_ptes(dst, addr, dst_ptep,
 			    mk_entry(dst, pfn, f & ~(MMP_E_ACCESSED | MMP_E_CONT), MMP_PTE), nr);
 	return nr;
+}
+
+/* copy_nonpresent_pte: a guard marker is copied as it is. Out of line, off the loop's path. */
+static __attribute__((noinline, cold)) void copy_nonpresent_pte(struct mmp_space *src,
+								 struct mmp_space *dst,
+								 mmp_pte_t *dst_ptep, mmp_pte_t pte)
+{
+	if (!is_guard_pte_marker(src, pte))
+		return;
+	__atomic_store_n(dst_ptep, make_pte_marker(dst, PTE_MARKER_GUARD), __ATOMIC_RELEASE);
+	count_inc(dst, MMP_C_PTE_WRITE);
 }
 
 static int copy_pte_range(struct copy_ctx *c, struct mmp_space *src, mmp_pte_t *dst_pmdp,
@@ -92,6 +107,7 @@ static int copy_pte_range(struct copy_ctx *c, struct mmp_space *src, mmp_pte_t *
 	int64_t rss[NR_MM_COUNTERS] = { 0 };
 	unsigned int nr;
 	int err = 0;
+	bool markers = READ_ONCE(src->has_pte_markers);
 
 	if (pte_alloc(dst, dst_pmdp))
 		return -ENOMEM;
@@ -105,9 +121,12 @@ static int copy_pte_range(struct copy_ctx *c, struct mmp_space *src, mmp_pte_t *
 		mmp_pte_t pte = ptep_get(src, src_ptep);
 
 		nr = 1;
-		if (pte)
+		if (unlikely(markers) && is_swap_pte(src, pte)) {
+			copy_nonpresent_pte(src, dst, dst_ptep, pte);
+		} else if (pte) {
 			nr = copy_present_ptes(c, src, dst_ptep, src_ptep, pte, addr,
 					       (end - addr) >> PAGE_SHIFT, rss);
+		}
 		if (!nr) {
 			err = -ENOMEM;
 			break;
@@ -197,6 +216,7 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 	child->thp_orders_madvise = parent->thp_orders_madvise;
 	child->mmap_base = parent->mmap_base;
 	child->start_brk = parent->start_brk;
+	child->has_pte_markers = parent->has_pte_markers;
 	child->brk = parent->brk;
 	c.dst = child;
 	/* For the TLB sanitizer only: CPUs may use stale writable entries until the flush. */
@@ -219,11 +239,13 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 		/*
 		 * vma_needs_copy: a VMA with no anon_vma maps nothing but zero
 		 * pages and page-cache pages (every shared mapping is such), which
-		 * the child's own faults find as well.
+		 * the child's own faults find as well. Guard install gives a VMA
+		 * an anon_vma, shared ones too, so its markers are copied (6.18).
 		 */
 		if (err || !av)
 			continue;
 		c.dst_vma = child->vmas.last;
+		c.shared = v->flags & VM_SHARED;
 		err = copy_page_range(&c, parent, v);
 	}
 	/* The parent's entries were write-protected: flush its TLBs (dup_mmap). */

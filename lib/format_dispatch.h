@@ -91,4 +91,43 @@ format_pte_advance_pfn(enum mmp_format fmt, mmp_pte_t e, uint64_t nr)
 	}
 }
 
+/*
+ * Swap entries, the not-present and not-none PTEs (__swp_entry,
+ * __swp_type, __swp_offset): the only ones the library makes are PTE
+ * markers (swapops.h). The type and offset are the arch-independent ones.
+ */
+static __always_inline mmp_pte_t
+format_mk_swp_entry(enum mmp_format fmt, unsigned int type, uint64_t offset)
+{
+	switch (fmt) {
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_mk_swp_entry(type, offset);
+	MMP_FORMATS
+#undef MMP_FORMAT
+	default:
+		__builtin_unreachable();
+	}
+}
+
+static __always_inline unsigned int format_swp_type(enum mmp_format fmt, mmp_pte_t e)
+{
+	switch (fmt) {
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_swp_type(e);
+	MMP_FORMATS
+#undef MMP_FORMAT
+	default:
+		__builtin_unreachable();
+	}
+}
+
+static __always_inline uint64_t format_swp_offset(enum mmp_format fmt, mmp_pte_t e)
+{
+	switch (fmt) {
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return f##_swp_offset(e);
+	MMP_FORMATS
+#undef MMP_FORMAT
+	default:
+		__builtin_unreachable();
+	}
+}
+
 #endif /* MMP_FORMAT_DISPATCH_H */

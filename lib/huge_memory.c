@@ -523,7 +523,9 @@ int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint64_t table_addr
 	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++) {
 		mmp_pte_t e = ptep_get_lockless(s, &ptes[i]);
 
-		if (e && !entry_test(s, e, MMP_PTE, MMP_E_SPECIAL) &&
+		/* Mapped, not the zero page: a guard marker holds no pfn. */
+		if (entry_present(entry_test(s, e, MMP_PTE, MMP_E_PRESENT | MMP_E_PROTNONE)) &&
+		    !entry_test(s, e, MMP_PTE, MMP_E_SPECIAL) &&
 		    pfn_in_range(entry_pfn(s, e, MMP_PTE), head_pfn, nr))
 			here++;
 	}

@@ -16,6 +16,7 @@
 #include "introspect_walk.h"
 #include "mmap_lock.h"
 #include "rcu.h"
+#include "release.h"
 
 _Static_assert(MMP_ENTRY_PRESENT == MMP_E_PRESENT && MMP_ENTRY_WRITE == MMP_E_WRITE &&
 		       MMP_ENTRY_USER == MMP_E_USER && MMP_ENTRY_ACCESSED == MMP_E_ACCESSED &&
@@ -334,6 +335,20 @@ uint64_t introspect_pagemap_word(struct mmp_space *s, const struct introspect_pa
 {
 	uint64_t pm;
 
+	/*
+	 * A swap entry (pte_to_pagemap_entry): PM_SWAP, the type and offset
+	 * where the pfn goes (type | offset << MAX_SWAPFILES_SHIFT), and
+	 * PM_GUARD_REGION for a guard marker (6.15 and later: "fs/proc/task_mmu: add guard
+	 * region bit to pagemap", posted Feb 2025, merged with the file-backed guards).
+	 */
+	if (pg->level == MMP_PTE && is_swap_pte(s, pg->entry)) {
+		pm = MMP_PM_SWAP | ((format_swp_type(s->format, pg->entry) |
+				     format_swp_offset(s->format, pg->entry) << 5) & MMP_PM_PFN_MASK);
+		if (is_guard_pte_marker(s, pg->entry) &&
+		    release_follows(s, RULE_PAGEMAP_GUARD_REGION))
+			pm |= MMP_PM_GUARD_REGION;
+		return pm;
+	}
 	if (!entry_present(pg->eflags))
 		return 0;
 	pm = MMP_PM_PRESENT | (pfn & MMP_PM_PFN_MASK);

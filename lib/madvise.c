@@ -6,6 +6,7 @@
  * shared memory; MADV_PAGEOUT isolates folios this mm maps alone and
  * reclaims them now; MADV_HUGEPAGE / MADV_NOHUGEPAGE change VMA flags under
  * the write lock; MADV_COLLAPSE is khugepaged's (lib/khugepaged.c).
+ * the write lock. Guard regions are in madvise_guard.c.
  */
 #include <limits.h>
 
@@ -16,6 +17,7 @@
 /* MADV_DONTNEED of [start, end) into @tlb, the mmap lock held (madvise_dontneed_single_vma). */
 static void madvise_dontneed_range(struct mmp_gather *tlb, uint64_t start, uint64_t end)
 {
+	tlb->drop_markers = false;	/* guard markers stay */
 	for (struct mmp_vma *vma = vma_find_next(tlb->s, start); vma && vma->start < end;
 	     vma = vma->vm_next) {
 		unmap_page_range(tlb, MAX(start, vma->start), MIN(end, vma->end));
@@ -358,6 +360,7 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 	case MMP_MADV_HUGEPAGE: case MMP_MADV_NOHUGEPAGE:
 	case MMP_MADV_POPULATE_READ: case MMP_MADV_POPULATE_WRITE:
 	case MMP_MADV_COLLAPSE:
+	case MMP_MADV_GUARD_INSTALL: case MMP_MADV_GUARD_REMOVE:
 		break;
 	default:
 		return -EINVAL;
@@ -376,6 +379,8 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 		return madvise_populate(s, start, end, advice == MMP_MADV_POPULATE_WRITE);
 	if (advice == MMP_MADV_COLLAPSE)
 		return madvise_collapse(s, start, end);	/* lib/khugepaged.c: holes too */
+	if (advice == MMP_MADV_GUARD_INSTALL || advice == MMP_MADV_GUARD_REMOVE)
+		return madvise_guard(s, start, end, advice == MMP_MADV_GUARD_INSTALL);
 	hole = range_has_hole(s, start, end);
 	if (advice == MMP_MADV_DONTNEED || advice == MMP_MADV_DONTNEED_LOCKED)
 		err = madvise_dontneed(s, start, end);

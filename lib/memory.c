@@ -386,6 +386,23 @@ static void do_access_fault(struct vm_fault *vmf, mmp_pte_t *ptes)
 }
 
 /*
+ * A fault on an entry that is not none and not present (do_swap_page). The
+ * only swap entries are PTE markers: a guard marker (handle_pte_marker) makes
+ * the access SIGSEGV, as if the page were PROT_NONE. Anything else (PROT_NONE
+ * the VMA allowed meanwhile) is spurious. Out of line: one call in place of
+ * the count the fault path had here, so its common cases stay as they were.
+ */
+static __attribute__((noinline, cold)) int do_nonpresent_fault(struct mmp_space *s, mmp_pte_t pte)
+{
+	if (is_guard_pte_marker(s, pte)) {
+		count_inc(s, MMP_C_FAULT_SIGSEGV);
+		return -EFAULT;
+	}
+	count_inc(s, MMP_C_FAULT_SPURIOUS);
+	return 0;
+}
+
+/*
  * The PTE level of a fault. The table is used inside a read-side section
  * (pte_offset_map): PT_RECLAIM frees tables through RCU, so the memory stays
  * valid, and the PTL-holding paths recheck the PMD before trusting it.
@@ -420,7 +437,7 @@ static __always_inline int handle_pte_fault(struct vm_fault *vmf, const enum mmp
 	else if (f & MMP_E_PRESENT)
 		do_access_fault(vmf, ptes);	/* A/D, or spurious */
 	else
-		count_inc(s, MMP_C_FAULT_SPURIOUS);
+		ret = do_nonpresent_fault(s, pte);	/* a guard marker, or spurious */
 out:
 	rcu_read_unlock();
 	return ret;
@@ -682,6 +699,20 @@ zap_file_folio_ptes(struct mmp_gather *tlb, uint64_t addr, mmp_pte_t *ptep, mmp_
 }
 
 /*
+ * A swap PTE, which here is a PTE marker (zap_nonpresent_ptes): only munmap
+ * and exit drop it (ZAP_FLAG_DROP_MARKER). Out of line, off the loop's path.
+ * True when it was cleared.
+ */
+static __attribute__((noinline, cold)) bool zap_nonpresent_pte(struct mmp_gather *tlb,
+								uint64_t addr, mmp_pte_t *ptep)
+{
+	if (!tlb->drop_markers)
+		return false;
+	ptep_get_and_clear(tlb->s, addr, ptep);
+	return true;
+}
+
+/*
  * Zap [addr, end) of the PTE table under @pmdp (zap_pte_range). Entries of a
  * large folio go in batches (zap_present_folio_ptes): one clear_full_ptes, one
  * rmap update and one gather entry per batch. With @reclaim (MADV_DONTNEED of
@@ -689,7 +720,7 @@ zap_file_folio_ptes(struct mmp_gather *tlb, uint64_t addr, mmp_pte_t *ptep, mmp_
  */
 static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t *pmdp,
 					      uint64_t addr, uint64_t end, bool reclaim,
-					      const enum mmp_format fmt)
+					      const enum mmp_format fmt, const bool markers)
 {
 	struct mmp_space *s = tlb->s;
 	uint64_t start = addr;
@@ -716,6 +747,11 @@ static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 		nr = 1;
 		if (!pte)
 			continue;
+		if (markers && format_is_swap_pte(fmt, pte)) {
+			if (!zap_nonpresent_pte(tlb, addr, ptep))
+				reclaim = false;	/* an entry left: the table stays */
+			continue;
+		}
 		if (format_entry_test(fmt, pte, MMP_PTE, MMP_E_SPECIAL)) {
 			format_clear_full_ptes(fmt, s, addr, ptep, 1, tlb->fullmm);
 			tlb_remove_tlb_entries(tlb, addr, PAGE_SIZE);
@@ -758,13 +794,25 @@ static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 		tlb_remove_table(tlb, freed, start, start + PMD_SIZE);
 }
 
-/* zap_pte_range_fmt() for the space's format: a copy per format, no dispatch per entry. */
+/*
+ * zap_pte_range_fmt() for the space's format: a copy per format, no dispatch
+ * per entry; and a copy that looks for PTE markers, for a space that ever had
+ * a guard installed (or its forks), so that the others' loop pays nothing.
+ */
 static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr, uint64_t end,
 			  bool reclaim)
 {
+	if (unlikely(READ_ONCE(tlb->s->has_pte_markers))) {
 #define MMP_FORMAT(f)							\
 	case MMP_FORMAT_##f:						\
-		zap_pte_range_fmt(tlb, pmdp, addr, end, reclaim, MMP_FORMAT_##f); \
+		zap_pte_range_fmt(tlb, pmdp, addr, end, reclaim, MMP_FORMAT_##f, true); \
+		return;
+		MMP_DISPATCH_FORMAT(tlb->s->format)
+#undef MMP_FORMAT
+	}
+#define MMP_FORMAT(f)							\
+	case MMP_FORMAT_##f:						\
+		zap_pte_range_fmt(tlb, pmdp, addr, end, reclaim, MMP_FORMAT_##f, false); \
 		return;
 	MMP_DISPATCH_FORMAT(tlb->s->format)
 #undef MMP_FORMAT

@@ -27,6 +27,7 @@
 #include "release.h"
 #include "rmap.h"
 #include "space.h"
+#include "swapops.h"
 #include "tlbflush.h"
 #include "vma.h"
 #include "vmscan.h"

@@ -225,6 +225,13 @@ struct mmp_space {
 	unsigned int mm_lock_seq;	/* atomic */
 	uint64_t mmap_base;
 	uint64_t start_brk, brk;	/* the heap (lib/brk.c); start_brk 0: none set up */
+	/*
+	 * Set, never cleared, by the first MADV_GUARD_INSTALL (and inherited by
+	 * fork): only then may a PTE table hold markers, so the zap loop asks
+	 * about them only then (the kernel pays a pte_present() per entry there;
+	 * the simulator's decode cost more than its instruction budget).
+	 */
+	bool has_pte_markers;
 
 	/* MM_ANONPAGES as a per-thread counter (the kernel's percpu_counter rss_stat). */
 	struct mmp_rss_shard *rss;

@@ -17,6 +17,7 @@ void tlb_gather_mmu(struct mmp_gather *tlb, struct mmp_space *s, bool fullmm)
 	tlb->s = s;
 	tlb->fullmm = fullmm;
 	tlb->reclaim_pt = false;
+	tlb->drop_markers = true;
 	tlb->need_flush = false;
 	tlb->freed_tables = false;
 	tlb->stride_shift = PMD_SHIFT;

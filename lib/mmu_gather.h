@@ -18,6 +18,11 @@ struct mmp_gather {
 	struct mmp_space *s;
 	bool fullmm;
 	bool reclaim_pt;	/* MADV_DONTNEED: free PTE tables it empties (PT_RECLAIM) */
+	/*
+	 * ZAP_FLAG_DROP_MARKER: munmap and exit clear PTE markers (guard
+	 * regions); MADV_DONTNEED, guard install and truncation leave them.
+	 */
+	bool drop_markers;
 	bool need_flush;	/* entries were cleared: the TLB must be flushed */
 	bool freed_tables;
 	unsigned int stride_shift;	/* PAGE_SHIFT, or PMD_SHIFT when only PMDs were cleared */

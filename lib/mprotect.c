@@ -135,6 +135,8 @@ static void change_pte_range(struct mmp_space *s, mmp_pte_t *ptes, uint64_t addr
 		if (!old)
 			continue;
 		f = entry_flags(s, old, MMP_PTE);
+		if (unlikely(!entry_present(f)))
+			continue;	/* a guard marker: mprotect leaves it */
 		if (!(f & MMP_E_SPECIAL)) {
 			if (batch)
 				nr = mprotect_folio_pte_batch(s, ptep, old, (end - addr) >> PAGE_SHIFT);

@@ -33,6 +33,21 @@ static unsigned int mremap_folio_pte_batch(struct mmp_space *s, mmp_pte_t *ptep,
 }
 
 /*
+ * A PTE marker goes to the new place unchanged. (x86 would set its swap
+ * soft-dirty bit, move_soft_dirty_pte; the library has no soft-dirty
+ * tracking for swap entries, and the 6.18 host reads none back.)
+ */
+static __attribute__((noinline, cold)) void set_pte_marker_moved(struct mmp_space *s, uint64_t old_addr, mmp_pte_t *old_ptep,
+				 mmp_pte_t *new_ptep)
+{
+	mmp_pte_t pte = ptep_get_and_clear(s, old_addr, old_ptep);
+
+	__atomic_store_n(new_ptep, pte, __ATOMIC_RELEASE);
+	count_inc(s, MMP_C_PTE_WRITE);
+	count_inc(s, MMP_C_MOVE_PTES);
+}
+
+/*
  * Move the entries of [old_addr, old_end) to @new_addr, both within one PTE
  * table each (move_ptes). Both PTLs are held, the new one nested, and the old
  * range is flushed before either is dropped: the old PTL keeps reclaim away,
@@ -47,7 +62,7 @@ static void move_ptes(struct mmp_space *s, mmp_pte_t *old_ptes, uint64_t old_add
 	uint64_t start = old_addr;
 	uint64_t gets = count_this_thread(s, MMP_C_PTEP_GET);
 	uint64_t reads = count_this_thread(s, MMP_C_PTE_READ);
-	bool force_flush = false;
+	bool force_flush = false, markers = READ_ONCE(s->has_pte_markers);
 	unsigned int nr;
 
 	spin_lock(old_ptl);
@@ -61,6 +76,11 @@ static void move_ptes(struct mmp_space *s, mmp_pte_t *old_ptes, uint64_t old_add
 		nr = 1;
 		if (!pte)
 			continue;
+		if (unlikely(markers) && is_swap_pte(s, pte)) {
+			/* A guard marker moves as it is: not present, nothing to flush. */
+			set_pte_marker_moved(s, old_addr, old_ptep, new_ptep);
+			continue;
+		}
 		nr = mremap_folio_pte_batch(s, old_ptep, pte, (old_end - old_addr) >> PAGE_SHIFT);
 		force_flush = true;
 		pte = get_and_clear_full_ptes(s, old_addr, old_ptep, nr, 0);

@@ -20,6 +20,16 @@ struct release_row {
 };
 
 static const struct release_row release_table[] = {
+	{ RULE_GUARD_REGIONS, { "guard_regions", V(6, 13), NULL, -1, MMP_RULE_SYSCALL_VISIBLE,
+	  "MADV_GUARD_INSTALL and MADV_GUARD_REMOVE: PTE markers that fault with SIGSEGV",
+	  "Lorenzo Stoakes, \"implement lightweight guard pages\"" } },
+	{ RULE_GUARD_ANY_VMA, { "guard_any_vma", V(6, 15), NULL, -1,
+	  MMP_RULE_SYSCALL_VISIBLE | MMP_RULE_INFERRED,
+	  "guard regions in file-backed, shared and read-only mappings, not only private anonymous",
+	  "Lorenzo Stoakes, \"mm: allow guard regions in file-backed and read-only mappings\"" } },
+	{ RULE_PAGEMAP_GUARD_REGION, { "pagemap_guard_region", V(6, 15), NULL, -1, MMP_RULE_INFERRED,
+	  "pagemap reports a guard marker with PM_GUARD_REGION (bit 58)",
+	  "Lorenzo Stoakes, \"fs/proc/task_mmu: add guard region bit to pagemap\"" } },
 	{ RULE_PT_RECLAIM, { "pt_reclaim", V(6, 14), "x86_64", MMP_OPT_PT_RECLAIM, 0,
 	  "MADV_DONTNEED frees the PTE tables it empties (ARCH_SUPPORTS_PT_RECLAIM)",
 	  "Qi Zheng, \"synchronously scan and reclaim empty user PTE pages\"" } },

@@ -12,6 +12,8 @@ void unmap_vmas_and_remove(struct mmp_space *s, uint64_t start, uint64_t end);
 int do_munmap(struct mmp_space *s, uint64_t start, uint64_t end);
 
 int populate_range(struct mmp_space *s, uint64_t start, uint64_t end, bool write);
+/* MADV_GUARD_INSTALL (@install) or MADV_GUARD_REMOVE over [start, end) (lib/madvise_guard.c). */
+int madvise_guard(struct mmp_space *s, uint64_t start, uint64_t end, bool install);
 void exit_mmap(struct mmp_space *s);
 int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_space **out);
 void space_link(struct mmp_space *s);

@@ -30,6 +30,7 @@ void unmap_mapping_range(struct mmp_file *f, uint64_t first, uint64_t last)
 		if (lo > hi)
 			continue;
 		tlb_gather_mmu(&tlb, vma->vm_mm, false);
+		tlb.drop_markers = false;	/* guard regions outlive truncation */
 		unmap_page_range(&tlb, vma->start + ((lo - vfirst) << PAGE_SHIFT),
 				 vma->start + ((hi - vfirst + 1) << PAGE_SHIFT));
 		tlb_finish_mmu(&tlb);

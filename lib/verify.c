@@ -125,6 +125,31 @@ static struct mmp_vma *check_leaf_vma(struct verify *v, uint64_t va, uint64_t si
 }
 
 /*
+ * A swap PTE: the only ones the library writes are guard markers, and only
+ * inside a VMA (munmap drops them, mremap moves them with their VMA), which
+ * was given an anon_vma when they were installed.
+ */
+static void check_pte_marker(struct verify *v, mmp_pte_t e, uint64_t va)
+{
+	struct mmp_vma *vma = v->vma;
+
+	if (!is_guard_pte_marker(v->s, e) ||
+	    format_swp_offset(v->s->format, e) != PTE_MARKER_GUARD) {
+		report(v, "space %llu: unexpected swap entry %#llx at %#llx",
+		       (unsigned long long)v->s->id, (unsigned long long)e, (unsigned long long)va);
+		return;
+	}
+	if (!vma || va < vma->start || va >= vma->end)
+		vma = v->vma = find_vma(v->s, va);
+	if (!vma)
+		report(v, "space %llu: guard marker at %#llx outside any VMA",
+		       (unsigned long long)v->s->id, (unsigned long long)va);
+	else if (!vma->anon_vma)
+		report(v, "space %llu: guard marker at %#llx in a VMA without an anon_vma",
+		       (unsigned long long)v->s->id, (unsigned long long)va);
+}
+
+/*
  * The reverse map must find the page where it is mapped: the anon_vma
  * lineage, or the file's i_mmap (the VMA maps the folio's file), and the index.
  */
@@ -362,6 +387,10 @@ static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level,
 				v->tables++;
 				walk_table(v, space_table(s, pfn), level - 1, va);
 			}
+			continue;
+		}
+		if (level == MMP_PTE && is_swap_pte(s, e)) {
+			check_pte_marker(v, e, va);
 			continue;
 		}
 		if (!(f & (MMP_E_PRESENT | MMP_E_PROTNONE)) || (level > MMP_PTE && level != MMP_PMD) ||

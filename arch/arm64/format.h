@@ -138,4 +138,30 @@ static __always_inline mmp_pte_t arm64_pte_advance_pfn(mmp_pte_t e, uint64_t nr)
 	return e + (nr << MMP_PAGE_SHIFT);
 }
 
+/*
+ * Swap entries: bits 0-1 clear (not valid), bit 2 exclusive, bit 3 uffd-wp,
+ * the type in bits 6-10, bit 11 (PTE_PRESENT_INVALID) clear, the offset in
+ * bits 12-61.
+ */
+#define ARM64_SWP_TYPE_SHIFT	6
+#define ARM64_SWP_TYPE_MASK	0x1fULL
+#define ARM64_SWP_OFFSET_SHIFT	12
+#define ARM64_SWP_OFFSET_MASK	((1ULL << 50) - 1)
+
+static __always_inline mmp_pte_t arm64_mk_swp_entry(unsigned int type, uint64_t offset)
+{
+	return ((type & ARM64_SWP_TYPE_MASK) << ARM64_SWP_TYPE_SHIFT) |
+	       (offset & ARM64_SWP_OFFSET_MASK) << ARM64_SWP_OFFSET_SHIFT;
+}
+
+static __always_inline unsigned int arm64_swp_type(mmp_pte_t e)
+{
+	return (e >> ARM64_SWP_TYPE_SHIFT) & ARM64_SWP_TYPE_MASK;
+}
+
+static __always_inline uint64_t arm64_swp_offset(mmp_pte_t e)
+{
+	return (e >> ARM64_SWP_OFFSET_SHIFT) & ARM64_SWP_OFFSET_MASK;
+}
+
 #endif /* MMP_ARM64_FORMAT_H */

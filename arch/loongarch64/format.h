@@ -128,4 +128,27 @@ static __always_inline mmp_pte_t loongarch64_pte_advance_pfn(mmp_pte_t e, uint64
 	return e + (nr << LA_PAGE_PFN_SHIFT);
 }
 
+/*
+ * Swap entries: bits 0-15 clear (PRESENT and PROTNONE among them), the type
+ * in bits 16-22, bit 23 exclusive, the offset from bit 24 up.
+ */
+#define LA_SWP_TYPE_SHIFT	16
+#define LA_SWP_TYPE_MASK	0x7fULL
+#define LA_SWP_OFFSET_SHIFT	24
+
+static __always_inline mmp_pte_t loongarch64_mk_swp_entry(unsigned int type, uint64_t offset)
+{
+	return ((type & LA_SWP_TYPE_MASK) << LA_SWP_TYPE_SHIFT) | offset << LA_SWP_OFFSET_SHIFT;
+}
+
+static __always_inline unsigned int loongarch64_swp_type(mmp_pte_t e)
+{
+	return (e >> LA_SWP_TYPE_SHIFT) & LA_SWP_TYPE_MASK;
+}
+
+static __always_inline uint64_t loongarch64_swp_offset(mmp_pte_t e)
+{
+	return e >> LA_SWP_OFFSET_SHIFT;
+}
+
 #endif /* MMP_LOONGARCH64_FORMAT_H */

@@ -138,4 +138,28 @@ static __always_inline mmp_pte_t riscv64_pte_advance_pfn(mmp_pte_t e, uint64_t n
 	return e + (nr << _PAGE_PFN_SHIFT);
 }
 
+/*
+ * Swap entries: V and R/W/X clear, bit 3 swap soft-dirty, bit 4 uffd-wp,
+ * bit 5 (PROT_NONE) clear, bit 6 exclusive, the type in bits 7-11, the
+ * offset from bit 12 up.
+ */
+#define RV_SWP_TYPE_SHIFT	7
+#define RV_SWP_TYPE_MASK	0x1fULL
+#define RV_SWP_OFFSET_SHIFT	12
+
+static __always_inline mmp_pte_t riscv64_mk_swp_entry(unsigned int type, uint64_t offset)
+{
+	return ((type & RV_SWP_TYPE_MASK) << RV_SWP_TYPE_SHIFT) | offset << RV_SWP_OFFSET_SHIFT;
+}
+
+static __always_inline unsigned int riscv64_swp_type(mmp_pte_t e)
+{
+	return (e >> RV_SWP_TYPE_SHIFT) & RV_SWP_TYPE_MASK;
+}
+
+static __always_inline uint64_t riscv64_swp_offset(mmp_pte_t e)
+{
+	return e >> RV_SWP_OFFSET_SHIFT;
+}
+
 #endif /* MMP_RISCV64_FORMAT_H */

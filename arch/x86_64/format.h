@@ -114,4 +114,30 @@ static __always_inline mmp_pte_t x86_64_pte_advance_pfn(mmp_pte_t e, uint64_t nr
 	return e + nr * step;
 }
 
+/*
+ * Swap entries (pte_none() false, pte_present() false): the type in bits
+ * 59-63, the offset inverted in bits 9-58 (L1TF: a speculative walk through
+ * it reaches no real memory), P, PROTNONE (G) and PSE clear; bits 1-3 are the
+ * swap soft-dirty, uffd-wp and exclusive flags, outside type and offset.
+ */
+#define X86_SWP_TYPE_BITS	5
+#define X86_SWP_OFFSET_FIRST_BIT 9
+#define X86_SWP_OFFSET_SHIFT	(X86_SWP_OFFSET_FIRST_BIT + X86_SWP_TYPE_BITS)
+
+static __always_inline mmp_pte_t x86_64_mk_swp_entry(unsigned int type, uint64_t offset)
+{
+	return (~offset << X86_SWP_OFFSET_SHIFT >> X86_SWP_TYPE_BITS) |
+	       (uint64_t)type << (64 - X86_SWP_TYPE_BITS);
+}
+
+static __always_inline unsigned int x86_64_swp_type(mmp_pte_t e)
+{
+	return e >> (64 - X86_SWP_TYPE_BITS);
+}
+
+static __always_inline uint64_t x86_64_swp_offset(mmp_pte_t e)
+{
+	return ~e << X86_SWP_TYPE_BITS >> X86_SWP_OFFSET_SHIFT;
+}
+
 #endif /* MMP_X86_64_FORMAT_H */

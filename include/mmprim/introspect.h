@@ -201,14 +201,17 @@ static inline int mmp_space_mthp_stats(struct mmp_space *space, struct mmp_mthp_
  * /proc/PID/pagemap words (Documentation/admin-guide/mm/pagemap.rst): bits
  * 0-54 the pfn when present, 55 soft-dirty, 56 exclusively mapped (this page
  * has one mapping), 57 uffd-wp (never set), 61 file page or shared anonymous
- * (a page-cache page: file or shmem), 62 swapped (never set yet), 63
- * present. The zero page reads present with its pfn, as for a
- * process with CAP_SYS_ADMIN (the pfn is not hidden).
+ * (a page-cache page: file or shmem), 58 guard region (a guard marker,
+ * MMP_MADV_GUARD_INSTALL; reported from Linux 6.15), 62 swap entry (the only
+ * ones are guard markers: bits 0-4 the swap type, 5-54 the offset, 31 and 4
+ * for a guard marker), 63 present. The zero page reads present with its pfn,
+ * as for a process with CAP_SYS_ADMIN (the pfn is not hidden).
  */
 #define MMP_PM_PFN_MASK		((1ULL << 55) - 1)
 #define MMP_PM_SOFT_DIRTY	(1ULL << 55)
 #define MMP_PM_MMAP_EXCLUSIVE	(1ULL << 56)
 #define MMP_PM_UFFD_WP		(1ULL << 57)
+#define MMP_PM_GUARD_REGION	(1ULL << 58)
 #define MMP_PM_FILE		(1ULL << 61)
 #define MMP_PM_SWAP		(1ULL << 62)
 #define MMP_PM_PRESENT		(1ULL << 63)

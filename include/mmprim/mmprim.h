@@ -503,7 +503,7 @@ int mmp_mremap(struct mmp_space *space, uint64_t addr, uint64_t old_len, uint64_
 #define MMP_MADV_POPULATE_WRITE	23	/* fault the range in as writes (breaking COW) */
 #define MMP_MADV_DONTNEED_LOCKED 24	/* MADV_DONTNEED; locked memory is not modelled */
 /*
- * Since 1.2.x: MADV_COLLAPSE, synchronous khugepaged collapse. Each 2 MiB
+ * Since 1.3: MADV_COLLAPSE, synchronous khugepaged collapse. Each 2 MiB
  * aligned range wholly inside the advised range and one anonymous VMA
  * becomes one PMD-mapped THP, whatever mmp_space_set_thp() says (only
  * MADV_NOHUGEPAGE refuses): pages copied, none and zero-page entries
@@ -517,6 +517,9 @@ int mmp_mremap(struct mmp_space *space, uint64_t addr, uint64_t old_len, uint64_
  * their page cache).
  */
 #define MMP_MADV_COLLAPSE	25
+/* Guard regions (Linux 6.13; MMP_OPT_KERNEL_VERSION below it: -EINVAL): */
+#define MMP_MADV_GUARD_INSTALL	102	/* guard region: any access faults (SIGSEGV, -EFAULT) */
+#define MMP_MADV_GUARD_REMOVE	103	/* clear guard markers; pages are left alone */
 
 /**
  * mmp_madvise() - as madvise(2): -EINVAL (unaligned, bad advice), -ENOMEM (hole).
@@ -528,6 +531,16 @@ int mmp_mremap(struct mmp_space *space, uint64_t addr, uint64_t old_len, uint64_
  * populated), say -EINVAL for a mapping that does not allow the access and
  * -EFAULT where it would fault with SIGBUS; the others act on the mapped
  * parts, then report a hole.
+ *
+ * MADV_GUARD_INSTALL zaps whatever is mapped in the range (a THP is split or
+ * zapped) and puts a guard marker in every PTE: an access, a GUP or a
+ * populate there is -EFAULT (SIGSEGV). The markers stay through
+ * MADV_DONTNEED, MADV_FREE, mprotect and truncation, move with mremap, are
+ * copied by fork (the VMA gets an anon_vma, as in 6.18) and go with munmap.
+ * MADV_GUARD_REMOVE clears the markers only. Both need
+ * MMP_OPT_KERNEL_VERSION 6.13 or later (-EINVAL before); before 6.15 only
+ * private anonymous memory takes them (-EINVAL for files and shared memory).
+ * mmp_space_pagemap() reports a marker as MMP_PM_GUARD_REGION.
  */
 int mmp_madvise(struct mmp_space *space, uint64_t addr, uint64_t len, int advice);
 

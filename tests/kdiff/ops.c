@@ -223,7 +223,8 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 				       MMP_MADV_HUGEPAGE, MMP_MADV_NOHUGEPAGE, MMP_MADV_PAGEOUT,
 				       MMP_MADV_COLD, MMP_MADV_WILLNEED, MMP_MADV_POPULATE_READ,
 				       MMP_MADV_POPULATE_WRITE, MMP_MADV_DONTNEED_LOCKED,
-				       MMP_MADV_COLLAPSE };
+				       MMP_MADV_COLLAPSE, MMP_MADV_GUARD_INSTALL,
+				       MMP_MADV_GUARD_REMOVE };
 	bool invalid = kd_below(r, 20) == 0;
 
 	memset(op, 0, sizeof(*op));

@@ -376,6 +376,10 @@ static const struct {
 	void (*check)(void);
 	const char *elsewhere;
 } checks[] = {
+	{ "guard_regions", NULL, "tests/mm/test_guard.c, check_rules: -EINVAL at 6.12, guards at 6.14" },
+	{ "guard_any_vma", NULL, "tests/mm/test_guard.c, check_rules: shared memory at 6.14 and 6.18" },
+	{ "pagemap_guard_region", NULL,
+	  "tests/mm/test_guard.c: the pagemap word at 6.14 (check_rules) and 6.18 (check_basic)" },
 	{ "pt_reclaim", check_pt_reclaim, NULL },
 	{ "process_madvise_tlb_batch", check_process_madvise, NULL },
 	{ "mremap_multi_vma", check_mremap, NULL },
