@@ -239,10 +239,11 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 		/*
 		 * vma_needs_copy: a VMA with no anon_vma maps nothing but zero
 		 * pages and page-cache pages (every shared mapping is such), which
-		 * the child's own faults find as well. Guard install gives a VMA
-		 * an anon_vma, shared ones too, so its markers are copied (6.18).
+		 * the child's own faults find as well, unless it may hold guard
+		 * markers: before 6.19 guard install gave it an anon_vma, from
+		 * 6.19 VM_MAYBE_GUARD says so.
 		 */
-		if (err || !av)
+		if (err || (!av && !(v->flags & VM_MAYBE_GUARD)))
 			continue;
 		c.dst_vma = child->vmas.last;
 		c.shared = v->flags & VM_SHARED;

@@ -225,6 +225,7 @@ static uint32_t vma_public_flags(const struct mmp_space *s, const struct mmp_vma
 	       (vma->flags & VM_NOHUGEPAGE ? MMP_VMA_NOHUGEPAGE : 0) |
 	       (vma->flags & VM_DROPPABLE ? MMP_VMA_DROPPABLE : 0) |
 	       (vma->flags & VM_WIPEONFORK ? MMP_VMA_WIPEONFORK : 0) |
+	       (vma->flags & VM_MAYBE_GUARD ? MMP_VMA_MAYBE_GUARD : 0) |
 	       (s->start_brk && vma->start <= s->start_brk && s->start_brk < vma->end ?
 			MMP_VMA_HEAP : 0);
 }

@@ -11,9 +11,11 @@
  * Which VMAs: 6.13 and 6.14 took anonymous private memory only; from 6.15
  * ("allow guard regions in file-backed and read-only mappings") any VMA that
  * is not VM_SPECIAL, hugetlb or (for install) mlocked, none of which the
- * library models. Install gives the VMA an anon_vma, which makes fork copy
- * its page tables and so the markers (6.18; 6.19 replaced this by the sticky
- * VM_MAYBE_GUARD flag).
+ * library models. So that fork copies the VMA's page tables and with them
+ * the markers, install gives the VMA an anon_vma (6.13 to 6.18) or, from
+ * 6.19 ("mm: introduce VM_MAYBE_GUARD and make it sticky"), the VMA flag
+ * VM_MAYBE_GUARD, set under the read lock, which neither blocks a merge nor
+ * is lost by one (6.18.y stable carries it too: a 6.18.44 host shows "gu").
  */
 #include "mm.h"
 #include "mmap_lock.h"
@@ -92,7 +94,9 @@ static int madvise_guard_install_vma(struct mmp_space *s, struct mmp_vma *vma, u
 
 	if (!is_valid_guard_vma(s, vma))
 		return -EINVAL;
-	if (anon_vma_prepare(s, vma))
+	if (release_follows(s, RULE_GUARD_VMA_FLAG))
+		__atomic_or_fetch(&vma->flags, VM_MAYBE_GUARD, __ATOMIC_RELAXED);
+	else if (anon_vma_prepare(s, vma))
 		return -ENOMEM;
 	WRITE_ONCE(s->has_pte_markers, true);
 	/*

@@ -118,6 +118,9 @@ struct mmp_rss_shard {
 #define VM_MAYWRITE	0x20ul
 #define VM_ACCESS_FLAGS	(VM_READ | VM_WRITE | VM_EXEC)
 #define VM_GROWSDOWN	0x00000100ul	/* a stack (MAP_GROWSDOWN): faults below it grow it */
+#define VM_MAYBE_GUARD	0x00000800ul	/* guard markers may be in it (6.19): fork copies its tables */
+/* Flags that do not stop a merge and that the merged VMA keeps (VM_STICKY). */
+#define VM_STICKY	VM_MAYBE_GUARD
 #define VM_ACCOUNT	0x00100000ul	/* private writable memory charged to overcommit */
 #define VM_HUGEPAGE	0x20000000ul
 #define VM_NOHUGEPAGE	0x40000000ul

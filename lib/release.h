@@ -13,6 +13,7 @@ enum release_rule {
 	RULE_GUARD_REGIONS,		/* MADV_GUARD_INSTALL and _REMOVE exist */
 	RULE_GUARD_ANY_VMA,		/* guard regions in file, shared and read-only mappings */
 	RULE_PAGEMAP_GUARD_REGION,	/* pagemap bit 58 marks a guard marker */
+	RULE_GUARD_VMA_FLAG,		/* VM_MAYBE_GUARD instead of an anon_vma */
 	RULE_PT_RECLAIM,		/* MADV_DONTNEED frees the PTE tables it empties */
 	RULE_PROCESS_MADVISE_TLB_BATCH,	/* one mmu_gather over a process_madvise vector */
 	RULE_MREMAP_MULTI_VMA,		/* a same-size MREMAP_FIXED move spans VMAs and gaps */

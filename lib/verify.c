@@ -144,8 +144,9 @@ static void check_pte_marker(struct verify *v, mmp_pte_t e, uint64_t va)
 	if (!vma)
 		report(v, "space %llu: guard marker at %#llx outside any VMA",
 		       (unsigned long long)v->s->id, (unsigned long long)va);
-	else if (!vma->anon_vma)
-		report(v, "space %llu: guard marker at %#llx in a VMA without an anon_vma",
+	else if (!vma->anon_vma && !(vma->flags & VM_MAYBE_GUARD))
+		report(v, "space %llu: guard marker at %#llx in a VMA with neither an anon_vma "
+		       "nor VM_MAYBE_GUARD",
 		       (unsigned long long)v->s->id, (unsigned long long)va);
 }
 

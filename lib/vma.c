@@ -225,13 +225,15 @@ static bool anon_vma_has_parents(const struct anon_vma *av)
 }
 
 /*
- * Can @a and @b (adjacent) become one VMA? Same flags, contiguous pgoff, and
+ * Can @a and @b (adjacent) become one VMA? Same flags but the sticky ones
+ * (which the merged VMA keeps), contiguous pgoff, and
  * compatible anon_vmas: the same, or one of them not yet faulted in while the
  * other has no parents (is_mergeable_anon_vma).
  */
 static bool vma_mergeable(const struct mmp_vma *a, const struct mmp_vma *b)
 {
-	return a->end == b->start && a->flags == b->flags && a->vm_file == b->vm_file &&
+	return a->end == b->start && !((a->flags ^ b->flags) & ~VM_STICKY) &&
+	       a->vm_file == b->vm_file &&
 	       b->pgoff == linear_page_index(a, a->end) &&
 	       (a->anon_vma == b->anon_vma ||
 		(!a->anon_vma && !anon_vma_has_parents(b->anon_vma)) ||
@@ -258,6 +260,7 @@ void vma_merge_range(struct mmp_space *s, uint64_t start, uint64_t end)
 
 			vma_start_write(s, a);
 			vma_start_write(s, b);
+			WRITE_ONCE(a->flags, a->flags | (b->flags & VM_STICKY));
 			if (!a->anon_vma)
 				WRITE_ONCE(a->anon_vma, b->anon_vma);
 			else

@@ -75,6 +75,7 @@ struct mmp_space;
 #define MMP_VMA_MAYWRITE	(1u << 8)  /* mw: may be made writable (not for a read-only file, shared) */
 #define MMP_VMA_FILE		(1u << 9)  /* maps a file: file_id and pgoff say which, from where */
 #define MMP_VMA_SHMEM_ANON	(1u << 10) /* MAP_SHARED|MAP_ANONYMOUS: its shmem object is its own */
+#define MMP_VMA_MAYBE_GUARD	(1u << 11) /* gu: guard markers may be in it (from 6.19) */
 
 /* What maps one address: mmp_space_query(). */
 struct mmp_addr_info {

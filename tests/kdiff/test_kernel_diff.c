@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +42,36 @@ static unsigned int host_version(void)
 }
 
 /*
+ * Does the host mark a VMA with guard regions VM_MAYBE_GUARD ("gu" in its
+ * smaps VmFlags)? 6.19 does, and so do 6.18.y stable releases that took the
+ * change: the release number alone does not say.
+ */
+static bool host_has_maybe_guard(void)
+{
+	char *p = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char line[512], want[32];
+	bool in = false, has = false;
+	FILE *f;
+
+	if (p == MAP_FAILED)
+		return false;
+	f = madvise(p, 4096, 102 /* MADV_GUARD_INSTALL */) ? NULL : fopen("/proc/self/smaps", "r");
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)p);
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "VmFlags:", 8)) {
+			has |= in && strstr(line, " gu ") != NULL;
+			in = false;
+		} else if (!strncmp(line, want, strlen(want))) {
+			in = true;
+		}
+	}
+	if (f)
+		fclose(f);
+	munmap(p, 2 * 4096);
+	return has;
+}
+
+/*
  * The release this run checks, and each rule of the release table: a rule
  * system calls can see is compared with the host when the host has it (a
  * host older than the modelled release gets the library modelling its own
@@ -50,10 +81,17 @@ static unsigned int host_version(void)
 static void version_table(struct kd_options *opt)
 {
 	unsigned int host = opt->host_version, modeled = MMP_KERNEL_MODELED, checked;
+	bool maybe_guard = opt->host && host_has_maybe_guard();
 
 	/* A host older than the release modelled gets its own release modelled. */
 	if (!opt->kernel_version && opt->host && host && host < modeled && host >= MMP_KERNEL_OLDEST)
 		opt->kernel_version = host;
+	/* A 6.18.y host with 6.19's VM_MAYBE_GUARD: model 6.19, whose other rules it cannot see. */
+	if (!opt->kernel_version && maybe_guard && modeled < MMP_KERNEL_VERSION(6, 19, 0)) {
+		opt->kernel_version = MMP_KERNEL_VERSION(6, 19, 0);
+		printf("# the host marks guard VMAs VM_MAYBE_GUARD (6.19's, taken by 6.18.y): "
+		       "modelling 6.19\n");
+	}
 	checked = opt->kernel_version ? opt->kernel_version : modeled;
 	printf("# modelling Linux %u.%u (MMP_OPT_KERNEL_VERSION) against %s %u.%u.%u\n",
 	       checked >> 16, (checked >> 8) & 255, opt->host ? "the host," : "no host; it runs",
@@ -61,6 +99,9 @@ static void version_table(struct kd_options *opt)
 	for (unsigned int i = 0; mmp_release_rule(i); i++) {
 		const struct mmp_release_rule *r = mmp_release_rule(i);
 		bool modelled = checked >= r->since, has = host >= r->since;
+
+		if (!strcmp(r->name, "guard_vma_flag"))
+			has = maybe_guard;
 
 		printf("# %s, since %u.%u%s%s: %s; %s\n", r->name, r->since >> 16, (r->since >> 8) & 255,
 		       r->arches ? " on " : "", r->arches ? r->arches : "",

@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -49,7 +50,28 @@ struct run {
 	/* The collapser refills and zaps under it; the pinner holds a pin under it. */
 	pthread_rwlock_t refill;
 	uint64_t collapsed, eagain, walks, freed_seen, pins, incoherent, errors;
+	uint64_t zaps, attempts;	/* atomic: the walkers wait for them to move */
 };
+
+#define LINGER_NS	20000000L	/* the longest a walker waits for the collapser */
+
+/*
+ * Linger until *@counter passes @seen: the collapser's next step, which, were
+ * the walker not protected, would take what it holds away. A protected
+ * walker blocks that step, so it gives up after LINGER_NS.
+ */
+static void linger(const uint64_t *counter, uint64_t seen)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		if (__atomic_load_n(counter, __ATOMIC_ACQUIRE) != seen)
+			return;
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < LINGER_NS);
+}
 
 /* The table walker: linger between the PMD and the table below it. */
 static void *walker(void *arg)
@@ -63,6 +85,8 @@ static void *walker(void *arg)
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
 		mmp_pte_t *pmdp, pmd, *ptes;
 
+		uint64_t zaps = __atomic_load_n(&r->zaps, __ATOMIC_ACQUIRE);
+
 		rcu_read_lock();
 		pmdp = pmd_offset(r->s, BASE);
 		pmd = pmdp ? __atomic_load_n(pmdp, __ATOMIC_ACQUIRE) : 0;
@@ -71,14 +95,12 @@ static void *walker(void *arg)
 			uint64_t pfn = ((uint8_t *)ptes - r->s->phys->base) >> PAGE_SHIFT;
 
 			/*
-			 * Long enough for a collapse and a zap to pass by, were we
-			 * not waited for: a spin, and every fourth walk a sleep of
-			 * 1 ms (a loaded machine may stretch the collapse's copy).
+			 * Until the collapse and the zap after it have freed this
+			 * table, were we not waited for (the zap frees the deposit
+			 * at once); waited for, the collapse cannot unlink it and
+			 * we give up after LINGER_NS.
 			 */
-			for (volatile int spin = 0; spin < 20000; spin++)
-				;
-			if (!(walks & 3))
-				nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+			linger(&r->zaps, zaps);
 			if (__atomic_load_n(&ptes[7], __ATOMIC_ACQUIRE) == PT_POISON ||
 			    !(__atomic_load_n(&pfn_to_page(r->s->phys, pfn)->flags, __ATOMIC_ACQUIRE) &
 			      PG_table))
@@ -104,14 +126,12 @@ static void *pinner(void *arg)
 		return NULL;
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t addr = BASE + (xorshift64(&rng) % NR) * PG, pfn, v, back = 0;
+		uint64_t attempts = __atomic_load_n(&r->attempts, __ATOMIC_ACQUIRE);
 
 		pthread_rwlock_rdlock(&r->refill);
 		if (mmp_gup_fast(r->s, addr, 1, true, &pfn) == 1) {
-			/* The device writes a while after the pin, as DMA does. */
-			for (volatile int spin = 0; spin < 20000; spin++)
-				;
-			if (!(serial & 3))
-				nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+			/* The device writes a while after the pin, as DMA does: after a collapse. */
+			linger(&r->attempts, attempts);
 			v = 0x5a5a000000000000ULL | ++serial;
 			__atomic_store_n((uint64_t *)((uint8_t *)pfn_to_virt(r->s->phys, pfn) + 64), v,
 					 __ATOMIC_RELEASE);
@@ -136,6 +156,7 @@ static void collapser(struct run *r, struct mmp_cpu *cpu, bool stop_on_detect)
 
 		pthread_rwlock_wrlock(&r->refill);
 		err = mmp_madvise(r->s, BASE, 2 * MiB, MMP_MADV_DONTNEED);
+		__atomic_fetch_add(&r->zaps, 1, __ATOMIC_RELEASE);
 		for (unsigned int i = 0; !err && i < NR; i++)
 			err = mmp_memset(cpu, BASE + (uint64_t)i * PG, (int)(i & 0xff), 128);
 		pthread_rwlock_unlock(&r->refill);
@@ -144,6 +165,7 @@ static void collapser(struct run *r, struct mmp_cpu *cpu, bool stop_on_detect)
 			break;
 		}
 		err = mmp_madvise(r->s, BASE, 2 * MiB, MMP_MADV_COLLAPSE);
+		__atomic_fetch_add(&r->attempts, 1, __ATOMIC_RELEASE);
 		if (!err)
 			r->collapsed++;
 		else if (err == -EAGAIN)

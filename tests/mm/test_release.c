@@ -370,6 +370,60 @@ static void check_mremap(void)
 	teardown(&e);
 }
 
+/*
+ * Guard install on part of B of [A read-only][B read-write], fork, and the
+ * child makes A's tail read-write beside B. Before 6.19 B got an anon_vma,
+ * which in the child links its parent's, so the two cannot merge
+ * (vma_had_uncowed_parents); from 6.19 B only carries the sticky
+ * VM_MAYBE_GUARD and they merge. Either way the child keeps the markers.
+ */
+static void check_guard_vma_flag(void)
+{
+	for_each_backend(a) {
+		for (int from = 0; from < 2; from++) {
+			struct env e;
+			struct mmp_space *child;
+			struct mmp_vma_info vi;
+			struct mmp_cpu *ccpu;
+			uint8_t byte;
+
+			setup(&e, *a, from ? V(6, 19) : V(6, 18), 0);
+			/* Never written: no anon_vma but the one a guard may bring. */
+			must(!mmp_munmap(e.s, e.a, 2 * MiB), "unmap");
+			must(!mmp_mmap(e.s, e.a, 64 * PG, RW, MMP_MAP_FIXED, &(uint64_t){ 0 }), "map");
+			must(!mmp_mprotect(e.s, e.a, 16 * PG, MMP_PROT_READ), "A read-only");
+			must(!mmp_madvise(e.s, e.a + 24 * PG, 8 * PG, MMP_MADV_GUARD_INSTALL), "guard");
+			mmp_space_vma_info(e.s, e.a + 24 * PG, &vi);
+			tap_eq(!!(vi.flags & MMP_VMA_MAYBE_GUARD), from, "%s %s: VM_MAYBE_GUARD %s",
+			       *a, from ? "6.19" : "6.18", from ? "set" : "not set");
+			must(!mmp_fork(e.s, &child), "fork");
+			must(!mmp_mprotect(child, e.a + 8 * PG, 16 * PG, RW), "child: A's tail rw");
+			mmp_space_vma_info(child, e.a + 16 * PG, &vi);
+			tap_eq(vi.start == e.a + 8 * PG, from, "%s %s: A's tail and B %s", *a,
+			       from ? "6.19" : "6.18", from ? "merge" : "stay apart");
+			must(!mmp_cpu_attach(child, &ccpu), "attach");
+			tap_eq(mmp_read(ccpu, e.a + 24 * PG, &byte, 1), -EFAULT,
+			       "%s: the child keeps the marker", *a);
+			tap_eq(mmp_space_verify(child), 0, "%s: the child verifies", *a);
+			mmp_cpu_detach(ccpu);
+			mmp_space_destroy(child);
+			/* Moved beside a VMA it could join, a guard VMA keeps its page index: apart. */
+			must(!mmp_munmap(e.s, e.a, 64 * PG), "unmap");
+			must(!mmp_mmap(e.s, e.a, 4 * PG, RW, MMP_MAP_FIXED, &(uint64_t){ 0 }), "plain");
+			must(!mmp_mmap(e.s, e.a + 16 * PG, 4 * PG, RW, MMP_MAP_FIXED, &(uint64_t){ 0 }),
+			     "to move");
+			must(!mmp_madvise(e.s, e.a + 16 * PG, PG, MMP_MADV_GUARD_INSTALL), "guard");
+			must(!mmp_mremap(e.s, e.a + 16 * PG, 4 * PG, 4 * PG,
+					 MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED, e.a + 4 * PG,
+					 &(uint64_t){ 0 }), "move beside");
+			mmp_space_vma_info(e.s, e.a + 4 * PG, &vi);
+			tap_eq(vi.start, e.a + 4 * PG, "%s %s: a moved guard VMA does not merge", *a,
+			       from ? "6.19" : "6.18");
+			teardown(&e);
+		}
+	}
+}
+
 /* Each rule of the table and its check; the file rule is checked where files are. */
 static const struct {
 	const char *rule;
@@ -380,6 +434,7 @@ static const struct {
 	{ "guard_any_vma", NULL, "tests/mm/test_guard.c, check_rules: shared memory at 6.14 and 6.18" },
 	{ "pagemap_guard_region", NULL,
 	  "tests/mm/test_guard.c: the pagemap word at 6.14 (check_rules) and 6.18 (check_basic)" },
+	{ "guard_vma_flag", check_guard_vma_flag, NULL },
 	{ "pt_reclaim", check_pt_reclaim, NULL },
 	{ "process_madvise_tlb_batch", check_process_madvise, NULL },
 	{ "mremap_multi_vma", check_mremap, NULL },
