@@ -51,6 +51,7 @@ struct run {
 	pthread_rwlock_t refill;
 	uint64_t collapsed, eagain, walks, freed_seen, pins, incoherent, errors;
 	uint64_t zaps, attempts;	/* atomic: the walkers wait for them to move */
+	uint64_t walks_live, pins_live;	/* atomic: as they happen, so the run can wait for both */
 };
 
 #define LINGER_NS	20000000L	/* the longest a walker waits for the collapser */
@@ -106,6 +107,7 @@ static void *walker(void *arg)
 			      PG_table))
 				freed++;
 			walks++;
+			__atomic_fetch_add(&r->walks_live, 1, __ATOMIC_RELAXED);
 		}
 		rcu_read_unlock();
 	}
@@ -139,6 +141,7 @@ static void *pinner(void *arg)
 				bad++;
 			mmp_unpin(r->s, &pfn, 1);
 			pins++;
+			__atomic_fetch_add(&r->pins_live, 1, __ATOMIC_RELAXED);
 		}
 		pthread_rwlock_unlock(&r->refill);
 	}
@@ -151,7 +154,11 @@ static void *pinner(void *arg)
 /* The collapser, on the calling thread: fill, collapse, zap. */
 static void collapser(struct run *r, struct mmp_cpu *cpu, bool stop_on_detect)
 {
-	while (now() < r->end) {
+	/* A loaded machine may starve a walker: a checked run goes on (up to 10 s) until both ran. */
+	while (now() < r->end ||
+	       (!stop_on_detect && now() < r->end + 10 &&
+		!(__atomic_load_n(&r->walks_live, __ATOMIC_RELAXED) &&
+		  __atomic_load_n(&r->pins_live, __ATOMIC_RELAXED)))) {
 		int err;
 
 		pthread_rwlock_wrlock(&r->refill);
