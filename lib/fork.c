@@ -241,9 +241,9 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 		 * pages and page-cache pages (every shared mapping is such), which
 		 * the child's own faults find as well, unless it may hold guard
 		 * markers: before 6.19 guard install gave it an anon_vma, from
-		 * 6.19 VM_MAYBE_GUARD says so.
+		 * 6.19 VM_MAYBE_GUARD says so. A VM_WIPEONFORK VMA starts empty.
 		 */
-		if (err || (!av && !(v->flags & VM_MAYBE_GUARD)))
+		if (err || (v->flags & VM_WIPEONFORK) || (!av && !(v->flags & VM_MAYBE_GUARD)))
 			continue;
 		c.dst_vma = child->vmas.last;
 		c.shared = v->flags & VM_SHARED;

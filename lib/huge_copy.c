@@ -9,6 +9,8 @@
  *  - target-last, Huang Ying's order: the sub-pages far from the one the fault
  *    will touch go first, then the rest converge on it from both sides, so it
  *    is copied last and is cache hot when user space resumes;
+ *  - sequential, 7.0's clear: ascending runs, the target and two sub-pages
+ *    each side last;
  *  - neighbourhood-last: ascending runs only (hardware prefetch keeps
  *    streaming, a descending sweep defeats it), right of the target's
  *    neighbourhood, then left of it, then the neighbourhood, ending on the
@@ -30,6 +32,7 @@ static const char *const huge_order_names[MMP_NR_HUGE_ORDERS] = {
 	[MMP_HUGE_ORDER_ASCENDING] = "ascending",
 	[MMP_HUGE_ORDER_TARGET_LAST] = "target-last",
 	[MMP_HUGE_ORDER_NEIGHBOURHOOD_LAST] = "neighbourhood-last",
+	[MMP_HUGE_ORDER_SEQUENTIAL] = "sequential",
 };
 
 MMP_EXPORT const char *mmp_huge_order_name(int order)
@@ -177,6 +180,18 @@ static void walk_neighbourhood_last(unsigned int n, unsigned int nr, unsigned in
 	fn(arg, lo, n - lo + 1, false);		/* up to the target, which ends it */
 }
 
+/* 7.0's clear: R0 right of [n-2, n+2], R1 left of it, R2 = [n-2, n+2] last, each ascending. */
+static void walk_sequential(unsigned int n, unsigned int nr, subpages_fn fn, void *arg)
+{
+	unsigned int lo = n >= 2 ? n - 2 : 0, hi = MIN(n + 3, nr);
+
+	if (hi < nr)
+		fn(arg, hi, nr - hi, true);
+	if (lo)
+		fn(arg, 0, lo, true);
+	fn(arg, lo, hi - lo, false);
+}
+
 void huge_page_walk(enum mmp_huge_order order, unsigned int target, unsigned int nr_pages,
 		    unsigned int nbhd, subpages_fn fn, void *arg)
 {
@@ -193,6 +208,9 @@ void huge_page_walk(enum mmp_huge_order order, unsigned int target, unsigned int
 	case MMP_HUGE_ORDER_NEIGHBOURHOOD_LAST:
 		walk_neighbourhood_last(target, nr_pages, nbhd ? nbhd : huge_neighbourhood_default(),
 					fn, arg);
+		break;
+	case MMP_HUGE_ORDER_SEQUENTIAL:
+		walk_sequential(target, nr_pages, fn, arg);
 		break;
 	default:
 		fn(arg, 0, nr_pages, true);

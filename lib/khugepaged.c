@@ -189,13 +189,14 @@ static enum scan_result hpage_collapse_scan_pmd(struct mmp_space *s, uint64_t ha
 		mmp_pte_t pte = ptep_get(s, &ptes[i]);
 		struct mmp_page *head;
 
-		if (!pte || is_zero_pte(s, pte))
-			continue;	/* none_or_zero: MADV_COLLAPSE takes any number */
-		if (!entry_present(entry_flags(s, pte, MMP_PTE))) {
-			/* Swap entries and PTE markers: left to collapse_swapin. */
+		/* Swap entries and PTE markers first: a format may decode them as anything. */
+		if (is_swap_pte(s, pte) || (pte && !entry_present(entry_flags(s, pte, MMP_PTE)))) {
+			/* Left to collapse_swapin. */
 			(*unmapped)++;
 			continue;
 		}
+		if (!pte || is_zero_pte(s, pte))
+			continue;	/* none_or_zero: MADV_COLLAPSE takes any number */
 		result = collapse_check_folio(s, pte, &head);
 	}
 	spin_unlock(ptl);
@@ -286,12 +287,12 @@ static enum scan_result collapse_isolate(struct mmp_space *s, mmp_pte_t *ptes,
 		struct mmp_page *head = NULL;
 		uint32_t head_pfn;
 
-		if (!pte || is_zero_pte(s, pte))
-			continue;
-		if (!entry_present(entry_flags(s, pte, MMP_PTE))) {
+		if (is_swap_pte(s, pte) || (pte && !entry_present(entry_flags(s, pte, MMP_PTE)))) {
 			result = SCAN_PTE_NON_PRESENT;
 			break;
 		}
+		if (!pte || is_zero_pte(s, pte))
+			continue;
 		head_pfn = folio_pfn(s->phys, entry_pfn(s, pte, MMP_PTE));
 		/* A large folio met again through a later entry: checked and isolated already. */
 		if (pfn_to_page(s->phys, head_pfn)->order && collapse_list_has(l, head_pfn))

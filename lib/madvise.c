@@ -5,8 +5,8 @@
  * MADV_FREE makes exclusive anonymous folios lazyfree and refuses file and
  * shared memory; MADV_PAGEOUT isolates folios this mm maps alone and
  * reclaims them now; MADV_HUGEPAGE / MADV_NOHUGEPAGE change VMA flags under
- * the write lock; MADV_COLLAPSE is khugepaged's (lib/khugepaged.c).
- * the write lock. Guard regions are in madvise_guard.c.
+ * the write lock; MADV_COLLAPSE is khugepaged's (lib/khugepaged.c), guard
+ * regions are in madvise_guard.c; mmp_process_madvise() takes a vector.
  */
 #include <limits.h>
 
@@ -421,49 +421,77 @@ static int madvise_vector_one(struct mmp_gather *tlb, uint64_t start, uint64_t l
 	return !err && hole ? -ENOMEM : err;
 }
 
+/* Before 6.13 a process could ask only these of itself, as of another (process_madvise_behavior_valid). */
+static bool process_madvise_remote_advice(int advice)
+{
+	return advice == MMP_MADV_COLD || advice == MMP_MADV_PAGEOUT ||
+	       advice == MMP_MADV_WILLNEED || advice == MMP_MADV_COLLAPSE;
+}
+
+#define MAX_RW_COUNT	(INT_MAX & PAGE_MASK)	/* import_iovec caps the vector's total at it */
+
 MMP_EXPORT long mmp_process_madvise(struct mmp_space *s, const struct mmp_iovec *vec,
 				    unsigned int vlen, int advice, unsigned int flags)
 {
+	uint64_t left = MAX_RW_COUNT, done = 0;
+	bool batch, one_gather;
 	struct mmp_gather tlb;
-	uint64_t total = 0, done = 0;
 	unsigned int i;
 	int err = 0;
 
 	/* process_madvise's order: flags, then the vector (import_iovec), then the advice. */
 	if (!s || flags || (vlen && !vec) || vlen > MMP_UIO_MAXIOV)
 		return -EINVAL;
-	for (i = 0; i < vlen; i++) {
-		if (vec[i].len > (uint64_t)LONG_MAX - total)
+	for (i = 0; i < vlen; i++)
+		if (vec[i].len > LONG_MAX)	/* a negative ssize_t */
 			return -EINVAL;
-		total += vec[i].len;
-	}
+	if (!release_follows(s, RULE_PROCESS_MADVISE_ANY_ADVICE) &&
+	    !process_madvise_remote_advice(advice))
+		return -EINVAL;
+	/* An advice madvise() refuses: madvise of nothing says so, as it would of anything. */
+	err = mmp_madvise(s, 0, 0, advice);
+	if (err)
+		return err;
 	/*
-	 * From 6.16 MADV_DONTNEED and MADV_FREE share one mmap read lock and
-	 * one mmu_gather across the vector, so the TLB is flushed once for it
-	 * (once per VMA without MMU_GATHER_MERGE_VMAS); before, and for every
-	 * other advice, each range is a madvise() of its own.
+	 * MADV_DONTNEED and MADV_FREE: from 6.15 one mmap read lock for the
+	 * vector, from 6.16 one mmu_gather too, so the TLB is flushed once for
+	 * it where the back end merges VMAs (x86, loongarch), once per range
+	 * and VMA where it does not (tlb_end_vma); before, and for every other
+	 * advice, each range is a madvise() of its own.
 	 */
-	if (!release_follows(s, RULE_PROCESS_MADVISE_TLB_BATCH) ||
-	    (advice != MMP_MADV_DONTNEED && advice != MMP_MADV_DONTNEED_LOCKED &&
-	     advice != MMP_MADV_FREE)) {
-		for (i = 0; i < vlen; i++) {
-			err = mmp_madvise(s, vec[i].base, vec[i].len, advice);
+	batch = (advice == MMP_MADV_DONTNEED || advice == MMP_MADV_DONTNEED_LOCKED ||
+		 advice == MMP_MADV_FREE) && release_follows(s, RULE_PROCESS_MADVISE_LOCK_ONCE);
+	one_gather = release_follows(s, RULE_PROCESS_MADVISE_TLB_BATCH);
+	if (!batch) {
+		for (i = 0; i < vlen && left; i++) {
+			uint64_t len = MIN(vec[i].len, left);
+
+			err = mmp_madvise(s, vec[i].base, len, advice);
 			if (err)
 				break;
-			done += vec[i].len;
+			done += len;
+			left -= len;
 		}
 		return done ? (long)done : err;
 	}
 	pthread_rwlock_rdlock(&s->mmap_lock);
-	tlb_gather_mmu(&tlb, s, false);
-	tlb.reclaim_pt = advice != MMP_MADV_FREE;	/* zap_details.reclaim_pt */
-	for (i = 0; i < vlen; i++) {
-		err = madvise_vector_one(&tlb, vec[i].base, vec[i].len, advice);
+	for (i = 0; i < vlen && left; i++) {
+		uint64_t len = MIN(vec[i].len, left);
+
+		if (!i || !one_gather) {
+			tlb_gather_mmu(&tlb, s, false);
+			tlb.reclaim_pt = advice != MMP_MADV_FREE;	/* zap_details.reclaim_pt */
+		}
+		err = madvise_vector_one(&tlb, vec[i].base, len, advice);
+		if (!one_gather)
+			tlb_finish_mmu(&tlb);
 		if (err)
 			break;
-		done += vec[i].len;
+		done += len;
+		left -= len;
 	}
-	tlb_finish_mmu(&tlb);
+	if (one_gather && vlen)
+		tlb_finish_mmu(&tlb);
 	WRITE_ONCE(s->last_op, "mmp_process_madvise");
 	pthread_rwlock_unlock(&s->mmap_lock);
 	return done ? (long)done : err;

@@ -716,9 +716,11 @@ static __attribute__((noinline, cold)) bool zap_nonpresent_pte(struct mmp_gather
  * Zap [addr, end) of the PTE table under @pmdp (zap_pte_range). Entries of a
  * large folio go in batches (zap_present_folio_ptes): one clear_full_ptes, one
  * rmap update and one gather entry per batch. With @reclaim (MADV_DONTNEED of
- * the whole table) the emptied table is freed too (PT_RECLAIM).
+ * the whole table) the emptied table is freed too (PT_RECLAIM). The copy
+ * blind to markers returns false, doing nothing, when it finds under the table
+ * lock that the space has had a guard installed since the caller looked.
  */
-static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t *pmdp,
+static __always_inline bool zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t *pmdp,
 					      uint64_t addr, uint64_t end, bool reclaim,
 					      const enum mmp_format fmt, const bool markers)
 {
@@ -735,7 +737,16 @@ static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 	ptes = pte_offset_map_lock(s, pmdp, &ptl);
 	if (!ptes) {
 		rcu_read_unlock();
-		return;
+		return true;
+	}
+	/*
+	 * Guard install sets the flag before it takes a table lock, so a marker
+	 * in this table means the flag shows now that we hold its lock.
+	 */
+	if (!markers && unlikely(READ_ONCE(s->has_pte_markers))) {
+		spin_unlock(ptl);
+		rcu_read_unlock();
+		return false;
 	}
 	ptep = &ptes[level_index(addr, MMP_PTE)];
 	for (; addr < end; addr += nr * PAGE_SIZE, ptep += nr) {
@@ -792,6 +803,7 @@ static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 	rcu_read_unlock();
 	if (freed != NO_PFN)
 		tlb_remove_table(tlb, freed, start, start + PMD_SIZE);
+	return true;
 }
 
 /*
@@ -802,17 +814,21 @@ static __always_inline void zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr, uint64_t end,
 			  bool reclaim)
 {
-	if (unlikely(READ_ONCE(tlb->s->has_pte_markers))) {
+	bool done = false;
+
+	if (likely(!READ_ONCE(tlb->s->has_pte_markers))) {
 #define MMP_FORMAT(f)							\
 	case MMP_FORMAT_##f:						\
-		zap_pte_range_fmt(tlb, pmdp, addr, end, reclaim, MMP_FORMAT_##f, true); \
-		return;
+		done = zap_pte_range_fmt(tlb, pmdp, addr, end, reclaim, MMP_FORMAT_##f, false); \
+		break;
 		MMP_DISPATCH_FORMAT(tlb->s->format)
 #undef MMP_FORMAT
+		if (done)
+			return;
 	}
 #define MMP_FORMAT(f)							\
 	case MMP_FORMAT_##f:						\
-		zap_pte_range_fmt(tlb, pmdp, addr, end, reclaim, MMP_FORMAT_##f, false); \
+		zap_pte_range_fmt(tlb, pmdp, addr, end, reclaim, MMP_FORMAT_##f, true); \
 		return;
 	MMP_DISPATCH_FORMAT(tlb->s->format)
 #undef MMP_FORMAT

@@ -46,7 +46,7 @@ static __always_inline bool pte_page_exclusive(struct mmp_space *s, mmp_pte_t pt
 
 /*
  * How many entries from @ptep change together (mprotect_folio_pte_batch): a
- * run of one large folio with the same write and dirty bits.
+ * run of one large folio with the same write and soft-dirty bits.
  */
 static unsigned int mprotect_folio_pte_batch(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t pte,
 					     unsigned int max_nr)
@@ -55,7 +55,9 @@ static unsigned int mprotect_folio_pte_batch(struct mmp_space *s, mmp_pte_t *pte
 
 	if (!pfn_to_page(s->phys, folio_pfn(s->phys, pfn))->order)
 		return 1;
-	return folio_pte_batch_flags(s, ptep, &pte, max_nr, FPB_RESPECT_WRITE | FPB_RESPECT_DIRTY);
+	/* Dirty bits may differ: modify_prot_start_ptes gathers them over the batch. */
+	return folio_pte_batch_flags(s, ptep, &pte, max_nr,
+				     FPB_RESPECT_WRITE | FPB_RESPECT_SOFT_DIRTY);
 }
 
 /*

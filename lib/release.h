@@ -15,6 +15,8 @@ enum release_rule {
 	RULE_PAGEMAP_GUARD_REGION,	/* pagemap bit 58 marks a guard marker */
 	RULE_GUARD_VMA_FLAG,		/* VM_MAYBE_GUARD instead of an anon_vma */
 	RULE_PT_RECLAIM,		/* MADV_DONTNEED frees the PTE tables it empties */
+	RULE_PROCESS_MADVISE_ANY_ADVICE, /* process_madvise of itself takes every advice */
+	RULE_PROCESS_MADVISE_LOCK_ONCE,	/* one mmap lock over a process_madvise vector */
 	RULE_PROCESS_MADVISE_TLB_BATCH,	/* one mmu_gather over a process_madvise vector */
 	RULE_MREMAP_MULTI_VMA,		/* a same-size MREMAP_FIXED move spans VMAs and gaps */
 	RULE_MREMAP_ALIGN_FIRST,	/* lengths rounded to pages before they are checked */
@@ -49,7 +51,7 @@ static inline bool pt_reclaim_enabled(const struct mmp_space *s)
 
 /*
  * The order folio_zero_user clears a huge folio in: MMP_OPT_HUGE_CLEAR_ORDER,
- * or, left at -1, ascending from 7.0 and the copy order before.
+ * or, left at -1, 7.0's sequential order from 7.0 and the copy order before.
  */
 static __always_inline enum mmp_huge_order huge_clear_order(const struct mmp_space *s)
 {
@@ -58,7 +60,7 @@ static __always_inline enum mmp_huge_order huge_clear_order(const struct mmp_spa
 	if (v >= 0)
 		return (enum mmp_huge_order)v;
 	if (release_follows(s, RULE_CLEAR_SEQUENTIAL))
-		return MMP_HUGE_ORDER_ASCENDING;
+		return MMP_HUGE_ORDER_SEQUENTIAL;
 	return (enum mmp_huge_order)READ_ONCE(s->opts[MMP_OPT_HUGE_ORDER]);
 }
 

@@ -222,7 +222,7 @@ if cs:
                  "11.76 -> 23.58 GB/s, Milan 12.92 -> 17.03 GB/s, no change on Icelake-X and "
                  "Neoverse-N1; the claim follows the CPU's vendor):")
     lines.append("")
-    lines.append(table(["arch", "CPU like", "variant", "target-last GB/s", "ascending GB/s",
+    lines.append(table(["arch", "CPU like", "variant", "target-last GB/s", "sequential GB/s",
                         "time ratio", "claim", "verdict"],
                        [[o["arch"], o["cpu_like"], o["variant"], f"{o['baseline_gb_per_s']:.2f}",
                          f"{o['optimized_gb_per_s']:.2f}", ci(o), o.get("claim") or "-",

@@ -139,9 +139,8 @@ static __always_inline mmp_pte_t riscv64_pte_advance_pfn(mmp_pte_t e, uint64_t n
 }
 
 /*
- * Swap entries: V and R/W/X clear, bit 3 swap soft-dirty, bit 4 uffd-wp,
- * bit 5 (PROT_NONE) clear, bit 6 exclusive, the type in bits 7-11, the
- * offset from bit 12 up.
+ * Swap entries: V and R/W/X (bits 0-3) clear, bit 5 (PROT_NONE) clear, bit 6
+ * exclusive, the type in bits 7-11, the offset from bit 12 up.
  */
 #define RV_SWP_TYPE_SHIFT	7
 #define RV_SWP_TYPE_MASK	0x1fULL

@@ -233,8 +233,8 @@ enum mmp_opt {
 	/*
 	 * The order folio_zero_user clears a huge folio in (enum
 	 * mmp_huge_order); -1, the default, follows the release: the copy order
-	 * (MMP_OPT_HUGE_ORDER) before 7.0, ascending from 7.0 ("clear pages
-	 * sequentially"). mmp_space_get_opt() reads what it comes to.
+	 * (MMP_OPT_HUGE_ORDER) before 7.0, MMP_HUGE_ORDER_SEQUENTIAL from 7.0.
+	 * mmp_space_get_opt() reads what it comes to.
 	 */
 	MMP_OPT_HUGE_CLEAR_ORDER = 11,
 	/*
@@ -279,6 +279,14 @@ enum mmp_huge_order {
 	 * through the caches, so the rest does not evict the working set.
 	 */
 	MMP_HUGE_ORDER_NEIGHBOURHOOD_LAST,
+	/*
+	 * 7.0's folio_zero_user (Ankur Arora, "clear pages sequentially" and
+	 * "cache neighbouring pages"): ascending runs, each one clear_pages
+	 * call: right of the target's neighbourhood (the target and two
+	 * sub-pages each side), then left of it, then the neighbourhood. What
+	 * MMP_OPT_HUGE_CLEAR_ORDER comes to from 7.0. Since libmmprim.so.1.3.
+	 */
+	MMP_HUGE_ORDER_SEQUENTIAL,
 	MMP_NR_HUGE_ORDERS
 };
 
@@ -536,7 +544,8 @@ int mmp_mremap(struct mmp_space *space, uint64_t addr, uint64_t old_len, uint64_
  * zapped) and puts a guard marker in every PTE: an access, a GUP or a
  * populate there is -EFAULT (SIGSEGV). The markers stay through
  * MADV_DONTNEED, MADV_FREE, mprotect and truncation, move with mremap, are
- * copied by fork (the VMA gets an anon_vma, as in 6.18) and go with munmap.
+ * copied by fork (before 6.19 the VMA gets an anon_vma for it, from 6.19 the
+ * sticky flag VM_MAYBE_GUARD, MMP_VMA_MAYBE_GUARD) and go with munmap.
  * MADV_GUARD_REMOVE clears the markers only. Both need
  * MMP_OPT_KERNEL_VERSION 6.13 or later (-EINVAL before); before 6.15 only
  * private anonymous memory takes them (-EINVAL for files and shared memory).
@@ -556,12 +565,15 @@ struct mmp_iovec {
  * mmp_process_madvise() - as process_madvise(2) of the calling process on
  * itself: @advice over each of the @vlen ranges of @vec in turn, stopping at
  * the first that fails. Returns the bytes of the ranges done (their lengths
- * as given) when any was, else that range's mmp_madvise() error; -EINVAL for
- * @flags other than 0, more than MMP_UIO_MAXIOV ranges, a NULL @vec with
- * ranges, or lengths adding up past LONG_MAX. From 6.16 (the release table)
- * MADV_DONTNEED and MADV_FREE gather the whole vector in one mmu_gather: one
- * TLB flush a call where the back end merges VMAs (x86), one per VMA where it
- * does not (arm64, riscv64); before, one per range.
+ * as given, the total capped at MAX_RW_COUNT as import_iovec does) when any
+ * was, else that range's mmp_madvise() error; -EINVAL for @flags other than
+ * 0, more than MMP_UIO_MAXIOV ranges, a NULL @vec with ranges, a length past
+ * LONG_MAX, or an advice madvise refuses; before 6.13 (the release table)
+ * also for any advice but MADV_COLD, _PAGEOUT, _WILLNEED and _COLLAPSE. For
+ * MADV_DONTNEED and MADV_FREE the vector takes the mmap lock once from 6.15
+ * and one mmu_gather from 6.16: one TLB flush a call where the back end
+ * merges VMAs (x86, loongarch), one per range (and per VMA within one) where
+ * it does not (arm64, riscv64, the reference); before 6.16, one per range.
  */
 long mmp_process_madvise(struct mmp_space *space, const struct mmp_iovec *vec, unsigned int vlen,
 			 int advice, unsigned int flags);
