@@ -21,7 +21,6 @@ static void madvise_dontneed_range(struct mmp_gather *tlb, uint64_t start, uint6
 	for (struct mmp_vma *vma = vma_find_next(tlb->s, start); vma && vma->start < end;
 	     vma = vma->vm_next) {
 		unmap_page_range(tlb, MAX(start, vma->start), MIN(end, vma->end));
-		tlb_end_vma(tlb);
 	}
 }
 

@@ -858,6 +858,7 @@ static int zap_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t
 void unmap_page_range(struct mmp_gather *tlb, uint64_t start, uint64_t end)
 {
 	walk_pmd_range(tlb->s, start, end, zap_pmd, tlb);
+	tlb_end_vma(tlb);
 }
 
 /* Free the tables below [start, end) that no VMA left needs. */
@@ -895,7 +896,10 @@ void unmap_vmas_and_remove(struct mmp_space *s, uint64_t start, uint64_t end)
 	     vma = vma->vm_next)
 		vma_start_write(s, vma);
 	tlb_gather_mmu(&tlb, s, false);
-	unmap_page_range(&tlb, start, end);
+	/* unmap_vmas: VMA by VMA, each ending in tlb_end_vma. */
+	for (struct mmp_vma *vma = find_vma_intersection(s, start, end); vma && vma->start < end;
+	     vma = vma->vm_next)
+		unmap_page_range(&tlb, MAX(start, vma->start), MIN(end, vma->end));
 	vma_remove_range(s, start, end);
 	free_region_tables(&tlb, start, end);
 	tlb_finish_mmu(&tlb);

@@ -191,8 +191,9 @@ static void tlb_table_flush(struct mmp_gather *tlb)
 }
 
 /*
- * The walk leaves a VMA (tlb_end_vma): without MMU_GATHER_MERGE_VMAS its range
- * is flushed now, so a gather over several VMAs flushes once per VMA.
+ * The zap leaves a VMA's range (tlb_end_vma, at the end of unmap_page_range):
+ * without MMU_GATHER_MERGE_VMAS that range is flushed now, so a gather over
+ * several VMAs, or several ranges of one, flushes once for each.
  */
 void tlb_end_vma(struct mmp_gather *tlb)
 {

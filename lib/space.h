@@ -5,6 +5,7 @@
 
 #include "mmu_gather.h"
 
+/* Zap [start, end) of one VMA into @tlb, then tlb_end_vma (its flush where VMAs do not merge). */
 void unmap_page_range(struct mmp_gather *tlb, uint64_t start, uint64_t end);
 /* munmap's unmap_region: zap, free tables between the neighbours, flush. */
 void unmap_region(struct mmp_space *s, uint64_t start, uint64_t end);

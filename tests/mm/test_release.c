@@ -266,6 +266,26 @@ static void check_process_madvise_any_advice(void)
 	teardown(&e);
 }
 
+/*
+ * Not a release's rule but the architecture's (MMU_GATHER_MERGE_VMAS): a
+ * munmap of three VMAs flushes once where VMAs merge, and at the end of each
+ * VMA (tlb_end_vma) where they do not, as process_madvise's ranges below.
+ */
+static void check_munmap_flushes(const char *arch, bool merge)
+{
+	struct mmp_counters before, d;
+	struct env e;
+
+	setup(&e, arch, MMP_KERNEL_MODELED, 0);
+	must(!mmp_mprotect(e.s, e.a + 64 * PG, 64 * PG, MMP_PROT_READ), "three VMAs");
+	mmp_space_counters(e.s, &before);
+	must(!mmp_munmap(e.s, e.a, 192 * PG), "munmap");
+	counters_since(e.s, &before, &d);
+	tap_eq(d.v[MMP_C_TLB_FLUSH_RANGE] + d.v[MMP_C_TLB_FLUSH_ALL], merge ? 1 : 3,
+	       "%s: munmap of three VMAs flushes %s", arch, merge ? "once" : "once a VMA");
+	teardown(&e);
+}
+
 /* One flush per range before 6.16; one per call from 6.16 where VMAs merge, else one per VMA. */
 static void check_process_madvise(void)
 {
@@ -276,6 +296,7 @@ static void check_process_madvise(void)
 		tap_eq(before, 8, "%s: 6.15: a flush per range", *a);
 		tap_eq(from, merge ? 1 : 8, "%s: 6.16: %s", *a,
 		       merge ? "one flush for the call" : "still one per range (tlb_end_vma)");
+		check_munmap_flushes(*a, merge);
 	}
 }
 
