@@ -80,13 +80,13 @@ static bool vma_holds_pmd(const struct mmp_vma *vma)
  * never faulted (no anon_vma: only a fault or smaps may overlook that), even
  * for a range that covers no PMD, as a 6.18 host answers.
  *
- * Guard regions: from 6.19 VM_MAYBE_GUARD refuses the VMA here, before any
- * scan; before, a guard marker is met by the swap-in instead (collapse_swapin).
+ * Guard regions: a marker is met by the swap-in (collapse_swapin), from 6.19
+ * too; 6.19's VM_MAYBE_GUARD check is in the retraction of file-backed page
+ * tables, which the library does not model.
  */
 static bool collapse_vma_allowed(const struct mmp_vma *vma)
 {
-	return !(vma->flags & (VM_NOHUGEPAGE | VM_MAYBE_GUARD)) && vma_holds_pmd(vma) &&
-	       vma->anon_vma;
+	return !(vma->flags & VM_NOHUGEPAGE) && vma_holds_pmd(vma) && vma->anon_vma;
 }
 
 /*

@@ -12,10 +12,11 @@
  * ("allow guard regions in file-backed and read-only mappings") any VMA that
  * is not VM_SPECIAL, hugetlb or (for install) mlocked, none of which the
  * library models. So that fork copies the VMA's page tables and with them
- * the markers, install gives the VMA an anon_vma (6.13 to 6.18) or, from
- * 6.19 ("mm: introduce VM_MAYBE_GUARD and make it sticky"), the VMA flag
- * VM_MAYBE_GUARD, set under the read lock, which neither blocks a merge nor
- * is lost by one (6.18.y stable carries it too: a 6.18.44 host shows "gu").
+ * the markers, install gives the VMA an anon_vma (6.13 to 6.18); from 6.19
+ * ("mm: set the VM_MAYBE_GUARD flag on guard region install", 49e14dabed7a)
+ * it sets the VMA flag VM_MAYBE_GUARD under the read lock, which neither
+ * blocks a merge nor is lost by one, and only an anonymous VMA still gets an
+ * anon_vma. 6.18.y stable took the series (a 6.18.44 host shows "gu").
  */
 #include "mm.h"
 #include "mmap_lock.h"
@@ -96,7 +97,9 @@ static int madvise_guard_install_vma(struct mmp_space *s, struct mmp_vma *vma, u
 		return -EINVAL;
 	if (release_follows(s, RULE_GUARD_VMA_FLAG))
 		__atomic_or_fetch(&vma->flags, VM_MAYBE_GUARD, __ATOMIC_RELAXED);
-	else if (anon_vma_prepare(s, vma))
+	/* An anonymous VMA with page tables has an anon_vma, from 6.19 too. */
+	if ((vma_is_anonymous(vma) || !release_follows(s, RULE_GUARD_VMA_FLAG)) &&
+	    anon_vma_prepare(s, vma))
 		return -ENOMEM;
 	WRITE_ONCE(s->has_pte_markers, true);
 	/*

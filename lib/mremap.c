@@ -182,11 +182,9 @@ static int move_vma(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64
 
 	/*
 	 * ...unless it was never faulted: then it takes the new address's, so it
-	 * can merge (copy_vma). A file's page index is its offset: it stays. So
-	 * does that of a VMA that may hold guard markers, as a 6.18.44 host with
-	 * VM_MAYBE_GUARD shows (before, guard install gave it an anon_vma).
+	 * can merge (copy_vma). A file's page index is its offset: it stays.
 	 */
-	if (!vma->anon_vma && vma_is_anonymous(vma) && !(vm_flags & VM_MAYBE_GUARD))
+	if (!vma->anon_vma && vma_is_anonymous(vma))
 		pgoff = new_addr >> PAGE_SHIFT;
 	/* prep_move_vma: the unmap of the source may split it in three; refuse early. */
 	if (s->vmas.nr >= MMP_MAX_MAP_COUNT - 3)

@@ -110,6 +110,7 @@ static volatile uint64_t det_sink;
 DET_READ_ORDER(ascending)
 DET_READ_ORDER(target_last)
 DET_READ_ORDER(neighbourhood_last)
+DET_READ_ORDER(sequential)
 
 #define DET_ROW(order)								\
 	{ hc_read_##order##_n0, hc_read_##order##_n255, hc_read_##order##_n511,	\
@@ -118,7 +119,9 @@ static double (*const det_read[MMP_NR_HUGE_ORDERS][HC_TARGETS])(const void *) = 
 	[MMP_HUGE_ORDER_ASCENDING] = DET_ROW(ascending),
 	[MMP_HUGE_ORDER_TARGET_LAST] = DET_ROW(target_last),
 	[MMP_HUGE_ORDER_NEIGHBOURHOOD_LAST] = DET_ROW(neighbourhood_last),
+	[MMP_HUGE_ORDER_SEQUENTIAL] = DET_ROW(sequential),
 };
+_Static_assert(MMP_HUGE_ORDER_SEQUENTIAL + 1 == MMP_NR_HUGE_ORDERS, "a read function per order");
 
 /* ---- the run ---------------------------------------------------------------------------- */
 
