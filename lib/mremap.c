@@ -336,10 +336,14 @@ static int mremap_at(struct mmp_space *s, struct remap *r, uint64_t *out)
 		return err;
 	}
 	if (r->addr + r->old_len == vma->end && range_free(s, vma->end, r->addr + r->new_len)) {
-		/* Grow in place into the free space after the VMA. */
+		/*
+		 * Grow in place into the free space after the VMA; it may then
+		 * merge with the VMA after it, never with the one before
+		 * (vma_merge_extend).
+		 */
 		vma_start_write(s, vma);
 		vma_tree_set_range(&s->vmas, vma, vma->start, r->addr + r->new_len);
-		vma_merge_range(s, r->addr, r->addr + r->new_len);
+		vma_merge_range(s, r->addr + r->new_len, r->addr + r->new_len);
 		*out = r->addr;
 		return 0;
 	}

@@ -11,11 +11,11 @@
 
 /*
  * Could @a and @b (adjacent, @a first) share an anon_vma, as VMAs that would
- * merge but for their protections? (anon_vma_compatible)
+ * merge but for their protections and sticky flags? (anon_vma_compatible)
  */
 static bool anon_vma_compatible(const struct mmp_vma *a, const struct mmp_vma *b)
 {
-	return a->end == b->start && !((a->flags ^ b->flags) & ~VM_ACCESS_FLAGS) &&
+	return a->end == b->start && !((a->flags ^ b->flags) & ~(VM_ACCESS_FLAGS | VM_STICKY)) &&
 	       b->pgoff == linear_page_index(a, b->start);
 }
 

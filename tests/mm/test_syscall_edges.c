@@ -335,6 +335,30 @@ static void test_mremap_enomem_moves_back(const char *arch)
 	must(!mmp_space_destroy(e.s) && !mmp_phys_destroy(small), "teardown");
 }
 
+/*
+ * mremap grows a VMA in place (vma_merge_extend) and may merge it with the VMA
+ * after, never with the one before. Two stack VMAs, the second grown down to
+ * the first by a fault (expand_downwards: no guard gap between two stacks, no
+ * merge), then the second grown in place: a 6.18.44 host keeps them apart.
+ */
+static void test_grow_in_place_merges_forward_only(struct env *e)
+{
+	uint64_t a = BASE, out = 0;
+	struct mmp_vma_info vi;
+	uint8_t v = 1;
+
+	must(!mmp_mmap(e->s, a, 8 * P, RW, MMP_MAP_FIXED | MMP_MAP_GROWSDOWN, &out), "stack");
+	must(!mmp_munmap(e->s, a + 4 * P, P), "a hole below the upper stack");
+	tap_eq(mmp_write(e->cpu, a + 4 * P, &v, 1), 0, "%s: the upper stack grows down", e->arch);
+	tap_eq(nr_vmas(e), 2, "%s: ...to the lower one, without merging", e->arch);
+	tap_eq(mmp_mremap(e->s, a + 4 * P, 4 * P, 5 * P, 0, 0, &out), 0,
+	       "%s: grow the upper one in place", e->arch);
+	mmp_space_vma_info(e->s, a + 4 * P, &vi);
+	tap_ok(vi.start == a + 4 * P && vi.end == a + 9 * P,
+	       "%s: grown in place, it does not merge backwards", e->arch);
+	must(!mmp_munmap(e->s, a, 16 * P), "clean");
+}
+
 int main(void)
 {
 	tap_require(!mmp_phys_create(64 * MiB, &phys), "create phys");
@@ -348,6 +372,7 @@ int main(void)
 		test_mremap_check_order(&e);
 		test_multi_vma_move(&e);
 		test_merges(&e);
+		test_grow_in_place_merges_forward_only(&e);
 		test_mremap_enomem_moves_back(e.arch);
 		tap_ok(!mmp_space_verify(e.s), "%s: verify", e.arch);
 		mmp_cpu_detach(e.cpu);
