@@ -102,7 +102,7 @@ static int flf_populate(struct mmp_space *s, const struct flf_case *c, uint64_t 
 	const uint64_t folios = bytes >> (MMP_PAGE_SHIFT + c->order);
 	struct mmp_counters c0, d;
 	struct mmp_space_stat st0, st;
-	uint64_t addr;
+	uint64_t addr = FLF_ADDR;
 	int err;
 
 	err = mmp_space_counters(s, &c0);

@@ -87,8 +87,8 @@ static const char *const decide_names[HC_NR_DECIDE] = {
 
 static const char *const decide_what[HC_NR_DECIDE] = {
 	[HC_DECIDE_PERF] = "L1D read misses of the target read (perf_event_open), median of runs",
-	[HC_DECIDE_CACHEGRIND] = "cachegrind D1 read misses of the target read "
-				 "(modelled D1 32 KiB 8-way, LL 1 MiB), one deterministic trial",
+	[HC_DECIDE_CACHEGRIND] = ("cachegrind D1 read misses of the target read "
+				  "(modelled D1 32 KiB 8-way, LL 1 MiB), one deterministic trial"),
 	[HC_DECIDE_LATENCY] = "target-read latency against the calibrated cache classes",
 };
 
