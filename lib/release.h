@@ -13,7 +13,7 @@ enum release_rule {
 	RULE_GUARD_REGIONS,		/* MADV_GUARD_INSTALL and _REMOVE exist */
 	RULE_GUARD_ANY_VMA,		/* guard regions in file, shared and read-only mappings */
 	RULE_PAGEMAP_GUARD_REGION,	/* pagemap bit 58 marks a guard marker */
-	RULE_GUARD_VMA_FLAG,		/* VM_MAYBE_GUARD instead of an anon_vma */
+	RULE_GUARD_VMA_FLAG,		/* guard install sets VM_MAYBE_GUARD (sticky) */
 	RULE_PT_RECLAIM,		/* MADV_DONTNEED frees the PTE tables it empties */
 	RULE_PROCESS_MADVISE_ANY_ADVICE, /* process_madvise of itself takes every advice */
 	RULE_PROCESS_MADVISE_LOCK_ONCE,	/* one mmap lock over a process_madvise vector */
@@ -22,7 +22,7 @@ enum release_rule {
 	RULE_MREMAP_ALIGN_FIRST,	/* lengths rounded to pages before they are checked */
 	RULE_MPROTECT_PTE_BATCH,	/* change_pte_range batches a large folio's PTEs */
 	RULE_CONTPTE_GET_EARLY_EXIT,	/* arm64 contpte ptep_get stops at young and dirty */
-	RULE_CLEAR_SEQUENTIAL,		/* folio_zero_user clears in ascending order */
+	RULE_CLEAR_SEQUENTIAL,		/* folio_zero_user clears in MMP_HUGE_ORDER_SEQUENTIAL */
 	RULE_FILE_BATCHED_UNMAP,	/* reclaim unmaps a large file folio in batches */
 	RULE_MPROTECT_SMALL_FOLIO,	/* change_pte_range's own branch for a small folio */
 	NR_RELEASE_RULES
