@@ -56,4 +56,16 @@ int mmp_debug_get_pte(struct mmp_space *space, uint64_t addr, uint64_t *raw);
  */
 int mmp_debug_set_pte(struct mmp_space *space, uint64_t addr, uint64_t raw);
 
+/*
+ * The sub-page order of the huge clears and copies @space makes from now on
+ * (folio_zero_user, copy_user_large_folio): each sub-page index in the order
+ * processed, appended at @t->order[@t->n++] while @t->n < @t->cap. NULL stops
+ * it. 0, or -EINVAL for a NULL @space.
+ */
+struct mmp_huge_trace {
+	unsigned int *order;
+	unsigned int cap, n;
+};
+int mmp_debug_trace_huge(struct mmp_space *space, struct mmp_huge_trace *t);
+
 #endif /* MMP_DEBUG_H */

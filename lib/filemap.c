@@ -389,6 +389,33 @@ uint32_t filemap_grab_folio(struct mmp_file *f, uint64_t index, unsigned int ord
 	}
 }
 
+/*
+ * Put the new folio @pfn at @index, aligned to its size: the page cache
+ * takes a reference per page (hugetlb_add_to_page_cache; hugetlb faults fill
+ * the cache themselves). -EEXIST when something is there already, -ENOMEM.
+ */
+int filemap_add_folio(struct mmp_file *f, uint32_t pfn, uint64_t index)
+{
+	struct address_space *as = &f->mapping;
+	struct mmp_page *head = pfn_to_page(f->phys, pfn);
+	uint64_t nr = folio_nr_pages(head);
+	int err = 0;
+
+	spin_lock(&as->i_pages_lock);
+	if (!xa_range_empty(as, index, nr))
+		err = -EEXIST;
+	else
+		err = xa_store_range(as, index, nr, pfn);
+	if (!err) {
+		head->index = index;
+		folio_ref_add(head, nr);
+		__atomic_store_n(&head->mapping, f->id, __ATOMIC_RELEASE);
+		as->nrpages += nr;
+	}
+	spin_unlock(&as->i_pages_lock);
+	return err;
+}
+
 /* Read-ahead: the folios of [start, start + nr) not in the cache yet, best effort. */
 static void page_cache_ra_order(struct mmp_space *s, struct mmp_file *f, uint64_t start,
 				uint64_t nr, unsigned int order)
@@ -598,8 +625,12 @@ void filemap_remove_from(struct mmp_file *f, uint64_t start)
 static void file_free(struct mmp_file *f)
 {
 	struct mmp_phys *phys = f->phys;
+	/* Its last reference: no mapping is left, every cached page goes back to the pool. */
+	uint64_t huge_freed = is_file_hugepages(f) ? f->mapping.nrpages >> f->hstate->order : 0;
 
 	filemap_remove_from(f, 0);
+	if (is_file_hugepages(f))
+		hugetlb_file_release(f, huge_freed);
 	if (f->mapping.root)
 		xa_free_node(f->mapping.root, f->mapping.height);
 	if (f->store)

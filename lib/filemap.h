@@ -50,6 +50,9 @@ struct mmp_file {
 	uint64_t store_bytes;
 	uint64_t writeback_pages;	/* atomic */
 	uint64_t verify_vmas;		/* mmp_space_verify's count of the VMAs it found mapping it */
+	/* A hugetlbfs file: its page size, and what shared mappings reserved or instantiated. */
+	struct hstate *hstate;
+	struct resv_map *resv_map;
 
 	struct address_space mapping;
 };
@@ -59,13 +62,19 @@ static inline bool shmem_file(const struct mmp_file *f)
 	return f->flags & MMP_FILE_SHMEM;
 }
 
+/* A hugetlbfs file (is_file_hugepages): huge folios, no backing store, never reclaimed. */
+static inline bool is_file_hugepages(const struct mmp_file *f)
+{
+	return f->hstate;
+}
+
 /*
  * mapping_can_writeback: a regular file's dirty folios are written to its
  * store; shmem's cannot be written anywhere (no swap).
  */
 static inline bool mapping_can_writeback(const struct mmp_file *f)
 {
-	return !shmem_file(f);
+	return !shmem_file(f) && !is_file_hugepages(f);
 }
 
 /*
@@ -114,6 +123,8 @@ uint32_t filemap_grab_folio(struct mmp_file *f, uint64_t index, unsigned int ord
 			    uint64_t limit, struct mmp_space *s, int *err);
 /* Read folios around @index into the cache for a fault in @vma (do_sync_mmap_readahead). */
 void filemap_readahead(struct mmp_space *s, struct mmp_vma *vma, uint64_t index);
+/* Put the new folio @pfn at @index: 0, -EEXIST, -ENOMEM (hugetlb_add_to_page_cache). */
+int filemap_add_folio(struct mmp_file *f, uint32_t pfn, uint64_t index);
 /* Take @head out of the page cache, dropping its references (filemap_remove_folio). Folio locked. */
 void filemap_remove_folio(struct mmp_file *f, uint32_t head_pfn);
 /* The same with i_pages_lock held and the references already frozen at 0 (__filemap_remove_folio). */

@@ -236,6 +236,7 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 		}
 		err = vma_insert(child, v->start, v->end, v->flags, v->pgoff, av, v->vm_file);
 		anon_vma_put(av);	/* the child's VMA holds it now */
+		/* A hugetlb VMA's reserve map stays the parent's (hugetlb_dup_vma_private). */
 		/*
 		 * vma_needs_copy: a VMA with no anon_vma maps nothing but zero
 		 * pages and page-cache pages (every shared mapping is such), which
@@ -247,7 +248,10 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 			continue;
 		c.dst_vma = child->vmas.last;
 		c.shared = v->flags & VM_SHARED;
-		err = copy_page_range(&c, parent, v);
+		if (unlikely(is_vm_hugetlb_page(v)))
+			err = copy_hugetlb_page_range(child, parent, v);
+		else
+			err = copy_page_range(&c, parent, v);
 	}
 	/* The parent's entries were write-protected: flush its TLBs (dup_mmap). */
 	flush_tlb_mm(parent);

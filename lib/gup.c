@@ -107,8 +107,9 @@ static bool gup_fast_leaf(struct mmp_space *s, mmp_pte_t *pmdp, mmp_pte_t pmd, m
 		return false;
 	/* Pairs with reclaim's clear, full barrier, read refcount: one of us sees the other. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if ((__atomic_load_n(&head->flags, __ATOMIC_ACQUIRE) & (PG_head | PG_anon | PG_reserved)) !=
-		    (PG_head | PG_anon) ||
+	/* Pins of hugetlb pages are not modelled, as those of file pages are not. */
+	if ((__atomic_load_n(&head->flags, __ATOMIC_ACQUIRE) &
+	     (PG_head | PG_anon | PG_reserved | PG_hugetlb)) != (PG_head | PG_anon) ||
 	    folio_pfn(s->phys, pfn) != head_pfn || gup_read_leaf(s, ep, level) != e ||
 	    (level == MMP_PTE && __atomic_load_n(pmdp, __ATOMIC_ACQUIRE) != pmd)) {
 		put_speculative(s, head_pfn);

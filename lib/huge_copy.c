@@ -240,6 +240,30 @@ unsigned int huge_page_order(enum mmp_huge_order order, unsigned int target, uns
 	return o.n;
 }
 
+struct traced_run {
+	subpages_fn fn;
+	void *arg;
+	struct mmp_huge_trace *t;
+};
+
+/* A run recorded for a test (mmp_debug_trace_huge), then done. */
+static void traced_run(void *arg, unsigned int first, unsigned int nr, bool far)
+{
+	struct traced_run *tr = arg;
+
+	for (unsigned int i = 0; i < nr && tr->t->n < tr->t->cap; i++)
+		tr->t->order[tr->t->n++] = first + i;
+	tr->fn(tr->arg, first, nr, far);
+}
+
+int mmp_debug_trace_huge(struct mmp_space *s, struct mmp_huge_trace *t)
+{
+	if (!s)
+		return -EINVAL;
+	__atomic_store_n(&s->huge_trace, t, __ATOMIC_RELEASE);
+	return 0;
+}
+
 /*
  * Run @fn over the @nr_pages sub-pages of the folio that user address
  * @addr_hint falls in, in the space's order, the sub-page of @addr_hint last
@@ -250,8 +274,15 @@ void process_huge_page(struct mmp_space *s, enum mmp_huge_order order, uint64_t 
 {
 	/* Align the hint down to the folio ourselves (Kefeng Wang's 2024 fix). */
 	unsigned int target = (addr_hint >> PAGE_SHIFT) & (nr_pages - 1);
+	struct mmp_huge_trace *t = __atomic_load_n(&s->huge_trace, __ATOMIC_ACQUIRE);
 
 	MMP_BUG_ON(nr_pages & (nr_pages - 1));
+	if (unlikely(t)) {
+		struct traced_run tr = { .fn = fn, .arg = arg, .t = t };
+
+		huge_page_walk(order, target, nr_pages, huge_neighbourhood(s), traced_run, &tr);
+		return;
+	}
 	huge_page_walk(order, target, nr_pages,
 		       huge_neighbourhood(s), fn, arg);
 }

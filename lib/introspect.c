@@ -28,8 +28,10 @@ _Static_assert(MMP_ENTRY_PRESENT == MMP_E_PRESENT && MMP_ENTRY_WRITE == MMP_E_WR
 _Static_assert(MMP_NR_LEVELS == MMP_MAX_LEVELS, "one entry per level");
 _Static_assert(offsetof(struct mmp_addr_info, pfn) == 104 && sizeof(struct mmp_addr_info) == 192,
 	       "struct mmp_addr_info of libmmprim.so.1.2: it only grows at its end");
-_Static_assert(sizeof(struct mmp_vma_info) == 280 && sizeof(struct mmp_mthp_stats) == 400,
+_Static_assert(offsetof(struct mmp_vma_info, page_size) == 280 &&
+		       sizeof(struct mmp_mthp_stats) == 400,
 	       "the introspection structures of libmmprim.so.1.2 only grow at their end");
+_Static_assert(sizeof(struct mmp_vma_info) == 304, "struct mmp_vma_info of libmmprim.so.1.4");
 _Static_assert(sizeof(((struct mmp_vma_info *)0)->anon_by_order) / sizeof(uint64_t) ==
 		       HPAGE_PMD_ORDER + 1, "an order per folio size");
 
@@ -73,10 +75,14 @@ void introspect_folio(struct mmp_space *s, uint64_t pfn, struct introspect_page 
 	fl = __atomic_load_n(&head->flags, __ATOMIC_RELAXED);
 	pg->folio_order = head->order;
 	pg->pincount = __atomic_load_n(&head->pincount, __ATOMIC_RELAXED);
+	/* A hugetlb folio keeps PageAnonExclusive on its head page alone. */
+	if (fl & PG_hugetlb)
+		page = head;
 	pg->folio_flags = (fl & PG_anon ? MMP_FOLIO_ANON : 0) |
 			  (fl & PG_lazyfree ? MMP_FOLIO_LAZYFREE : 0) |
 			  (fl & PG_dirty ? MMP_FOLIO_DIRTY : 0) |
 			  (fl & PG_swapbacked ? MMP_FOLIO_SWAPBACKED : 0) |
+			  (fl & PG_hugetlb ? MMP_FOLIO_HUGETLB : 0) |
 			  (pg->pincount ? MMP_FOLIO_PINNED : 0) |
 			  (page_flag_test(page, PG_anon_exclusive) ? MMP_FOLIO_ANON_EXCLUSIVE : 0);
 	pg->folio_mapcount = folio_mapcount(head);
@@ -218,7 +224,10 @@ static uint32_t vma_public_flags(const struct mmp_space *s, const struct mmp_vma
 
 	return mw | (vma->flags & VM_SHARED ? MMP_VMA_SHARED : 0) |
 	       (vma->vm_file ? MMP_VMA_FILE : 0) |
-	       (vma->vm_file && !vma->vm_file->handle ? MMP_VMA_SHMEM_ANON : 0) |
+	       (vma->vm_file && shmem_file(vma->vm_file) && !vma->vm_file->handle ?
+			MMP_VMA_SHMEM_ANON : 0) |
+	       (vma->flags & VM_HUGETLB ? MMP_VMA_HUGETLB : 0) |
+	       (vma->flags & VM_NORESERVE ? MMP_VMA_NORESERVE : 0) |
 	       (vma->flags & VM_GROWSDOWN ? MMP_VMA_GROWSDOWN : 0) |
 	       (vma->flags & VM_ACCOUNT ? MMP_VMA_ACCOUNT : 0) |
 	       (vma->flags & VM_HUGEPAGE ? MMP_VMA_HUGEPAGE : 0) |
@@ -413,6 +422,11 @@ static int smaps_page(struct mmp_space *s, const struct introspect_page *pg, voi
 
 	if (!entry_present(pg->eflags))
 		return 0;
+	/* smaps_hugetlb_range: a hugetlb page counts only as shared or private hugetlb. */
+	if (pg->folio_flags & MMP_FOLIO_HUGETLB) {
+		*(pg->folio_mapcount > 1 ? &v->shared_hugetlb : &v->private_hugetlb) += bytes;
+		return 0;
+	}
 	dirty = (pg->gathered & MMP_E_DIRTY) || (pg->folio_flags & MMP_FOLIO_DIRTY);
 	young = pg->gathered & MMP_E_ACCESSED;
 	v->rss += bytes;
@@ -456,7 +470,11 @@ void introspect_vma(struct mmp_space *s, struct mmp_vma *vma, struct mmp_vma_inf
 	v->end = vma->end;
 	v->prot = (uint32_t)(vma->flags & VM_ACCESS_FLAGS);
 	v->flags = vma_public_flags(s, vma);
-	if (vma->vm_file) {
+	v->page_size = is_vm_hugetlb_page(vma) ? huge_page_size(hstate_vma(vma)) : PAGE_SIZE;
+	if (is_vm_hugetlb_page(vma)) {
+		v->pgoff = vma->pgoff;
+		v->file_id = vma->vm_file->id;
+	} else if (vma->vm_file) {
 		v->pgoff = vma->pgoff;
 		v->file_id = vma->vm_file->id;
 		/* A file's large folios come from its page cache, not the anonymous THP policy. */
@@ -513,7 +531,8 @@ static int mthp_page(struct mmp_space *s, const struct introspect_page *pg, void
 	struct mthp_walk *w = arg;
 	unsigned int o = pg->folio_order;
 
-	if (!entry_present(pg->eflags) || !(pg->folio_flags & MMP_FOLIO_ANON) || o < 2 ||
+	if (!entry_present(pg->eflags) || !(pg->folio_flags & MMP_FOLIO_ANON) ||
+	    (pg->folio_flags & MMP_FOLIO_HUGETLB) || o < 2 ||
 	    o > HPAGE_PMD_ORDER || pg->folio_pfn == w->last_folio)
 		return 0;
 	w->last_folio = pg->folio_pfn;

@@ -14,28 +14,47 @@
 #include "mmap_lock.h"
 #include "rcu.h"
 
-/* MADV_DONTNEED of [start, end) into @tlb, the mmap lock held (madvise_dontneed_single_vma). */
-static void madvise_dontneed_range(struct mmp_gather *tlb, uint64_t start, uint64_t end)
+/*
+ * MADV_DONTNEED of [start, end) into @tlb, the mmap lock held
+ * (madvise_dontneed_single_vma). A hugetlb VMA takes whole huge pages only:
+ * its part of the range must start on one (-EINVAL, the VMAs before keep
+ * the advice) and ends rounded down, so no more goes than was asked
+ * (madvise_dontneed_free_valid_vma).
+ */
+static int madvise_dontneed_range(struct mmp_gather *tlb, uint64_t start, uint64_t end)
 {
 	tlb->drop_markers = false;	/* guard markers stay */
 	for (struct mmp_vma *vma = vma_find_next(tlb->s, start); vma && vma->start < end;
 	     vma = vma->vm_next) {
-		unmap_page_range(tlb, MAX(start, vma->start), MIN(end, vma->end));
+		uint64_t lo = MAX(start, vma->start), hi = MIN(end, vma->end);
+
+		if (unlikely(is_vm_hugetlb_page(vma))) {
+			uint64_t sz = huge_page_size(hstate_vma(vma));
+
+			if (lo & (sz - 1))
+				return -EINVAL;
+			hi &= ~(sz - 1);
+			if (lo >= hi)
+				continue;
+		}
+		unmap_single_vma(tlb, vma, lo, hi);
 	}
+	return 0;
 }
 
 static int madvise_dontneed(struct mmp_space *s, uint64_t start, uint64_t end)
 {
 	struct mmp_gather tlb;
+	int err;
 
 	pthread_rwlock_rdlock(&s->mmap_lock);
 	tlb_gather_mmu(&tlb, s, false);
 	tlb.reclaim_pt = true;	/* zap_details.reclaim_pt */
-	madvise_dontneed_range(&tlb, start, end);
+	err = madvise_dontneed_range(&tlb, start, end);
 	tlb_finish_mmu(&tlb);
 	WRITE_ONCE(s->last_op, "mmp_madvise(MADV_DONTNEED)");
 	pthread_rwlock_unlock(&s->mmap_lock);
-	return 0;
+	return err;
 }
 
 /*
@@ -199,6 +218,13 @@ static int madvise_walk_range(struct mmp_gather *tlb, uint64_t start, uint64_t e
 			err = -EINVAL;
 			break;
 		}
+		/* can_madv_lru_vma: hugetlb pages are on no LRU; reclaim passes them by. */
+		if (unlikely(is_vm_hugetlb_page(w.vma))) {
+			if (kind == WALK_RECLAIM)
+				continue;
+			err = -EINVAL;
+			break;
+		}
 		walk_pmd_range(s, MAX(start, w.vma->start), MIN(end, w.vma->end), madvise_pmd, &w);
 		if (kind == WALK_FREE || kind == WALK_COLD) {
 			tlb_end_vma(tlb);
@@ -267,7 +293,7 @@ static int madvise_willneed(struct mmp_space *s, uint64_t start, uint64_t end)
 		struct mmp_file *f = vma->vm_file;
 		uint64_t first, last;
 
-		if (!f || shmem_file(f))
+		if (!f || shmem_file(f) || is_file_hugepages(f))
 			continue;
 		first = linear_page_index(vma, MAX(start, vma->start));
 		last = MIN(linear_page_index(vma, MIN(end, vma->end)), file_size_pages(f));
@@ -416,7 +442,7 @@ static int madvise_vector_one(struct mmp_gather *tlb, uint64_t start, uint64_t l
 	if (advice == MMP_MADV_FREE)
 		err = madvise_walk_range(tlb, start, end, WALK_FREE);
 	else
-		madvise_dontneed_range(tlb, start, end);
+		err = madvise_dontneed_range(tlb, start, end);
 	return !err && hole ? -ENOMEM : err;
 }
 

@@ -25,6 +25,9 @@
 
 static bool is_valid_guard_vma(struct mmp_space *s, struct mmp_vma *vma)
 {
+	/* Never hugetlb, whose entries are no PTEs to hold markers. */
+	if (is_vm_hugetlb_page(vma))
+		return false;
 	return vma_is_anonymous(vma) || release_follows(s, RULE_GUARD_ANY_VMA);
 }
 

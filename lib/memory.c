@@ -61,7 +61,10 @@ bool __folio_put_refs(struct mmp_phys *phys, uint32_t head_pfn, unsigned int nr)
 	if (left)
 		return false;
 	MMP_BUG_ON(folio_mapcount(head) != 0);
-	folio_free(phys, head_pfn);
+	if (unlikely(head->flags & PG_hugetlb))
+		free_huge_folio(phys, head_pfn);	/* back to its pool */
+	else
+		folio_free(phys, head_pfn);
 	return true;
 }
 
@@ -486,6 +489,8 @@ static __always_inline int __handle_mm_fault_fmt(struct mmp_space *s, struct mmp
 /* __handle_mm_fault_fmt() for the space's format: the fault path compiled per format. */
 int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, unsigned int flags)
 {
+	if (unlikely(is_vm_hugetlb_page(vma)))
+		return hugetlb_fault(s, vma, addr, flags);
 #define MMP_FORMAT(f)							\
 	case MMP_FORMAT_##f: return __handle_mm_fault_fmt(s, vma, addr, flags, MMP_FORMAT_##f);
 	MMP_DISPATCH_FORMAT(s->format)
@@ -861,6 +866,17 @@ void unmap_page_range(struct mmp_gather *tlb, uint64_t start, uint64_t end)
 	tlb_end_vma(tlb);
 }
 
+/* Zap [start, end) of @vma, the hugetlb way for a hugetlb VMA (unmap_single_vma). */
+void unmap_single_vma(struct mmp_gather *tlb, struct mmp_vma *vma, uint64_t start, uint64_t end)
+{
+	if (unlikely(is_vm_hugetlb_page(vma))) {
+		unmap_hugepage_range(tlb, vma, start, end, NO_PFN);
+		tlb_end_vma(tlb);
+		return;
+	}
+	unmap_page_range(tlb, start, end);
+}
+
 /* Free the tables below [start, end) that no VMA left needs. */
 static void free_region_tables(struct mmp_gather *tlb, uint64_t start, uint64_t end)
 {
@@ -895,11 +911,22 @@ void unmap_vmas_and_remove(struct mmp_space *s, uint64_t start, uint64_t end)
 	for (struct mmp_vma *vma = find_vma_intersection(s, start, end); vma && vma->start < end;
 	     vma = vma->vm_next)
 		vma_start_write(s, vma);
+	bool hugetlb = false;
+
 	tlb_gather_mmu(&tlb, s, false);
 	/* unmap_vmas: VMA by VMA, each ending in tlb_end_vma. */
 	for (struct mmp_vma *vma = find_vma_intersection(s, start, end); vma && vma->start < end;
-	     vma = vma->vm_next)
-		unmap_page_range(&tlb, MAX(start, vma->start), MIN(end, vma->end));
+	     vma = vma->vm_next) {
+		unmap_single_vma(&tlb, vma, MAX(start, vma->start), MIN(end, vma->end));
+		hugetlb |= is_vm_hugetlb_page(vma);
+	}
+	/*
+	 * Huge pages go back to their pool before the VMAs close and give back
+	 * their reservations, as the kernel's tlb_finish_mmu comes before
+	 * remove_vma: what a freed page restores, the close then finds.
+	 */
+	if (unlikely(hugetlb))
+		tlb_flush_mmu(&tlb);
 	vma_remove_range(s, start, end);
 	free_region_tables(&tlb, start, end);
 	tlb_finish_mmu(&tlb);

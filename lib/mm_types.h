@@ -39,6 +39,9 @@ struct mmp_copy_ops;
 #define PG_isolated		(1u << 12) /* taken off the LRU by reclaim */
 #define PG_pt_rcu		(1u << 13) /* page table in an RCU batch: in flight to its free */
 #define PG_locked		(1u << 14) /* folio lock: page-cache folios, against truncate */
+#define PG_hugetlb		(1u << 15) /* folio head: a page of a hugetlb pool, in use or free */
+/* hugetlb: freeing the folio gives back the reservation it took (HPG_restore_reserve). */
+#define PG_hugetlb_restore_reserve (1u << 16)
 
 /* What a freed page table is filled with: no architecture's valid entry looks like it. */
 #define PT_POISON		0x6b6b6b6b6b6b6b6aULL
@@ -118,10 +121,15 @@ struct mmp_rss_shard {
 #define VM_MAYWRITE	0x20ul
 #define VM_ACCESS_FLAGS	(VM_READ | VM_WRITE | VM_EXEC)
 #define VM_GROWSDOWN	0x00000100ul	/* a stack (MAP_GROWSDOWN): faults below it grow it */
+#define VM_DONTEXPAND	0x00040000ul	/* cannot grow with mremap, never merges (hugetlb) */
 #define VM_MAYBE_GUARD	0x00000800ul	/* guard markers may be in it (6.19): fork copies its tables */
 /* Flags that do not stop a merge and that the merged VMA keeps (VM_STICKY). */
 #define VM_STICKY	VM_MAYBE_GUARD
 #define VM_ACCOUNT	0x00100000ul	/* private writable memory charged to overcommit */
+#define VM_NORESERVE	0x00200000ul	/* MAP_NORESERVE: no charge, no hugetlb reservation */
+#define VM_HUGETLB	0x00400000ul	/* huge pages of a hugetlb pool (lib/hugetlb.c) */
+/* VMAs that never merge: the kernel's VM_SPECIAL, of which only VM_DONTEXPAND is modelled. */
+#define VM_SPECIAL	VM_DONTEXPAND
 #define VM_HUGEPAGE	0x20000000ul
 #define VM_NOHUGEPAGE	0x40000000ul
 #define VM_DROPPABLE	0x80000000ul	/* reclaim drops it even when dirty */
@@ -177,6 +185,13 @@ struct mmp_vma {
 	struct mmp_space *vm_mm;	/* the space the VMA belongs to: file rmap walks start here */
 	/* The file's i_mmap list, under its i_mmap lock. */
 	struct mmp_vma *shared_prev, *shared_next;
+	/*
+	 * hugetlb, the kernel's vm_private_data: the reserve map of a private
+	 * mapping, shared by the pieces of its owner's VMA (NULL in a child
+	 * and with MAP_NORESERVE), and HPAGE_RESV_* flags (atomic).
+	 */
+	struct resv_map *resv_map;
+	unsigned int resv_flags;
 };
 
 _Static_assert(offsetof(struct mmp_vma, flags) == 64 && offsetof(struct mmp_vma, vm_refcnt) == 128,
@@ -238,6 +253,7 @@ struct mmp_space {
 
 	/* MM_ANONPAGES as a per-thread counter (the kernel's percpu_counter rss_stat). */
 	struct mmp_rss_shard *rss;
+	int64_t hugetlb_usage;		/* atomic: pages hugetlb entries map (HugetlbPages), not RSS */
 	int64_t nr_pgtables;		/* atomic: tables below the PGD, deposits included */
 
 	mmp_spinlock_t cpus_lock;
@@ -259,6 +275,7 @@ struct mmp_space {
 	/* The release rules it follows, a bit per enum release_rule (lib/release.h). */
 	unsigned int release_rules;
 	long debug[MMP_NR_DEBUG_OPTS];	/* fault injection for tests (debug.h) */
+	struct mmp_huge_trace *huge_trace;	/* tests: the sub-page order of huge copies */
 	/* Bit o: order o is enabled always / in MADV_HUGEPAGE VMAs (the sysfs enabled files). */
 	uint32_t thp_orders_always;
 	uint32_t thp_orders_madvise;

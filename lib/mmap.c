@@ -4,7 +4,8 @@
 #include "mmap_lock.h"
 
 #define MMP_MAP_ALL	(MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE | MMP_MAP_POPULATE | \
-			 MMP_MAP_DROPPABLE | MMP_MAP_GROWSDOWN)
+			 MMP_MAP_DROPPABLE | MMP_MAP_GROWSDOWN | MMP_MAP_NORESERVE | \
+			 MMP_MAP_HUGETLB | (MMP_MAP_HUGE_MASK << MMP_MAP_HUGE_SHIFT))
 /* What a file mapping takes: no droppable or stack files. */
 #define MMP_MAP_FILE_ALL (MMP_MAP_SHARED | MMP_MAP_PRIVATE | MMP_MAP_FIXED | \
 			  MMP_MAP_FIXED_NOREPLACE | MMP_MAP_POPULATE)
@@ -55,38 +56,64 @@ int populate_range(struct mmp_space *s, uint64_t start, uint64_t end, bool write
 }
 
 /*
+ * hugetlbfs's mmap: reserve the pages of [addr, addr + len) of @file (its
+ * pages from @pgoff), before anything is unmapped there, so that a refusal
+ * leaves the range as it was. *@resv gets a private mapping's reserve map.
+ */
+static int hugetlb_mmap_reserve(struct mmp_file *file, uint64_t len, uint64_t pgoff,
+				unsigned long vm_flags, struct resv_map **resv)
+{
+	unsigned int order = file->hstate->order;
+
+	return hugetlb_reserve_pages(file, pgoff >> order, (pgoff + (len >> PAGE_SHIFT)) >> order,
+				     vm_flags, resv);
+}
+
+/*
  * do_mmap: map @len bytes at @hint (or where there is room) of @file from
  * page @pgoff, or of anonymous memory for a NULL @file. @late_err is what the
  * kernel finds wrong only once the address is settled (the mapping type, the
  * file's access mode): returned after the placement's own errors, before
- * anything is unmapped.
+ * anything is unmapped. A hugetlbfs file's mapping is aligned to its page
+ * size, reserves its pages and never merges.
  */
 static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, int flags,
 		   struct mmp_file *file, uint64_t pgoff, int late_err, uint64_t *addr_out)
 {
+	struct hstate *h = file ? file->hstate : NULL;
+	uint64_t align = h ? huge_page_size(h) : PAGE_SIZE;
+	struct resv_map *resv = NULL;
+	bool replace = false;
 	unsigned long vm_flags;
 	uint64_t addr;
 	int err = 0;
 
 	if (!len)
 		return -EINVAL;
-	if (len > TASK_SIZE(s))
+	if (len > TASK_SIZE(s) || (h && len > TASK_SIZE(s) - align))
 		return -ENOMEM;
-	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
+	len = (len + align - 1) & ~(align - 1);
 	vm_flags = calc_vm_prot_bits(prot);
 	if (flags & MMP_MAP_SHARED) {
 		vm_flags |= VM_SHARED;
 		if (!file || !(file->flags & MMP_FILE_RDONLY))
 			vm_flags |= VM_MAYWRITE;
 	}
+	if (flags & MMP_MAP_NORESERVE)
+		vm_flags |= VM_NORESERVE;
 	/* do_mmap: droppable memory is also wiped on fork. */
 	if (flags & MMP_MAP_DROPPABLE)
 		vm_flags |= VM_DROPPABLE | VM_WIPEONFORK;
-	/* accountable_mapping: private writable memory is charged, droppable (NORESERVE) not. */
-	else if ((vm_flags & VM_WRITE) && !(vm_flags & VM_SHARED))
+	/*
+	 * accountable_mapping: private writable memory is charged; droppable
+	 * and MAP_NORESERVE memory not, nor hugetlb (its pool is its charge).
+	 */
+	else if ((vm_flags & VM_WRITE) && !(vm_flags & (VM_SHARED | VM_NORESERVE)) && !h)
 		vm_flags |= VM_ACCOUNT;
 	if (flags & MMP_MAP_GROWSDOWN)
 		vm_flags |= VM_GROWSDOWN;
+	if (h)
+		vm_flags |= VM_HUGETLB | VM_DONTEXPAND;
 
 	mmap_write_lock(s);
 	/*
@@ -98,11 +125,14 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 	} else if (flags & (MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE)) {
 		addr = hint;
 		/*
-		 * __get_unmapped_area's order: the range, the alignment, then
+		 * __get_unmapped_area's order: hugetlbfs's own alignment check
+		 * (prepare_hugepage_range), the range, the alignment, then
 		 * security_mmap_addr(). The process is unprivileged (no
 		 * CAP_SYS_RAWIO): below mmap_min_addr is EPERM (cap_mmap_addr).
 		 */
-		if (addr > TASK_SIZE(s) - len) {
+		if (h && (addr & (align - 1))) {
+			err = -EINVAL;
+		} else if (addr > TASK_SIZE(s) - len) {
 			err = -ENOMEM;
 		} else if (addr & (PAGE_SIZE - 1)) {
 			err = -EINVAL;
@@ -112,7 +142,7 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 			if (flags & MMP_MAP_FIXED_NOREPLACE)
 				err = -EEXIST;
 			else
-				err = late_err ? late_err : do_munmap(s, addr, addr + len);
+				replace = true;
 		}
 	} else {
 		addr = file_get_unmapped_area(s, file, hint, len, pgoff);
@@ -121,10 +151,25 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 	}
 	if (!err)
 		err = late_err;
+	if (!err && h)
+		err = hugetlb_mmap_reserve(file, len, pgoff, vm_flags, &resv);
+	if (!err && replace)
+		err = do_munmap(s, addr, addr + len);
 	if (!err) {
 		/* An anonymous page index is its address; a file's, its offset. */
 		err = vma_insert(s, addr, addr + len, vm_flags, file ? pgoff : addr >> PAGE_SHIFT,
 				 NULL, file);
+	}
+	if (!err && resv) {
+		struct mmp_vma *vma = find_vma(s, addr);
+
+		vma->resv_map = resv;
+		vma->resv_flags = HPAGE_RESV_OWNER;
+	} else if (resv) {
+		/* A private mapping's reservation dies with it; a shared one's with its file. */
+		hugetlb_unreserve_private(s->phys, h, resv, pgoff >> h->order,
+					  (pgoff + (len >> PAGE_SHIFT)) >> h->order);
+		resv_map_put(resv);
 	}
 	if (!err) {
 		vma_merge_range(s, addr, addr + len);
@@ -140,6 +185,28 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 	return 0;
 }
 
+/*
+ * ksys_mmap_pgoff's MAP_HUGETLB: the anonymous hugetlbfs file behind the
+ * mapping, of the size the MAP_HUGE_* bits name, which the back end must be
+ * able to map; its length is rounded up to that size.
+ */
+static int hugetlb_mmap_file(struct mmp_space *s, uint64_t len, int flags,
+			     struct mmp_file **out)
+{
+	struct hstate *h = hstate_sizelog(s->phys, (flags >> MMP_MAP_HUGE_SHIFT) & MMP_MAP_HUGE_MASK);
+	uint64_t sizes;
+
+	if (!h || mmp_hugetlb_sizes(s->arch->name, &sizes) || !(sizes & huge_page_size(h)))
+		return -EINVAL;
+	/* MAP_GROWSDOWN and MAP_DROPPABLE are refused on hugetlbfs, as on a 6.18 host. */
+	if (flags & (MMP_MAP_GROWSDOWN | MMP_MAP_DROPPABLE))
+		return -EINVAL;
+	if (!len || len > TASK_SIZE(s))
+		return 0;	/* do_mmap says why */
+	return hugetlb_file_setup(s->phys, h,
+				  (len + huge_page_size(h) - 1) & ~(huge_page_size(h) - 1), out);
+}
+
 MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, int flags,
 			uint64_t *addr_out)
 {
@@ -150,6 +217,17 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 		return -EINVAL;
 	if ((prot & ~MMP_PROT_ALL) || (flags & ~(MMP_MAP_ALL | MMP_MAP_SHARED | MMP_MAP_PRIVATE)))
 		return -EINVAL;
+	if ((flags & MMP_MAP_SHARED) && (flags & MMP_MAP_PRIVATE))
+		return -EINVAL;
+	if (flags & MMP_MAP_HUGETLB) {
+		err = hugetlb_mmap_file(s, len, flags, &shm);
+		if (err)
+			return err;
+		err = do_mmap(s, hint, len, prot, flags, shm, 0, 0, addr_out);
+		if (shm)
+			fput(shm);	/* the VMA holds its own reference, if it was made */
+		return err;
+	}
 	if ((flags & MMP_MAP_SHARED) && (flags & MMP_MAP_PRIVATE))
 		return -EINVAL;
 	/* MAP_DROPPABLE is a mapping type of its own: not shared. */

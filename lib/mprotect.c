@@ -191,7 +191,7 @@ static int change_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint6
 
 /*
  * The VMA's new flags (mprotect_fixup): private memory turning writable is
- * charged from now on; anonymous memory never faulted in is uncharged when it
+ * charged from now on (not hugetlb or MAP_NORESERVE memory); anonymous memory never faulted in is uncharged when it
  * turns read-only (a file mapping keeps its charge). The charge is a VMA flag,
  * so it decides merges.
  */
@@ -203,7 +203,8 @@ static unsigned long mprotect_flags(const struct mmp_vma *vma, void *arg)
 	if (flags == vma->flags)
 		return flags;	/* nothing changes, not even the charge */
 	if ((vm_flags & VM_WRITE) &&
-	    !(vma->flags & (VM_ACCOUNT | VM_WRITE | VM_DROPPABLE | VM_SHARED)))
+	    !(vma->flags & (VM_ACCOUNT | VM_WRITE | VM_DROPPABLE | VM_SHARED | VM_HUGETLB |
+			    VM_NORESERVE)))
 		flags |= VM_ACCOUNT;
 	else if (!(vm_flags & VM_WRITE) && !vma->anon_vma && vma_is_anonymous(vma))
 		flags &= ~VM_ACCOUNT;
@@ -221,6 +222,13 @@ static void mprotect_fixup(struct mmp_space *s, struct mmp_vma *vma, unsigned lo
 			 mapping_can_writeback(vma->vm_file);
 
 	inc_tlb_flush_pending(s);
+	if (unlikely(is_vm_hugetlb_page(vma))) {
+		/* hugetlb_change_protection, then flush_hugetlb_tlb_range at its page size. */
+		if (hugetlb_change_protection(s, vma, flags))
+			flush_tlb_range(s, vma->start, vma->end, level_shift(hstate_vma(vma)->level));
+		dec_tlb_flush_pending(s);
+		return;
+	}
 	walk_pmd_range(s, vma->start, vma->end, change_pmd, &cp);
 	if (cp.pages)
 		flush_tlb_range(s, vma->start, vma->end, PAGE_SHIFT);

@@ -201,11 +201,19 @@ static int move_vma(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64
 	 */
 	if (vma->vm_file)
 		pthread_rwlock_wrlock(&vma->vm_file->mapping.i_mmap_rwsem);
-	err = move_page_tables(s, addr, new_addr, old_len, &moved);
-	if (err)
-		MMP_BUG_ON(move_page_tables(s, new_addr, addr, moved, &back) || back != moved);
+	if (unlikely(is_vm_hugetlb_page(vma))) {
+		/* All or nothing: its tables are had before an entry moves. */
+		err = move_hugetlb_page_tables(s, vma, addr, new_addr, old_len);
+	} else {
+		err = move_page_tables(s, addr, new_addr, old_len, &moved);
+		if (err)
+			MMP_BUG_ON(move_page_tables(s, new_addr, addr, moved, &back) ||
+				   back != moved);
+	}
 	if (vma->vm_file)
 		pthread_rwlock_unlock(&vma->vm_file->mapping.i_mmap_rwsem);
+	if (!err && unlikely(is_vm_hugetlb_page(vma)))
+		hugetlb_mremap_resv(s, vma, find_vma(s, new_addr), addr, old_len);
 	if (err) {
 		/*
 		 * What moved was moved back above: the tables it moved from are
@@ -282,11 +290,42 @@ static int munmap_tail(struct mmp_space *s, const struct remap *r)
 	return do_munmap(s, r->addr + r->new_len, r->addr + r->old_len);
 }
 
+/*
+ * A hugetlb VMA moves whole huge pages or not at all, and never grows or
+ * stays mapped behind (VM_DONTEXPAND): an unaligned address, either length
+ * longer than the other after rounding up to the page size, or DONTUNMAP is
+ * -EINVAL, as a 6.18 host answers. The lengths are rounded up here.
+ */
+static int hugetlb_mremap_check(struct mmp_space *s, struct remap *r)
+{
+	struct mmp_vma *vma = find_vma(s, r->addr);
+	uint64_t sz;
+
+	if (!vma || !is_vm_hugetlb_page(vma))
+		return 0;
+	sz = huge_page_size(hstate_vma(vma));
+	if ((r->addr & (sz - 1)) || (r->flags & MMP_MREMAP_DONTUNMAP) ||
+	    ((r->flags & MMP_MREMAP_FIXED) && (r->new_addr & (sz - 1))))
+		return -EINVAL;
+	if (r->old_len > UINT64_MAX - sz || r->new_len > UINT64_MAX - sz)
+		return -EINVAL;
+	r->old_len = (r->old_len + sz - 1) & ~(sz - 1);
+	r->new_len = (r->new_len + sz - 1) & ~(sz - 1);
+	if (r->new_len > r->old_len)
+		return -EINVAL;
+	return 0;
+}
+
 /* mremap_to: move to r->new_addr (FIXED, replacing what is there) or near it (DONTUNMAP). */
 static int mremap_to(struct mmp_space *s, struct remap *r, uint64_t *out)
 {
 	uint64_t new_addr = r->new_addr;
 	int err;
+
+	/* A piece of a multi-VMA move is checked as a call of its own would be. */
+	err = hugetlb_mremap_check(s, r);
+	if (err)
+		return err;
 
 	if (r->flags & MMP_MREMAP_FIXED) {
 		err = do_munmap(s, new_addr, new_addr + r->new_len);
@@ -446,7 +485,9 @@ MMP_EXPORT int mmp_mremap(struct mmp_space *s, uint64_t addr, uint64_t old_len, 
 	r.new_len = (new_len + PAGE_SIZE - 1) & PAGE_MASK;
 
 	mmap_write_lock(s);
-	err = do_mremap(s, &r, &out);
+	err = hugetlb_mremap_check(s, &r);
+	if (!err)
+		err = do_mremap(s, &r, &out);
 	WRITE_ONCE(s->last_op, "mmp_mremap");
 	mmap_write_unlock(s);
 	if (!err)

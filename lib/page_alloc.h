@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include "hugetlb.h"
 #include "mm_types.h"
 
 /*
@@ -82,6 +83,16 @@ struct mmp_phys {
 	pthread_mutex_t spaces_lock;
 	struct mmp_space *spaces; /* every space on this phys, linked by space->phys_next */
 	uint64_t next_space_id;
+
+	/*
+	 * hugetlb pools (lib/hugetlb.c): their counts and free lists under
+	 * hugetlb_lock; the sysctl writes take turns under hugetlb_mutex, which
+	 * verify takes too; faults on one huge page take turns on its fault mutex.
+	 */
+	mmp_spinlock_t hugetlb_lock;
+	struct hstate hstates[HUGE_MAX_HSTATE];
+	pthread_mutex_t hugetlb_mutex;
+	pthread_mutex_t hugetlb_fault_mutex[HUGETLB_FAULT_MUTEXES];
 
 	/* Files by id (lib/filemap.c): a page-cache folio's mapping finds its file here. */
 	pthread_mutex_t files_lock;

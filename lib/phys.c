@@ -664,6 +664,7 @@ MMP_EXPORT int mmp_phys_create(size_t bytes, struct mmp_phys **out)
 	pfn_to_page(phys, phys->zero_pfn)->flags = PG_reserved;
 	pfn_to_page(phys, phys->zero_pfn)->refcount = 1;
 	phys->huge_zero_pfn = NO_PFN;
+	hugetlb_init(phys);
 
 	phys->spaces = NULL;
 	phys->files_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;

@@ -22,16 +22,22 @@ static void smaps_field(FILE *m, const char *name, uint64_t bytes)
 /* show_map_vma and __show_smap. */
 static void show_smap(FILE *m, const struct mmp_vma_info *v)
 {
-	/* The kernel's VmFlags mnemonics, in its bit order (mr and me always: no mprotect limits). */
+	/*
+	 * The kernel's VmFlags mnemonics, in its bit order (mr and me always: no
+	 * mprotect limits; a hugetlb VMA is VM_DONTEXPAND and VM_HUGETLB).
+	 */
 	static const struct {
 		uint32_t flag;
 		const char *name;
 	} vm_flags[] = {
 		{ MMP_VMA_GROWSDOWN, "gd" },  { MMP_VMA_MAYBE_GUARD, "gu" },
-		{ MMP_VMA_ACCOUNT, "ac" },
+		{ MMP_VMA_HUGETLB, "de" },    { MMP_VMA_ACCOUNT, "ac" },
+		{ MMP_VMA_NORESERVE, "nr" },  { MMP_VMA_HUGETLB, "ht" },
 		{ MMP_VMA_WIPEONFORK, "wf" }, { MMP_VMA_HUGEPAGE, "hg" },
 		{ MMP_VMA_NOHUGEPAGE, "nh" }, { MMP_VMA_DROPPABLE, "dp" },
 	};
+	bool hugetlb = v->flags & MMP_VMA_HUGETLB;
+	uint64_t page_size = v->page_size ? v->page_size : MMP_PAGE_SIZE;
 	long pos0 = ftell(m);
 	int len;
 
@@ -42,8 +48,14 @@ static void show_smap(FILE *m, const struct mmp_vma_info *v)
 		(unsigned long long)(v->flags & MMP_VMA_FILE ? v->pgoff * MMP_PAGE_SIZE : 0),
 		(unsigned long long)(v->flags & MMP_VMA_FILE ? v->file_id : 0));
 	len = (int)(ftell(m) - pos0);
-	/* Where the kernel prints the path: the file's number (shared anonymous: /dev/zero). */
-	if (v->flags & MMP_VMA_SHMEM_ANON)
+	/*
+	 * Where the kernel prints the path: the file's number (shared anonymous:
+	 * /dev/zero; MAP_HUGETLB: the unlinked hugetlbfs file).
+	 */
+	if (hugetlb)
+		fprintf(m, "%*s /anon_hugepage (deleted)",
+			len < MAPS_NAME_COLUMN ? MAPS_NAME_COLUMN - len : 0, "");
+	else if (v->flags & MMP_VMA_SHMEM_ANON)
 		fprintf(m, "%*s /dev/zero (deleted)", len < MAPS_NAME_COLUMN ? MAPS_NAME_COLUMN - len : 0,
 			"");
 	else if (v->flags & MMP_VMA_FILE)
@@ -53,8 +65,8 @@ static void show_smap(FILE *m, const struct mmp_vma_info *v)
 		fprintf(m, "%*s [heap]", len < MAPS_NAME_COLUMN ? MAPS_NAME_COLUMN - len : 0, "");
 	fputc('\n', m);
 	smaps_field(m, "Size:", v->end - v->start);
-	smaps_field(m, "KernelPageSize:", MMP_PAGE_SIZE);
-	smaps_field(m, "MMUPageSize:", MMP_PAGE_SIZE);
+	smaps_field(m, "KernelPageSize:", page_size);
+	smaps_field(m, "MMUPageSize:", page_size);
 	smaps_field(m, "Rss:", v->rss);
 	smaps_field(m, "Pss:", v->pss);
 	smaps_field(m, "Pss_Dirty:", v->pss_dirty);
@@ -78,8 +90,8 @@ static void show_smap(FILE *m, const struct mmp_vma_info *v)
 	}
 	smaps_field(m, "ShmemPmdMapped:", 0);
 	smaps_field(m, "FilePmdMapped:", 0);
-	smaps_field(m, "Shared_Hugetlb:", 0);
-	smaps_field(m, "Private_Hugetlb:", 0);
+	smaps_field(m, "Shared_Hugetlb:", v->shared_hugetlb);
+	smaps_field(m, "Private_Hugetlb:", v->private_hugetlb);
 	smaps_field(m, "Swap:", v->swap);
 	smaps_field(m, "SwapPss:", 0);
 	smaps_field(m, "Locked:", v->locked);

@@ -179,9 +179,19 @@ void exit_mmap(struct mmp_space *s)
 {
 	struct mmp_gather tlb;
 
+	bool hugetlb = false;
+
 	tlb_gather_mmu(&tlb, s, true);
-	for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next)
-		unmap_page_range(&tlb, vma->start, vma->end);
+	for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next) {
+		unmap_single_vma(&tlb, vma, vma->start, vma->end);
+		hugetlb |= is_vm_hugetlb_page(vma);
+	}
+	/* Huge pages back to their pool, then the reservations never used (remove_vma's close). */
+	if (unlikely(hugetlb)) {
+		tlb_flush_mmu(&tlb);
+		for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next)
+			hugetlb_vm_op_close(s, vma);
+	}
 	/* free_pgtables: file VMAs leave i_mmap before their tables go. */
 	for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next)
 		if (vma->vm_file)
@@ -370,6 +380,7 @@ MMP_EXPORT int mmp_space_stat_sized(struct mmp_space *s, struct mmp_space_stat *
 	k.rss_file_pages = get_mm_counter(s, MM_FILEPAGES);
 	k.rss_shmem_pages = get_mm_counter(s, MM_SHMEMPAGES);
 	k.pgtable_bytes = __atomic_load_n(&s->nr_pgtables, __ATOMIC_RELAXED) * PAGE_SIZE;
+	k.hugetlb_pages = __atomic_load_n(&s->hugetlb_usage, __ATOMIC_RELAXED);
 	pthread_rwlock_unlock(&s->mmap_lock);
 	copy_struct_to_caller(st, size, &k, sizeof(k));
 	return 0;

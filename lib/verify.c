@@ -39,8 +39,12 @@ struct verify {
 	int64_t outstanding;	/* tallies the walk took and the frame scan did not consume */
 	int64_t extra_refs;	/* GUP pins over all folios */
 	int64_t in_flight;	/* unlinked tables waiting in an RCU batch */
+	/* hugetlb, per hstate: pool pages found free and in use, reservations found */
+	int64_t huge_free[HUGE_MAX_HSTATE], huge_used[HUGE_MAX_HSTATE];
+	int64_t huge_resv[HUGE_MAX_HSTATE];	/* unconsumed, less freed pages that restore */
 	/* per space */
 	struct mmp_space *s;
+	int64_t hugetlb_pages;
 	struct mmp_vma *vma;	/* last VMA a leaf was found in: leaves come in address order */
 	int64_t rss[NR_MM_COUNTERS], tables;
 };
@@ -183,6 +187,7 @@ static void check_folio_page(struct verify *v, uint64_t pfn, uint64_t va, unsign
 	}
 	head = folio_pfn(phys, pfn);
 	if (!(pfn_to_page(phys, head)->flags & PG_head) ||
+	    (pfn_to_page(phys, head)->flags & PG_hugetlb) ||
 	    !(pfn_to_page(phys, head)->flags & PG_anon || pfn_to_page(phys, head)->mapping) ||
 	    pfn - head >= folio_nr_pages(pfn_to_page(phys, head)) ||
 	    (order && (head != pfn || pfn_to_page(phys, head)->order != order))) {
@@ -198,6 +203,49 @@ static void check_folio_page(struct verify *v, uint64_t pfn, uint64_t va, unsign
 	else
 		v->tally[pfn].maps++;
 	v->outstanding += 2;
+}
+
+/* The index of @h among the phys's hstates. */
+static unsigned int hstate_index(struct mmp_phys *phys, const struct hstate *h)
+{
+	return (unsigned int)(h - phys->hstates);
+}
+
+/*
+ * A leaf of a hugetlb VMA: one whole page of its hstate, at its level and
+ * alignment, of a hugetlb folio of that order; it holds a reference and an
+ * entire mapping, and counts in hugetlb_usage, not in RSS.
+ */
+static void check_hugetlb_leaf(struct verify *v, struct mmp_vma *vma, uint64_t va, uint64_t pfn,
+			       enum mmp_level level)
+{
+	struct hstate *h = hstate_vma(vma);
+	struct mmp_page *p;
+
+	if (level != h->level || (va & (huge_page_size(h) - 1))) {
+		report(v, "space %llu: hugetlb VMA [%#llx, %#llx) has a leaf at %#llx level %d",
+		       (unsigned long long)v->s->id, (unsigned long long)vma->start,
+		       (unsigned long long)vma->end, (unsigned long long)va, level);
+		return;
+	}
+	if (!phys_pfn_valid(v->phys, pfn) || frame_free(v, pfn)) {
+		report(v, "space %llu: %#llx maps frame %llu, which is free or out of range",
+		       (unsigned long long)v->s->id, (unsigned long long)va, (unsigned long long)pfn);
+		return;
+	}
+	p = pfn_to_page(v->phys, pfn);
+	if ((p->flags & (PG_head | PG_hugetlb)) != (PG_head | PG_hugetlb) || p->order != h->order ||
+	    !p->refcount) {
+		report(v, "space %llu: %#llx maps frame %llu, not a hugetlb page in use of %llu kB",
+		       (unsigned long long)v->s->id, (unsigned long long)va, (unsigned long long)pfn,
+		       (unsigned long long)(huge_page_size(h) >> 10));
+		return;
+	}
+	v->hugetlb_pages += pages_per_huge_page(h);
+	v->tally[pfn].refs++;
+	v->tally[pfn].entire++;
+	v->outstanding += 2;
+	check_rmap(v, vma, va, pfn);
 }
 
 /* Entries in a contiguous block (contpte, NAPOT). */
@@ -402,6 +450,10 @@ static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level,
 			continue;
 		}
 		vma = check_leaf_vma(v, va, level_size(level), f);
+		if (vma && is_vm_hugetlb_page(vma)) {
+			check_hugetlb_leaf(v, vma, va, pfn, level);
+			continue;
+		}
 		if (level == MMP_PMD)
 			huge++;
 		if (f & MMP_E_SPECIAL) {
@@ -440,6 +492,45 @@ static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level,
 	}
 }
 
+/*
+ * A hugetlb VMA maps a hugetlbfs file over whole huge pages and never merges;
+ * its owner's reserve map promises the pages it has not consumed.
+ */
+static void check_hugetlb_vma(struct verify *v, struct mmp_vma *vma)
+{
+	struct hstate *h;
+	uint64_t first, last;
+
+	if (!is_vm_hugetlb_page(vma)) {
+		if (vma->resv_map || (vma->vm_file && is_file_hugepages(vma->vm_file)))
+			report(v, "space %llu: VMA [%#llx, %#llx) has hugetlb state but no VM_HUGETLB",
+			       (unsigned long long)v->s->id, (unsigned long long)vma->start,
+			       (unsigned long long)vma->end);
+		return;
+	}
+	if (!vma->vm_file || !is_file_hugepages(vma->vm_file) || !(vma->flags & VM_SPECIAL)) {
+		report(v, "space %llu: hugetlb VMA [%#llx, %#llx) maps no hugetlbfs file",
+		       (unsigned long long)v->s->id, (unsigned long long)vma->start,
+		       (unsigned long long)vma->end);
+		return;
+	}
+	h = hstate_vma(vma);
+	if (((vma->start | vma->end | (vma->pgoff << PAGE_SHIFT)) & (huge_page_size(h) - 1)) ||
+	    (!!vma->resv_map != !!(vma->resv_flags & HPAGE_RESV_OWNER)) ||
+	    (vma->resv_map && (vma->flags & (VM_SHARED | VM_NORESERVE))))
+		report(v, "space %llu: hugetlb VMA [%#llx, %#llx) is unaligned or has a reserve map "
+		       "it should not", (unsigned long long)v->s->id, (unsigned long long)vma->start,
+		       (unsigned long long)vma->end);
+	if (!vma->resv_map)
+		return;
+	first = vma_hugecache_offset(h, vma, vma->start);
+	last = vma_hugecache_offset(h, vma, vma->end);
+	spin_lock(&vma->resv_map->lock);
+	v->huge_resv[hstate_index(v->phys, h)] += (int64_t)((last - first) -
+							    region_count(vma->resv_map, first, last));
+	spin_unlock(&vma->resv_map->lock);
+}
+
 static void check_vmas(struct verify *v)
 {
 	struct mmp_space *s = v->s;
@@ -458,6 +549,7 @@ static void check_vmas(struct verify *v)
 			       (unsigned long long)vma->end);
 		if (vma->vm_file)
 			vma->vm_file->verify_vmas++;
+		check_hugetlb_vma(v, vma);
 		if (vma->vm_page_prot != vm_get_page_prot(s, vma))
 			report(v, "space %llu: VMA [%#llx, %#llx): vm_page_prot %#llx does not "
 			       "match its flags %#lx", (unsigned long long)s->id,
@@ -620,6 +712,7 @@ static void verify_space(struct verify *v, struct mmp_space *s)
 	v->vma = NULL;
 	memset(v->rss, 0, sizeof(v->rss));
 	v->tables = 0;
+	v->hugetlb_pages = 0;
 	check_vmas(v);
 	if (take_table(v, s->pgd_pfn, "pgd", 0))
 		walk_table(v, space_table(s, s->pgd_pfn), pgd_level(s), 0);
@@ -628,6 +721,10 @@ static void verify_space(struct verify *v, struct mmp_space *s)
 			report(v, "space %llu: RSS %s counter %lld, tables map %lld such pages",
 			       (unsigned long long)s->id, kind[t], (long long)get_mm_counter(s, t),
 			       (long long)v->rss[t]);
+	if (v->hugetlb_pages != READ_ONCE(s->hugetlb_usage))
+		report(v, "space %llu: HugetlbPages counts %lld pages, hugetlb entries map %lld",
+		       (unsigned long long)s->id, (long long)s->hugetlb_usage,
+		       (long long)v->hugetlb_pages);
 	if (v->tables != READ_ONCE(s->nr_pgtables))
 		report(v, "space %llu: VmPTE counts %lld tables, %lld are linked",
 		       (unsigned long long)s->id, (long long)s->nr_pgtables, (long long)v->tables);
@@ -691,6 +788,19 @@ static void verify_files(struct verify *v)
 		if (c.pages != f->mapping.nrpages)
 			report(v, "file %u: nrpages %llu, the index holds %llu", f->id,
 			       (unsigned long long)f->mapping.nrpages, (unsigned long long)c.pages);
+		/* A hugetlbfs file promises what its map holds and its cache does not. */
+		if (is_file_hugepages(f)) {
+			struct hstate *h = f->hstate;
+			int64_t held, cached = (int64_t)(c.pages >> h->order);
+
+			spin_lock(&f->resv_map->lock);
+			held = (int64_t)region_count(f->resv_map, 0, UINT64_MAX);
+			spin_unlock(&f->resv_map->lock);
+			if (held < cached)
+				report(v, "file %u: %lld huge pages cached, its reserve map holds %lld",
+				       f->id, (long long)cached, (long long)held);
+			v->huge_resv[hstate_index(v->phys, h)] += held - cached;
+		}
 		spin_unlock(&f->mapping.i_pages_lock);
 		pthread_rwlock_rdlock(&f->mapping.i_mmap_rwsem);
 		for (struct mmp_vma *vma = f->mapping.i_mmap; vma; vma = vma->shared_next) {
@@ -757,6 +867,77 @@ static struct tally take_tally(struct verify *v, uint64_t pfn)
 }
 
 /*
+ * A hugetlb folio: of a pool's order, free (no reference, nothing maps it:
+ * true, the scan is done with it) or in use, when a freed one would give a
+ * reservation back (restore_reserve) that the pool already counts again.
+ */
+static bool check_hugetlb_folio(struct verify *v, uint64_t pfn)
+{
+	struct mmp_page *p = pfn_to_page(v->phys, pfn);
+	struct hstate *h = NULL;
+	unsigned int i;
+
+	for (i = 0; i < HUGE_MAX_HSTATE; i++)
+		if (v->phys->hstates[i].order == p->order)
+			h = &v->phys->hstates[i];
+	if (!h) {
+		report(v, "hugetlb folio %llu has order %u, no pool's", (unsigned long long)pfn,
+		       p->order);
+		return false;
+	}
+	i = hstate_index(v->phys, h);
+	if (p->refcount) {
+		v->huge_used[i]++;
+		if (p->flags & PG_hugetlb_restore_reserve)
+			v->huge_resv[i]--;
+		return false;
+	}
+	v->huge_free[i]++;
+	if (v->tally[pfn].refs || v->tally[pfn].cache || p->flags != (PG_head | PG_hugetlb) ||
+	    p->pincount)
+		report(v, "free hugetlb page %llu is mapped, cached or marked %#x",
+		       (unsigned long long)pfn, p->flags);
+	for (uint64_t j = 1; j < folio_nr_pages(p); j++)
+		if (!(p[j].flags & PG_tail) || p[j].tail.head != pfn)
+			report(v, "free hugetlb page %llu: page %llu is not its tail",
+			       (unsigned long long)pfn, (unsigned long long)j);
+	return true;
+}
+
+/* Each pool's counts against the folios found and the reservations the maps hold. */
+static void check_hstates(struct verify *v)
+{
+	struct mmp_phys *phys = v->phys;
+
+	spin_lock(&phys->hugetlb_lock);
+	for (unsigned int i = 0; i < HUGE_MAX_HSTATE; i++) {
+		struct hstate *h = &phys->hstates[i];
+		uint64_t listed = 0, kb = huge_page_size(h) >> 10;
+
+		for (uint32_t pfn = h->free_list; pfn != NO_PFN && listed <= h->nr_huge_pages;
+		     pfn = pfn_to_page(phys, pfn)->buddy.next)
+			listed++;
+		if (listed != h->free_huge_pages || (int64_t)listed != v->huge_free[i])
+			report(v, "hugetlb %llu kB: HugePages_Free %llu, %llu listed, %lld free found",
+			       (unsigned long long)kb, (unsigned long long)h->free_huge_pages,
+			       (unsigned long long)listed, (long long)v->huge_free[i]);
+		if ((int64_t)h->nr_huge_pages != v->huge_free[i] + v->huge_used[i] ||
+		    h->surplus_huge_pages > h->nr_huge_pages)
+			report(v, "hugetlb %llu kB: HugePages_Total %llu (surplus %llu), found %lld "
+			       "free and %lld in use", (unsigned long long)kb,
+			       (unsigned long long)h->nr_huge_pages,
+			       (unsigned long long)h->surplus_huge_pages, (long long)v->huge_free[i],
+			       (long long)v->huge_used[i]);
+		if ((int64_t)h->resv_huge_pages != v->huge_resv[i] + (int64_t)h->resv_leaked)
+			report(v, "hugetlb %llu kB: HugePages_Rsvd %lld, the reserve maps promise "
+			       "%lld (and %llu leaked by mremap)", (unsigned long long)kb,
+			       (long long)h->resv_huge_pages, (long long)v->huge_resv[i],
+			       (unsigned long long)h->resv_leaked);
+	}
+	spin_unlock(&phys->hugetlb_lock);
+}
+
+/*
  * Every frame in use is a linked table, a table on its way to the allocator, a
  * mapped folio or a zero page; counts add up. Free frames are skipped a bitmap
  * word at a time, so the scan costs the frames in use, not the size of the phys.
@@ -799,6 +980,10 @@ static void check_frames(struct verify *v)
 		if (!(flags & PG_head)) {
 			report(v, "frame %llu is allocated but is no table or folio (leak)",
 			       (unsigned long long)pfn);
+			continue;
+		}
+		if ((flags & PG_hugetlb) && check_hugetlb_folio(v, pfn)) {
+			pfn += folio_nr_pages(p) - 1;
 			continue;
 		}
 
@@ -868,10 +1053,12 @@ MMP_EXPORT int mmp_space_verify(struct mmp_space *space)
 	phys = space->phys;
 	v.phys = phys;
 
-	/* spaces_lock also makes verifies of one phys take turns with the scratch. */
+	/* The hugetlb sysctls wait, then spaces_lock makes verifies take turns with the scratch. */
+	pthread_mutex_lock(&phys->hugetlb_mutex);
 	pthread_mutex_lock(&phys->spaces_lock);
 	if (verify_scratch(phys)) {
 		pthread_mutex_unlock(&phys->spaces_lock);
+		pthread_mutex_unlock(&phys->hugetlb_mutex);
 		return -ENOMEM;
 	}
 	v.tally = phys->verify_scratch;
@@ -894,6 +1081,7 @@ MMP_EXPORT int mmp_space_verify(struct mmp_space *space)
 		verify_space(&v, s);
 	verify_files(&v);
 	check_frames(&v);
+	check_hstates(&v);
 	if (v.extra_refs != READ_ONCE(phys->nr_pinned))
 		report(&v, "folios hold %lld GUP pins, %lld were taken and not given back",
 		       (long long)v.extra_refs, (long long)phys->nr_pinned);
@@ -911,6 +1099,7 @@ MMP_EXPORT int mmp_space_verify(struct mmp_space *space)
 	for (s = phys->spaces; s; s = s->phys_next)
 		mmap_write_unlock(s);
 	pthread_mutex_unlock(&phys->spaces_lock);
+	pthread_mutex_unlock(&phys->hugetlb_mutex);
 
 	if (v.errors > 20)
 		fprintf(stderr, "libmmprim: verify: %d more problems\n", v.errors - 20);

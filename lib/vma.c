@@ -152,6 +152,9 @@ int vma_split(struct mmp_space *s, uint64_t addr)
 
 	if (!vma || vma->start == addr)
 		return 0;
+	/* hugetlb_vm_op_split: a huge page is never cut in two. */
+	if (hugetlb_vm_op_split(vma, addr))
+		return -EINVAL;
 	new = vma_alloc();
 	if (!new)
 		return -ENOMEM;
@@ -166,9 +169,11 @@ int vma_split(struct mmp_space *s, uint64_t addr)
 	*new = (struct mmp_vma){ .start = addr, .end = vma->end, .flags = vma->flags,
 				 .vm_page_prot = vma->vm_page_prot,
 				 .pgoff = linear_page_index(vma, addr),
-				 .anon_vma = vma->anon_vma, .vm_file = vma->vm_file, .vm_mm = s };
+				 .anon_vma = vma->anon_vma, .vm_file = vma->vm_file, .vm_mm = s,
+				 .resv_map = vma->resv_map, .resv_flags = vma->resv_flags };
 	vma_lock_init(s, new);
 	anon_vma_get(vma->anon_vma);	/* both halves share it */
+	hugetlb_vm_op_open(new);	/* and a private hugetlb mapping's reservations */
 	if (new->vm_file)
 		vma_link_file(new);
 	vma_tree_set_range(&s->vmas, vma, vma->start, addr);
@@ -209,6 +214,7 @@ void vma_remove_range(struct mmp_space *s, uint64_t start, uint64_t end)
 		/* No fault may still be using its anon_vma when it goes. */
 		vma_start_write(s, vma);
 		anon_vma_put(vma->anon_vma);
+		hugetlb_vm_op_close(s, vma);
 		vma_remove(s, vma);
 		vma = next;
 	}
@@ -226,14 +232,15 @@ static bool anon_vma_has_parents(const struct anon_vma *av)
 
 /*
  * Can @a and @b (adjacent) become one VMA? Same flags but the sticky ones
- * (which the merged VMA keeps), contiguous pgoff, and
+ * (which the merged VMA keeps), none that forbids merging (VM_SPECIAL: a
+ * hugetlb VMA never merges), contiguous pgoff, and
  * compatible anon_vmas: the same, or one of them not yet faulted in while the
  * other has no parents (is_mergeable_anon_vma).
  */
 static bool vma_mergeable(const struct mmp_vma *a, const struct mmp_vma *b)
 {
 	return a->end == b->start && !((a->flags ^ b->flags) & ~VM_STICKY) &&
-	       a->vm_file == b->vm_file &&
+	       !(a->flags & VM_SPECIAL) && a->vm_file == b->vm_file &&
 	       b->pgoff == linear_page_index(a, a->end) &&
 	       (a->anon_vma == b->anon_vma ||
 		(!a->anon_vma && !anon_vma_has_parents(b->anon_vma)) ||
@@ -364,11 +371,19 @@ static uint64_t thp_get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64
  * folios through thp_get_unmapped_area, and so shmem with a huge= policy
  * (shmem_get_unmapped_area pads and aligns alike); private anonymous mappings
  * of whole PMDs PMD aligned, as since Linux 6.12; shmem with huge=never and
- * files without large folios anywhere free. 0 when nothing fits.
+ * files without large folios anywhere free; hugetlbfs files aligned to their
+ * page size. 0 when nothing fits.
  */
 uint64_t file_get_unmapped_area(struct mmp_space *s, struct mmp_file *file, uint64_t hint,
 				uint64_t len, uint64_t pgoff)
 {
+	/* hugetlb_get_unmapped_area: aligned to the page size, the hint rounded up to it. */
+	if (file && is_file_hugepages(file)) {
+		uint64_t sz = huge_page_size(file->hstate);
+
+		hint = hint > UINT64_MAX - sz ? 0 : (hint + sz - 1) & ~(sz - 1);
+		return get_unmapped_area(s, hint, len, sz);
+	}
 	if (file && (shmem_file(file) ? (file->flags & (MMP_FILE_HUGE_ALWAYS |
 							 MMP_FILE_HUGE_WITHIN_SIZE |
 							 MMP_FILE_HUGE_ADVISE)) :

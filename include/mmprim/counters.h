@@ -129,7 +129,15 @@ extern "C" {
 	X(FILE_RECLAIMED,	"file_reclaimed",	"file pages reclaim dropped from the page cache") \
 	X(THP_COLLAPSE_ALLOC,	"thp_collapse_alloc",	"THPs allocated to collapse a range into (THP_COLLAPSE_ALLOC)") \
 	X(THP_COLLAPSE_ALLOC_FAILED, "thp_collapse_alloc_failed", "THP allocations for a collapse that failed (THP_COLLAPSE_ALLOC_FAILED)") \
-	X(TABLE_SYNC_ONE,	"table_sync_one",	"waits for lockless walkers of one unlinked table (tlb_remove_table_sync_one)")
+	X(TABLE_SYNC_ONE,	"table_sync_one",	"waits for lockless walkers of one unlinked table (tlb_remove_table_sync_one)") \
+	X(FAULT_HUGETLB,	"fault_hugetlb",	"hugetlb faults that mapped a new huge page, cleared (hugetlb_no_page)") \
+	X(FAULT_HUGETLB_CACHE,	"fault_hugetlb_cache",	"hugetlb faults that mapped a huge page from its file's page cache (MAP_SHARED, or a private read of one)") \
+	X(FAULT_HUGETLB_COW,	"fault_hugetlb_cow",	"hugetlb write faults that copied the huge page (hugetlb_wp, copy_user_large_folio)") \
+	X(FAULT_HUGETLB_REUSE,	"fault_hugetlb_reuse",	"hugetlb write faults that made an exclusive huge page writable in place") \
+	X(FAULT_HUGETLB_SIGBUS,	"fault_hugetlb_sigbus",	"hugetlb faults with no huge page to be had, or in a range its owner's COW took back (SIGBUS)") \
+	X(HUGETLB_ALLOC,	"hugetlb_alloc",	"huge pages taken from the hugetlb pool (a reserved one, a free one or a new surplus one)") \
+	X(HUGETLB_ALLOC_FAIL,	"hugetlb_alloc_fail",	"hugetlb allocations the pool refused: no free page beyond the reservations, no surplus") \
+	X(HUGETLB_UNMAP_REF,	"hugetlb_unmap_ref",	"huge pages a private mapping's owner took back from its children to COW with an empty pool (unmap_ref_private)")
 
 enum mmp_counter {
 #define MMP_COUNTER_ENUM(id, name, doc) MMP_C_##id,

@@ -62,6 +62,7 @@ struct mmp_space;
 #define MMP_FOLIO_PINNED	(1u << 4)  /* GUP pins held (folio_maybe_dma_pinned) */
 #define MMP_FOLIO_ANON_EXCLUSIVE (1u << 5) /* this page: mapped by one mm, reusable on write */
 #define MMP_FOLIO_ZERO		(1u << 6)  /* the shared (huge) zero page, no folio */
+#define MMP_FOLIO_HUGETLB	(1u << 7)  /* a hugetlb page (since 1.4) */
 
 /* A VMA's flags beyond its protection (VmFlags in smaps). */
 #define MMP_VMA_GROWSDOWN	(1u << 0)  /* gd */
@@ -76,6 +77,9 @@ struct mmp_space;
 #define MMP_VMA_FILE		(1u << 9)  /* maps a file: file_id and pgoff say which, from where */
 #define MMP_VMA_SHMEM_ANON	(1u << 10) /* MAP_SHARED|MAP_ANONYMOUS: its shmem object is its own */
 #define MMP_VMA_MAYBE_GUARD	(1u << 11) /* gu: guard markers may be in it (from 6.19) */
+/* Since libmmprim.so.1.4: */
+#define MMP_VMA_HUGETLB		(1u << 12) /* ht: MMP_MAP_HUGETLB (and de: it never grows or merges) */
+#define MMP_VMA_NORESERVE	(1u << 13) /* nr: MMP_MAP_NORESERVE */
 
 /* What maps one address: mmp_space_query(). */
 struct mmp_addr_info {
@@ -149,6 +153,10 @@ struct mmp_vma_info {
 	uint64_t pgoff;			/* MMP_VMA_FILE: the file page at start, else 0 */
 	uint64_t file_id;		/* MMP_VMA_FILE: the file's number on the phys, else 0 */
 	uint64_t reserved[6];		/* zero: room for RssFile, RssShmem per VMA, Swap, ... */
+	/* Since libmmprim.so.1.4: */
+	uint64_t page_size;		/* KernelPageSize and MMUPageSize: 4 KiB, or the hugetlb size */
+	/* Shared_Hugetlb, Private_Hugetlb: hugetlb pages mapped more than once, and once. */
+	uint64_t shared_hugetlb, private_hugetlb;
 };
 
 /**
@@ -241,7 +249,8 @@ int mmp_space_pagemap(struct mmp_space *space, uint64_t addr, unsigned int nr, u
  * (start-end perms offset dev inode [heap]), then Size, KernelPageSize,
  * MMUPageSize, Rss, Pss, Pss_Dirty, Shared_Clean, Shared_Dirty, Private_Clean,
  * Private_Dirty, Referenced, Anonymous, KSM, LazyFree, AnonHugePages,
- * ShmemPmdMapped, FilePmdMapped, Shared_Hugetlb, Private_Hugetlb, Swap,
+ * ShmemPmdMapped, FilePmdMapped, Shared_Hugetlb, Private_Hugetlb (a hugetlb
+ * mapping counts only in these two and Size, as the kernel's), Swap,
  * SwapPss, Locked, THPeligible and VmFlags, in the kernel's format, and one
  * line the kernel lacks, "AnonMTHP:", the anonymous kB per mTHP size.
  */

@@ -385,6 +385,8 @@ struct mmp_space_stat {
 	/* Since libmmprim.so.1.2: */
 	uint64_t rss_file_pages;	/* MM_FILEPAGES: RssFile */
 	uint64_t rss_shmem_pages;	/* MM_SHMEMPAGES: RssShmem */
+	/* Since libmmprim.so.1.4: */
+	uint64_t hugetlb_pages;		/* HugetlbPages: hugetlb memory mapped, in 4 KiB pages (not RSS) */
 };
 
 /**
@@ -421,6 +423,14 @@ static inline int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat 
 #define MMP_MAP_FIXED_NOREPLACE	0x100000
 #define MMP_MAP_DROPPABLE	0x08	/* reclaim may drop its pages even when dirty */
 #define MMP_MAP_GROWSDOWN	0x0100	/* a stack: a fault just below grows it down */
+/* Since libmmprim.so.1.4: */
+#define MMP_MAP_NORESERVE	0x4000	/* no reservation: hugetlb pages, or the commit charge */
+#define MMP_MAP_HUGETLB		0x40000	/* huge pages from the phys's pool (mmprim/hugetlb.h) */
+/* MAP_HUGE_*: with MMP_MAP_HUGETLB, log2 of the page size in these bits; 0 is 2 MiB. */
+#define MMP_MAP_HUGE_SHIFT	26
+#define MMP_MAP_HUGE_MASK	0x3f
+#define MMP_MAP_HUGE_2MB	(21 << MMP_MAP_HUGE_SHIFT)
+#define MMP_MAP_HUGE_1GB	(30 << MMP_MAP_HUGE_SHIFT)
 
 /**
  * mmp_mmap() - map @len bytes of anonymous memory (MMP_MAP_PRIVATE, or
@@ -439,6 +449,21 @@ static inline int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat 
  * the mmap. MMP_MAP_GROWSDOWN makes a stack: an access just below it grows it
  * (up to 8 MiB, RLIMIT_STACK's default), and other mappings are placed no
  * nearer below it than the 256-page stack guard gap.
+ *
+ * MMP_MAP_HUGETLB (private or shared) maps huge pages of the size in the
+ * MMP_MAP_HUGE_* bits (0: 2 MiB) from the phys's pool (mmprim/hugetlb.h), as
+ * an anonymous hugetlbfs file: @len is rounded up to the page size, a fixed
+ * address must be aligned to it, and the mapping reserves its pages
+ * (hugetlb_reserve_pages: a private one all of them, a shared one those its
+ * file lacks), or fails with -ENOMEM when the pool cannot promise them;
+ * MMP_MAP_NORESERVE skips that, and a fault that then finds no page is -EIO
+ * (SIGBUS). A size the pool or the back end lacks, MMP_MAP_GROWSDOWN or
+ * MMP_MAP_DROPPABLE with it: -EINVAL. Without MMP_MAP_HUGETLB the MMP_MAP_HUGE_*
+ * bits are ignored, as mmap(2) ignores them, and MMP_MAP_NORESERVE leaves
+ * private writable memory uncharged (no VM_ACCOUNT). Hugetlb mappings
+ * never merge with their neighbours; munmap, mprotect and the madvise calls
+ * that split them need huge-page aligned boundaries (-EINVAL), and their pages
+ * count in HugetlbPages (mmp_space_stat()), not in RSS.
  */
 int mmp_mmap(struct mmp_space *space, uint64_t hint, uint64_t len, int prot, int flags,
 	     uint64_t *addr_out);
@@ -648,7 +673,7 @@ int mmp_gup_fast(struct mmp_space *space, uint64_t addr, unsigned int nr, bool w
  *  -EFAULT: the range reaches beyond the task size, or a page has no VMA or no
  *           permission (write for @write, read or write otherwise);
  *  -ENOMEM: no memory to fault a page in;
- *  -ENOTSUP: a page of a file or shared mapping (their pins are not modelled;
+ *  -ENOTSUP: a page of a file, shared or hugetlb mapping (their pins are not modelled;
  *           mmp_gup_fast() pins none of them either).
  */
 int mmp_gup(struct mmp_space *space, uint64_t addr, unsigned int nr, bool write, uint64_t *pfns);
@@ -684,5 +709,7 @@ const char *mmp_strerror(int err);
 /* Looking inside a space: entries, folios, smaps, pagemap, mTHP stats (since libmmprim.so.1.2). */
 #include <mmprim/introspect.h>
 #include <mmprim/release.h>
+/* hugetlb pools (since libmmprim.so.1.4). */
+#include <mmprim/hugetlb.h>
 
 #endif /* MMPRIM_MMPRIM_H */
