@@ -24,7 +24,8 @@ static void test_mmap(struct env *e)
 	tap_eq(mmp_mmap(e->s, 0, PG, RW, MMP_MAP_SHARED | MMP_MAP_PRIVATE, &a), -EINVAL,
 	       "%s: mmap: shared and private at once", e->arch);
 	tap_eq(mmp_mmap(e->s, 0, PG, RW, 0x20, &a), -EINVAL, "%s: mmap: flags 0x20", e->arch);
-	tap_eq(mmp_mmap(e->s, 0, PG, RW, INT_MIN, &a), -EINVAL, "%s: mmap: flags INT_MIN", e->arch);
+	tap_eq(mmp_mmap(e->s, 0, PG, RW, 0x1000000, &a), -EINVAL, "%s: mmap: flags 0x1000000",
+	       e->arch);
 	tap_eq(mmp_mmap(e->s, 0x100001000ull + 1, PG, RW, MMP_MAP_FIXED, &a), -EINVAL,
 	       "%s: mmap: MAP_FIXED unaligned", e->arch);
 	tap_eq(mmp_mmap(e->s, 0x100000800ull, PG, RW, MMP_MAP_FIXED_NOREPLACE, &a), -EINVAL,
@@ -419,6 +420,102 @@ static void test_collapse(struct env *e)
 	tap_eq(mmp_phys_destroy(small), 0, "%s: -ENOMEM: nothing leaked", e->arch);
 }
 
+/*
+ * hugetlb: every refusal of mmap, munmap, mprotect, madvise and mremap with
+ * the errno a 6.18 host gave, the pool's counts as they were, the space intact.
+ */
+static void test_hugetlb(struct env *e)
+{
+	const int mm = MMP_MREMAP_MAYMOVE, fixed = MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED;
+	const uint64_t hp = 2 * MiB, at = SCRATCH + 64 * MiB;
+	struct mmp_hugepages_stat st0, st;
+	uint64_t a = 0xdead, p, q, out;
+
+	must(!mmp_phys_set_hugepages(e->phys, hp, 3), "nr_hugepages");
+	must(!mmp_phys_hugepages(e->phys, hp, &st0), "hugepages");
+	tap_eq(mmp_mmap(e->s, 0, hp, RW, MMP_MAP_HUGETLB | MMP_MAP_HUGE_1GB, &a), -EINVAL,
+	       "%s: hugetlb mmap: 1 GiB, no such pool", e->arch);
+	tap_eq(mmp_mmap(e->s, 0, hp, RW, MMP_MAP_HUGETLB | (12 << MMP_MAP_HUGE_SHIFT), &a),
+	       -EINVAL, "%s: hugetlb mmap: 4 KiB pages", e->arch);
+	tap_eq(mmp_mmap(e->s, 0, hp, RW, MMP_MAP_HUGETLB | MMP_MAP_GROWSDOWN, &a), -EINVAL,
+	       "%s: hugetlb mmap: MAP_GROWSDOWN", e->arch);
+	tap_eq(mmp_mmap(e->s, 0, hp, RW, MMP_MAP_HUGETLB | MMP_MAP_DROPPABLE, &a), -EINVAL,
+	       "%s: hugetlb mmap: MAP_DROPPABLE", e->arch);
+	tap_eq(mmp_mmap(e->s, 0, 0, RW, MMP_MAP_HUGETLB, &a), -EINVAL, "%s: hugetlb mmap: len 0",
+	       e->arch);
+	tap_eq(mmp_mmap(e->s, 0, UINT64_MAX, RW, MMP_MAP_HUGETLB, &a), -ENOMEM,
+	       "%s: hugetlb mmap: len UINT64_MAX", e->arch);
+	tap_eq(mmp_mmap(e->s, 0, task_size(e->s) - PG, RW, MMP_MAP_HUGETLB, &a), -ENOMEM,
+	       "%s: hugetlb mmap: a length that rounds past the task size", e->arch);
+	tap_eq(mmp_mmap(e->s, at + PG, hp, RW, MMP_MAP_HUGETLB | MMP_MAP_FIXED, &a), -EINVAL,
+	       "%s: hugetlb mmap: MAP_FIXED 4 KiB aligned", e->arch);
+	tap_eq(mmp_mmap(e->s, MMP_MMAP_MIN_ADDR - PG, hp, RW, MMP_MAP_HUGETLB | MMP_MAP_FIXED, &a),
+	       -EINVAL, "%s: hugetlb mmap: unaligned below mmap_min_addr: the alignment first",
+	       e->arch);
+	tap_eq(mmp_mmap(e->s, 0, 4 * hp, RW, MMP_MAP_HUGETLB, &a), -ENOMEM,
+	       "%s: hugetlb mmap: more than the pool can promise", e->arch);
+	tap_eq(mmp_mmap(e->s, e->canary, hp, RW, MMP_MAP_HUGETLB | MMP_MAP_FIXED_NOREPLACE, &a),
+	       -EEXIST, "%s: hugetlb mmap: MAP_FIXED_NOREPLACE over the canary", e->arch);
+	tap_eq(mmp_mmap(e->s, e->canary, 4 * hp, RW, MMP_MAP_HUGETLB | MMP_MAP_FIXED, &a), -ENOMEM,
+	       "%s: hugetlb mmap: MAP_FIXED over the canary, the pool short: the canary stays",
+	       e->arch);
+	tap_ok(a == 0xdead, "%s: hugetlb mmap: addr_out untouched on errors", e->arch);
+	/* The MAP_HUGE_* bits without MAP_HUGETLB are ignored, as mmap(2) ignores them. */
+	tap_eq(mmp_mmap(e->s, 0, PG, RW, INT_MIN, &a), 0, "%s: mmap: flags INT_MIN: MAP_HUGE bits "
+	       "alone", e->arch);
+	tap_eq(mmp_munmap(e->s, a, PG), 0, "%s: ... an ordinary mapping", e->arch);
+	must(!mmp_phys_hugepages(e->phys, hp, &st), "hugepages");
+	tap_ok(!memcmp(&st, &st0, sizeof(st)), "%s: hugetlb: the pool as it was", e->arch);
+	still_works(e, "bad hugetlb mmaps");
+
+	must(!mmp_mmap(e->s, at, 3 * hp, RW, MMP_MAP_HUGETLB | MMP_MAP_FIXED, &p), "hugetlb mmap");
+	must(!mmp_mmap(e->s, at + 4 * hp, hp, RW, MMP_MAP_HUGETLB | MMP_MAP_SHARED |
+		       MMP_MAP_NORESERVE, &q), "hugetlb shared mmap");
+	must(fill_pages(e->cpu, p, 2, 3) && fill_pages(e->cpu, p + hp, 2, 4), "hugetlb fill");
+	tap_eq(mmp_munmap(e->s, p, PG), -EINVAL, "%s: hugetlb munmap: 4 KiB", e->arch);
+	tap_eq(mmp_munmap(e->s, p + PG, hp), -EINVAL, "%s: hugetlb munmap: from inside", e->arch);
+	tap_eq(mmp_munmap(e->s, p, hp + PG), -EINVAL, "%s: hugetlb munmap: ending inside",
+	       e->arch);
+	tap_eq(mmp_mprotect(e->s, p, PG, MMP_PROT_READ), -EINVAL, "%s: hugetlb mprotect: 4 KiB",
+	       e->arch);
+	tap_eq(mmp_mprotect(e->s, p + hp, hp + PG, MMP_PROT_READ), -EINVAL,
+	       "%s: hugetlb mprotect: ending inside", e->arch);
+	tap_eq(mmp_madvise(e->s, p + PG, hp, MMP_MADV_DONTNEED), -EINVAL,
+	       "%s: hugetlb MADV_DONTNEED from inside", e->arch);
+	tap_eq(mmp_madvise(e->s, p, PG, MMP_MADV_DONTNEED), 0,
+	       "%s: hugetlb MADV_DONTNEED of 4 KiB: nothing", e->arch);
+	tap_eq(mmp_madvise(e->s, p, hp, MMP_MADV_FREE), -EINVAL, "%s: hugetlb MADV_FREE", e->arch);
+	tap_eq(mmp_madvise(e->s, p, hp, MMP_MADV_COLD), -EINVAL, "%s: hugetlb MADV_COLD", e->arch);
+	tap_eq(mmp_madvise(e->s, p, hp, MMP_MADV_PAGEOUT), -EINVAL, "%s: hugetlb MADV_PAGEOUT",
+	       e->arch);
+	tap_eq(mmp_madvise(e->s, p, hp, MMP_MADV_COLLAPSE), -EINVAL, "%s: hugetlb MADV_COLLAPSE",
+	       e->arch);
+	tap_eq(mmp_madvise(e->s, p, hp, MMP_MADV_GUARD_INSTALL), -EINVAL,
+	       "%s: hugetlb MADV_GUARD_INSTALL", e->arch);
+	tap_eq(mmp_madvise(e->s, p + PG, PG, MMP_MADV_HUGEPAGE), -EINVAL,
+	       "%s: hugetlb MADV_HUGEPAGE splitting a huge page", e->arch);
+	tap_eq(mmp_mremap(e->s, p + PG, PG, PG, 0, 0, &out), -EINVAL,
+	       "%s: hugetlb mremap: from inside", e->arch);
+	tap_eq(mmp_mremap(e->s, p, hp, 2 * hp, mm, 0, &out), -EINVAL, "%s: hugetlb mremap: grow",
+	       e->arch);
+	tap_eq(mmp_mremap(e->s, p, hp, hp, mm | MMP_MREMAP_DONTUNMAP, at + 8 * hp, &out), -EINVAL,
+	       "%s: hugetlb mremap: DONTUNMAP", e->arch);
+	tap_eq(mmp_mremap(e->s, p, hp, hp, fixed, at + 8 * hp + PG, &out), -EINVAL,
+	       "%s: hugetlb mremap: to an unaligned address", e->arch);
+	tap_eq(mmp_mremap(e->s, p, 0, hp, mm, 0, &out), -EINVAL,
+	       "%s: hugetlb mremap: old_len 0 of a private mapping", e->arch);
+	tap_eq(mmp_gup(e->s, p, 1, true, &out), -ENOTSUP, "%s: hugetlb GUP", e->arch);
+	tap_ok(pages_hold(e->cpu, p, 2, 3) && pages_hold(e->cpu, p + hp, 2, 4),
+	       "%s: hugetlb: the data written before stays", e->arch);
+	still_works(e, "bad hugetlb calls");
+	tap_eq(mmp_munmap(e->s, at, 5 * hp), 0, "%s: hugetlb munmap of both, hole included",
+	       e->arch);
+	must(!mmp_phys_set_hugepages(e->phys, hp, 0), "nr_hugepages 0");
+	must(!mmp_phys_hugepages(e->phys, hp, &st), "hugepages");
+	tap_ok(!st.total && !st.rsvd && !st.surp, "%s: hugetlb: the pool empties", e->arch);
+	still_works(e, "hugetlb");
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -434,6 +531,7 @@ int main(void)
 		test_madvise(&e);
 		test_collapse(&e);
 		test_mremap(&e);
+		test_hugetlb(&e);
 		tap_eq(mmp_space_verify(e.s), 0, "%s: verify at the end", arch);
 		env_fini(&e);
 	}
