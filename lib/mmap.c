@@ -3,9 +3,10 @@
 #include "mm.h"
 #include "mmap_lock.h"
 
+/* Unsigned: the MAP_HUGE_* bits reach bit 31. */
 #define MMP_MAP_ALL	(MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE | MMP_MAP_POPULATE | \
 			 MMP_MAP_DROPPABLE | MMP_MAP_GROWSDOWN | MMP_MAP_NORESERVE | \
-			 MMP_MAP_HUGETLB | (MMP_MAP_HUGE_MASK << MMP_MAP_HUGE_SHIFT))
+			 MMP_MAP_HUGETLB | ((unsigned int)MMP_MAP_HUGE_MASK << MMP_MAP_HUGE_SHIFT))
 /* What a file mapping takes: no droppable or stack files. */
 #define MMP_MAP_FILE_ALL (MMP_MAP_SHARED | MMP_MAP_PRIVATE | MMP_MAP_FIXED | \
 			  MMP_MAP_FIXED_NOREPLACE | MMP_MAP_POPULATE)
@@ -193,7 +194,8 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 static int hugetlb_mmap_file(struct mmp_space *s, uint64_t len, int flags,
 			     struct mmp_file **out)
 {
-	struct hstate *h = hstate_sizelog(s->phys, (flags >> MMP_MAP_HUGE_SHIFT) & MMP_MAP_HUGE_MASK);
+	struct hstate *h = hstate_sizelog(s->phys, ((unsigned int)flags >> MMP_MAP_HUGE_SHIFT) &
+						   MMP_MAP_HUGE_MASK);
 	uint64_t sizes;
 
 	if (!h || mmp_hugetlb_sizes(s->arch->name, &sizes) || !(sizes & huge_page_size(h)))
@@ -215,7 +217,8 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 
 	if (!s || !addr_out)
 		return -EINVAL;
-	if ((prot & ~MMP_PROT_ALL) || (flags & ~(MMP_MAP_ALL | MMP_MAP_SHARED | MMP_MAP_PRIVATE)))
+	if ((prot & ~MMP_PROT_ALL) ||
+	    ((unsigned int)flags & ~(MMP_MAP_ALL | MMP_MAP_SHARED | MMP_MAP_PRIVATE)))
 		return -EINVAL;
 	if ((flags & MMP_MAP_SHARED) && (flags & MMP_MAP_PRIVATE))
 		return -EINVAL;

@@ -468,12 +468,16 @@ static inline int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat 
 int mmp_mmap(struct mmp_space *space, uint64_t hint, uint64_t len, int prot, int flags,
 	     uint64_t *addr_out);
 
-/** mmp_munmap() - as munmap(2): -EINVAL for unaligned @addr, len 0 or out of range. */
+/**
+ * mmp_munmap() - as munmap(2): -EINVAL for unaligned @addr, len 0 or out of
+ * range, or an end or start inside a huge page of a hugetlb mapping.
+ */
 int mmp_munmap(struct mmp_space *space, uint64_t addr, uint64_t len);
 
 /**
  * mmp_mprotect() - as mprotect(2): -EINVAL (unaligned, bad prot, both
- * MMP_PROT_GROWS* or one the first VMA does not grow by), -ENOMEM (hole).
+ * MMP_PROT_GROWS* or one the first VMA does not grow by, a boundary inside a
+ * hugetlb page), -ENOMEM (hole).
  * MMP_PROT_GROWSDOWN extends the range down to the start of a
  * MMP_MAP_GROWSDOWN mapping.
  */
@@ -519,7 +523,10 @@ int mmp_brk(struct mmp_space *space, uint64_t brk, uint64_t *brk_out);
  * old range mapped and empty. @new_addr_out gets the result.
  * Errors: -EINVAL (unaligned, bad flags, zero new length, overlapping fixed
  * ranges), -EFAULT (old range not inside one VMA), -ENOMEM (cannot grow in
- * place without MAYMOVE, no room, out of memory).
+ * place without MAYMOVE, no room, out of memory). A hugetlb mapping rounds
+ * both lengths up to its page size and only shrinks or moves: an address or
+ * destination not aligned to it, growth and MMP_MREMAP_DONTUNMAP are
+ * -EINVAL (6.18's rules).
  */
 int mmp_mremap(struct mmp_space *space, uint64_t addr, uint64_t old_len, uint64_t new_len,
 	       int flags, uint64_t new_addr, uint64_t *new_addr_out);
@@ -575,6 +582,12 @@ int mmp_mremap(struct mmp_space *space, uint64_t addr, uint64_t old_len, uint64_
  * MMP_OPT_KERNEL_VERSION 6.13 or later (-EINVAL before); before 6.15 only
  * private anonymous memory takes them (-EINVAL for files and shared memory).
  * mmp_space_pagemap() reports a marker as MMP_PM_GUARD_REGION.
+ *
+ * hugetlb mappings (6.18's rules): MADV_DONTNEED and _DONTNEED_LOCKED zap
+ * whole huge pages, their part of the range starting on one (-EINVAL) and
+ * rounded down at its end; MADV_FREE, _COLD, _PAGEOUT, _COLLAPSE and the
+ * guard advices are -EINVAL; MADV_WILLNEED does nothing; the populate
+ * advices fault huge pages in; mmp_reclaim() passes them by.
  */
 int mmp_madvise(struct mmp_space *space, uint64_t addr, uint64_t len, int advice);
 

@@ -5,6 +5,7 @@
  * around it, and the input rules (defaults, -E2BIG, -EINVAL) of the config.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <mmprim/mmprim.h>
@@ -124,6 +125,38 @@ static void test_stats(struct mmp_phys *phys, struct mmp_space *s)
 	tap_eq(mmp_phys_stat_sized(NULL, &ps, sizeof(ps)), -EINVAL, "phys stat, NULL phys");
 }
 
+/* The hugetlb pool's stat (since libmmprim.so.1.4) follows the same rules. */
+static void test_hugepages(struct mmp_phys *phys, struct mmp_space *s)
+{
+	struct mmp_hugepages_stat hs;
+	struct mmp_space_stat st;
+	unsigned char buf[sizeof(hs) + 32];
+
+	tap_require(!mmp_phys_set_hugepages(phys, 2 << 20, 2), "a pool of 2 huge pages");
+	tap_require(!mmp_phys_hugepages(phys, 2 << 20, &hs), "hugepages stat");
+	tap_ok(hs.size == 2 << 20 && hs.total == 2 && hs.free == 2, "2 free pages of 2 MiB");
+	memset(buf, CANARY, sizeof(buf));
+	tap_eq(mmp_phys_hugepages_sized(phys, 2 << 20, (struct mmp_hugepages_stat *)buf, 16), 0,
+	       "hugepages stat, 16 bytes");
+	tap_ok(!memcmp(buf, &hs, 16) && canary_intact(buf + 16, sizeof(buf) - 16),
+	       "hugepages stat: size and total only, nothing past them");
+	memset(buf, CANARY, sizeof(buf));
+	tap_eq(mmp_phys_hugepages_sized(phys, 2 << 20, (struct mmp_hugepages_stat *)buf,
+					sizeof(buf)), 0, "hugepages stat, longer");
+	tap_ok(!memcmp(buf, &hs, sizeof(hs)) && all_zero(buf + sizeof(hs), 32),
+	       "hugepages stat: known fields, zeroed tail");
+	/* A 1.2 caller's space stat stops before hugetlb_pages. */
+	memset(buf, CANARY, sizeof(buf));
+	tap_eq(mmp_space_stat_sized(s, (struct mmp_space_stat *)buf,
+				    offsetof(struct mmp_space_stat, hugetlb_pages)), 0,
+	       "space stat of 1.2");
+	tap_ok(canary_intact(buf + offsetof(struct mmp_space_stat, hugetlb_pages),
+			     sizeof(buf) - offsetof(struct mmp_space_stat, hugetlb_pages)),
+	       "space stat of 1.2: nothing written past rss_shmem_pages");
+	tap_ok(!mmp_space_stat(s, &st) && st.hugetlb_pages == 0, "no hugetlb pages mapped");
+	tap_require(!mmp_phys_set_hugepages(phys, 2 << 20, 0), "the pool emptied");
+}
+
 /* The introspection structures (since libmmprim.so.1.2) follow the same rules. */
 static void test_introspect(struct mmp_space *s)
 {
@@ -229,6 +262,7 @@ int main(void)
 	test_counters(s);
 	test_modeled(s);
 	test_stats(phys, s);
+	test_hugepages(phys, s);
 	test_introspect(s);
 	tap_eq(mmp_space_reset_counters(s), 0, "reset_counters");
 	test_config(phys);

@@ -428,7 +428,7 @@ static void check_mmap_rules(const char *arch)
 	       "%s: MAP_HUGE_1GB: no such pool", arch);
 	tap_eq(mmp_mmap(s, 0, HP, RW, MMP_MAP_HUGETLB | (16 << MMP_MAP_HUGE_SHIFT), &a), -EINVAL,
 	       "%s: 64 KiB: no such pool", arch);
-	tap_eq(mmp_mmap(s, 0, HP, RW, MMP_MAP_HUGETLB | (63 << MMP_MAP_HUGE_SHIFT), &a), -EINVAL,
+	tap_eq(mmp_mmap(s, 0, HP, RW, MMP_MAP_HUGETLB | (int)(63u << MMP_MAP_HUGE_SHIFT), &a), -EINVAL,
 	       "%s: log2 size 63", arch);
 	tap_eq(mmp_mmap(s, 0, HP, RW, MMP_MAP_HUGETLB | MMP_MAP_GROWSDOWN, &a), -EINVAL,
 	       "%s: MAP_GROWSDOWN: -EINVAL, as the host", arch);
