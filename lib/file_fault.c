@@ -56,7 +56,7 @@ static mmp_pte_t mk_file_pte(struct mmp_space *s, struct mmp_vma *vma, uint64_t 
 	unsigned int f = entry_flags(s, READ_ONCE(vma->vm_page_prot), MMP_PTE) | MMP_E_ACCESSED;
 
 	if (write)
-		f |= MMP_E_WRITE | MMP_E_DIRTY;
+		f |= MMP_E_WRITE | pte_mkdirty_flags(s);
 	return mk_entry(s, pfn, f, MMP_PTE);
 }
 
@@ -371,7 +371,7 @@ void wp_page_shared(struct vm_fault *vmf, mmp_pte_t *ptes)
 		return;
 	}
 	fault_dirty_folio(vmf->vma, pfn_to_page(s->phys, folio_pfn(s->phys, entry_pfn(s, pte, MMP_PTE))));
-	ptep_set_access_flags(s, addr, ptep, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED);
+	ptep_set_access_flags(s, addr, ptep, MMP_E_WRITE | pte_mkdirty_flags(s) | MMP_E_ACCESSED);
 	spin_unlock(ptl);
 	count_inc(s, MMP_C_FAULT_MKWRITE);
 }

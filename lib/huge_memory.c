@@ -139,7 +139,7 @@ int do_huge_pmd_anonymous_page(struct vm_fault *vmf)
 	ret = vmf_anon_prepare(vmf);
 	if (ret)
 		return ret;
-	if (!(vmf->flags & FAULT_FLAG_WRITE))
+	if (!(vmf->flags & FAULT_FLAG_WRITE) && !mm_forbids_zeropage(s))
 		return map_huge_zero(vmf, haddr);
 	pfn = folio_alloc_anon(s, HPAGE_PMD_ORDER);
 	if (pfn == NO_PFN) {

@@ -226,6 +226,7 @@ static uint32_t vma_public_flags(const struct mmp_space *s, const struct mmp_vma
 	       (vma->flags & VM_DROPPABLE ? MMP_VMA_DROPPABLE : 0) |
 	       (vma->flags & VM_WIPEONFORK ? MMP_VMA_WIPEONFORK : 0) |
 	       (vma->flags & VM_MAYBE_GUARD ? MMP_VMA_MAYBE_GUARD : 0) |
+	       (vma->flags & VM_SOFTDIRTY ? MMP_VMA_SOFTDIRTY : 0) |
 	       (s->start_brk && vma->start <= s->start_brk && s->start_brk < vma->end ?
 			MMP_VMA_HEAP : 0);
 }
@@ -375,7 +376,7 @@ static int pagemap_page(struct mmp_space *s, const struct introspect_page *pg, v
 	uint64_t i = (pg->addr - w->start) >> PAGE_SHIFT;
 
 	for (unsigned int j = 0; j < pg->nr; j++)
-		w->out[i + j] = introspect_pagemap_word(s, pg, pg->pfn + j);
+		w->out[i + j] |= introspect_pagemap_word(s, pg, pg->pfn + j);
 	return 0;
 }
 
@@ -396,8 +397,15 @@ MMP_EXPORT int mmp_space_pagemap(struct mmp_space *s, uint64_t addr, unsigned in
 	memset(out, 0, (size_t)nr * sizeof(*out));
 	mmap_read_lock(s);
 	for (struct mmp_vma *vma = vma_find_next(s, addr); vma && vma->start < end;
-	     vma = vma->vm_next)
-		introspect_walk(s, MAX(vma->start, addr), MIN(vma->end, end), pagemap_page, &w);
+	     vma = vma->vm_next) {
+		uint64_t from = MAX(vma->start, addr), to = MIN(vma->end, end);
+
+		/* A soft-dirty VMA reports every page soft-dirty, holes too (pagemap_pte_hole). */
+		if (vma->flags & VM_SOFTDIRTY)
+			for (uint64_t a = from; a < to; a += PAGE_SIZE)
+				out[(a - addr) >> PAGE_SHIFT] = MMP_PM_SOFT_DIRTY;
+		introspect_walk(s, from, to, pagemap_page, &w);
+	}
 	mmap_read_unlock(s);
 	return (int)nr;
 }
@@ -411,18 +419,17 @@ static int smaps_page(struct mmp_space *s, const struct introspect_page *pg, voi
 	uint64_t bytes = (uint64_t)pg->nr << PAGE_SHIFT;
 	bool dirty, young;
 
-	if (!entry_present(pg->eflags))
+	/*
+	 * smaps_pte_entry and smaps_pmd_entry take the page through
+	 * vm_normal_page(), which has none for the zero pages: not counted.
+	 */
+	if (!entry_present(pg->eflags) || (pg->folio_flags & MMP_FOLIO_ZERO))
 		return 0;
 	dirty = (pg->gathered & MMP_E_DIRTY) || (pg->folio_flags & MMP_FOLIO_DIRTY);
 	young = pg->gathered & MMP_E_ACCESSED;
 	v->rss += bytes;
 	if (young)
 		v->referenced += bytes;
-	if (pg->folio_flags & MMP_FOLIO_ZERO) {
-		/* The zero page is shared with everyone: smaps counts it shared and clean. */
-		v->shared_clean += bytes;
-		return 0;
-	}
 	if (pg->folio_flags & MMP_FOLIO_ANON) {
 		v->anonymous += bytes;
 		if (pg->folio_order <= HPAGE_PMD_ORDER)

@@ -195,7 +195,7 @@ static __always_inline int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *pt
 	uint32_t pfn;
 	mmp_pte_t *ptep, entry;
 
-	if (!(vmf->flags & FAULT_FLAG_WRITE)) {
+	if (!(vmf->flags & FAULT_FLAG_WRITE) && !mm_forbids_zeropage(s)) {
 		/* A read maps the shared zero page; the first write will COW it. */
 		ptep = &ptes[level_index(vmf->address, MMP_PTE)];
 		ptl = pte_lock_recheck(vmf, ptes);
@@ -238,8 +238,11 @@ static __always_inline int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *pt
 	folio_add_new_anon_rmap(pfn_to_page(s->phys, pfn), vmf->vma, addr, nr, false);
 	rss_add(s, nr);
 	entry = format_pfn_pte(fmt, pfn, READ_ONCE(vmf->vma->vm_page_prot));
-	if (vmf->vma->flags & VM_WRITE)
+	if (vmf->vma->flags & VM_WRITE) {
 		entry = format_pte_set_flags(fmt, entry, MMP_E_WRITE | MMP_E_DIRTY);
+		if (unlikely(mm_soft_dirty(s)))	/* pte_mkdirty's other half */
+			entry = entry_set_flags(s, entry, MMP_PTE, MMP_E_SOFT_DIRTY, 0);
+	}
 	format_set_ptes(fmt, s, addr, ptep, entry, nr);
 	spin_unlock(ptl);
 	count_inc(s, MMP_C_FAULT_ANON);
@@ -288,7 +291,7 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 			/* An unshare is done once the page is exclusive: write stays as it was. */
 			if (!unshare)
 				ptep_set_access_flags(s, addr, ptep, MMP_E_WRITE |
-							       MMP_E_DIRTY | MMP_E_ACCESSED);
+							       pte_mkdirty_flags(s) | MMP_E_ACCESSED);
 			spin_unlock(ptl);
 			count_inc(s, MMP_C_FAULT_WP_REUSE);
 			return 0;
@@ -333,7 +336,7 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		f = (f & ~(MMP_E_SPECIAL | MMP_E_DIRTY | MMP_E_CONT)) | MMP_E_ACCESSED;
 	else
 		f = (f & ~(MMP_E_SPECIAL | MMP_E_SOFT_DIRTY | MMP_E_CONT)) | MMP_E_WRITE |
-		    MMP_E_DIRTY | MMP_E_ACCESSED;
+		    pte_mkdirty_flags(s) | MMP_E_ACCESSED;
 	set_ptes(s, addr, ptep, mk_entry(s, new_pfn, f, MMP_PTE), 1);
 	rss_add(s, 1);
 	if (head) {

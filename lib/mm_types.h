@@ -119,8 +119,10 @@ struct mmp_rss_shard {
 #define VM_ACCESS_FLAGS	(VM_READ | VM_WRITE | VM_EXEC)
 #define VM_GROWSDOWN	0x00000100ul	/* a stack (MAP_GROWSDOWN): faults below it grow it */
 #define VM_MAYBE_GUARD	0x00000800ul	/* guard markers may be in it (6.19): fork copies its tables */
+/* CONFIG_MEM_SOFT_DIRTY: every page counts as written since the last clear_refs. */
+#define VM_SOFTDIRTY	0x08000000ul
 /* Flags that do not stop a merge and that the merged VMA keeps (VM_STICKY). */
-#define VM_STICKY	VM_MAYBE_GUARD
+#define VM_STICKY	(VM_MAYBE_GUARD | VM_SOFTDIRTY)
 #define VM_ACCOUNT	0x00100000ul	/* private writable memory charged to overcommit */
 #define VM_HUGEPAGE	0x20000000ul
 #define VM_NOHUGEPAGE	0x40000000ul

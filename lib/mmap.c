@@ -87,6 +87,9 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 		vm_flags |= VM_ACCOUNT;
 	if (flags & MMP_MAP_GROWSDOWN)
 		vm_flags |= VM_GROWSDOWN;
+	/* __mmap_complete: a new mapping is soft-dirty as a whole. */
+	if (mm_soft_dirty(s))
+		vm_flags |= VM_SOFTDIRTY;
 
 	mmap_write_lock(s);
 	/*

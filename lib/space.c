@@ -257,6 +257,8 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 	case MMP_OPT_LAZYFREE_PMD:
 	case MMP_OPT_HW_AD:
 	case MMP_OPT_PER_VMA_LOCK:
+	case MMP_OPT_FORBID_ZEROPAGE:
+	case MMP_OPT_SOFT_DIRTY:
 		if (value != 0 && value != 1)
 			return -EINVAL;
 		break;

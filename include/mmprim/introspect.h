@@ -76,6 +76,7 @@ struct mmp_space;
 #define MMP_VMA_FILE		(1u << 9)  /* maps a file: file_id and pgoff say which, from where */
 #define MMP_VMA_SHMEM_ANON	(1u << 10) /* MAP_SHARED|MAP_ANONYMOUS: its shmem object is its own */
 #define MMP_VMA_MAYBE_GUARD	(1u << 11) /* gu: guard markers may be in it (from 6.19) */
+#define MMP_VMA_SOFTDIRTY	(1u << 12) /* sd: soft-dirty as a whole (MMP_OPT_SOFT_DIRTY) */
 
 /* What maps one address: mmp_space_query(). */
 struct mmp_addr_info {
@@ -134,7 +135,7 @@ struct mmp_vma_info {
 	/* Folio orders a fault may allocate here now (bit o for order o); THPeligible: any. */
 	uint32_t thp_orders;
 	uint32_t reserved0;
-	uint64_t rss;			/* Rss: resident pages, the zero page included */
+	uint64_t rss;			/* Rss: resident pages (not the zero pages: no struct page counts them) */
 	uint64_t pss;			/* Pss: each page divided by its mapcount, bytes rounded down */
 	uint64_t pss_dirty;
 	uint64_t shared_clean, shared_dirty, private_clean, private_dirty;

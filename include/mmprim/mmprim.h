@@ -244,6 +244,24 @@ enum mmp_opt {
 	 * follows the release (7.1). mmp_space_get_opt() reads what it comes to.
 	 */
 	MMP_OPT_MPROTECT_SMALL_FOLIO = 12,
+	/*
+	 * The kernel forbids the zero page to this mm (mm_forbids_zeropage():
+	 * s390 KVM guests with storage keys, hosts booted without a zero page
+	 * for user memory): a read fault on anonymous memory allocates and maps
+	 * a folio as a write fault does (writable and dirty where the VMA may
+	 * be written), and no huge zero page either. 0 (default) or 1; a forked
+	 * space inherits it. Since libmmprim.so.1.4.
+	 */
+	MMP_OPT_FORBID_ZEROPAGE = 13,
+	/*
+	 * The kernel tracks soft-dirty (CONFIG_MEM_SOFT_DIRTY, off in the
+	 * kernel's defaults): a new VMA is VM_SOFTDIRTY (smaps "sd"), pagemap
+	 * reports bit 55 for its pages, a write fault marks its PTE soft-dirty
+	 * and mremap marks the entries it moves. 0 (default) or 1; back ends
+	 * whose format has no soft-dirty bit (arm64, riscv64, loongarch64)
+	 * track VMAs only. Since libmmprim.so.1.4.
+	 */
+	MMP_OPT_SOFT_DIRTY = 14,
 	/* The switches this header knows; the library may know more. */
 	MMP_NR_OPTS
 };

@@ -24,6 +24,11 @@ static const char *const opt_names[MMP_NR_OPTS] = {
 	[MMP_OPT_HW_AD] = "hw_ad",
 	[MMP_OPT_HUGE_NEIGHBOURHOOD] = "huge_neighbourhood",
 	[MMP_OPT_KERNEL_VERSION] = "kernel_version",
+	[MMP_OPT_PER_VMA_LOCK] = "per_vma_lock",
+	[MMP_OPT_HUGE_CLEAR_ORDER] = "huge_clear_order",
+	[MMP_OPT_MPROTECT_SMALL_FOLIO] = "mprotect_small_folio",
+	[MMP_OPT_FORBID_ZEROPAGE] = "forbid_zeropage",
+	[MMP_OPT_SOFT_DIRTY] = "soft_dirty",
 };
 
 const char *rp_opt_name(int opt)
