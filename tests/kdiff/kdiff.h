@@ -129,6 +129,28 @@ int kd_host_thp_mode(void);
 /* The VMAs inside the window; returns how many, or KD_AGENT_DIED. */
 int kd_host_maps(struct kd_host *h, int slot, struct kd_vma *v, int max);
 
+/* ---- what kind of Linux the host is (probe.c) ---- */
+
+#define KD_THP_INHERIT	3	/* an mTHP size that follows the PMD mode */
+
+struct kd_host_config {
+	bool forbids_zeropage;	/* a read fault allocates: no zero page (mm_forbids_zeropage) */
+	bool no_huge_zero_page;	/* a read fault in a THP range maps a THP */
+	bool soft_dirty;	/* CONFIG_MEM_SOFT_DIRTY: a new VMA is VM_SOFTDIRTY ("sd") */
+	bool maybe_guard;	/* guard install sets VM_MAYBE_GUARD (6.19, some 6.18.y) */
+	bool pt_reclaim;	/* MADV_DONTNEED frees the PTE table it empties */
+	bool damon;		/* a kdamond ages pages */
+	bool kpageflags;	/* /proc/kpageflags is readable */
+	int thp_pmd_mode;	/* MMP_THP_*, -1 unknown */
+	int mthp_mode[10];	/* per order 2..9: MMP_THP_*, KD_THP_INHERIT, -1 absent */
+	unsigned long mmap_min_addr;
+};
+
+/* Ask the host; call before anything else makes threads. */
+void kd_host_probe(struct kd_host_config *c);
+void kd_host_config_print(const struct kd_host_config *c);
+bool kd_host_has_maybe_guard(void);
+
 /* ---- the run (run.c) ---- */
 
 struct kd_options {
@@ -142,6 +164,9 @@ struct kd_options {
 	int only_variant;	/* >= 0: run only this variant of the seed */
 	unsigned int kernel_version;	/* MMP_OPT_KERNEL_VERSION for every space, 0: default */
 	int thp_pmd_mode;	/* >= 0: PMD THP mode of every space (the host's), else drawn */
+	/* What the host is (with the host) or is taken to be (--host-like): the variants follow it. */
+	struct kd_host_config cfg;
+	bool compare_state;	/* compare smaps, status, pagemap and faults after each op */
 };
 
 /* Each extra thread owns [KD_THREAD_BASE + i * KD_THREAD_SIZE, + KD_THREAD_SIZE) of proc 0. */

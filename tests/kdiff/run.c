@@ -137,6 +137,25 @@ static void apply_setting(struct run *r, struct mmp_space *s, unsigned int which
 }
 
 /*
+ * What the host was found to be (kd_host_probe), in the library's terms: no
+ * zero page, soft-dirty, and the mTHP sizes it enables. A forked space
+ * inherits all of it.
+ */
+static void host_like(struct run *r, struct mmp_space *s)
+{
+	const struct kd_host_config *c = &r->opt->cfg;
+
+	mmp_space_set_opt(s, MMP_OPT_FORBID_ZEROPAGE, c->forbids_zeropage);
+	mmp_space_set_opt(s, MMP_OPT_SOFT_DIRTY, c->soft_dirty);
+	for (unsigned int o = 2; o < 9; o++) {
+		int mode = c->mthp_mode[o] == KD_THP_INHERIT ? r->thp_pmd_mode : c->mthp_mode[o];
+
+		if (mode == MMP_THP_ALWAYS || mode == MMP_THP_MADVISE)
+			mmp_space_set_thp(s, o, mode);
+	}
+}
+
+/*
  * Every back end twice: its defaults, and a tiny TLB with settings drawn from
  * the seed. With opt->only_variant, only that one is made (the draws stay the
  * same, so it is the same variant), which makes minimizing much faster.
@@ -194,6 +213,7 @@ static int make_variants(struct run *r)
 						    &v->files[i]))
 					return -ENOMEM;
 			mmp_space_set_thp(v->sp[0], 9, r->thp_pmd_mode);
+			host_like(r, v->sp[0]);
 			if (r->opt->kernel_version)
 				mmp_space_set_opt(v->sp[0], MMP_OPT_KERNEL_VERSION,
 						  r->opt->kernel_version);
