@@ -305,6 +305,7 @@ static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool
 			err = __handle_mm_fault(s, vma, addr, FAULT_FLAG_UNSHARE);
 		else
 			err = __handle_mm_fault(s, vma, addr, write ? FAULT_FLAG_WRITE : 0);
+		mm_account_fault(s, err);
 		if (err && err != VM_FAULT_FALLBACK)
 			return err;
 	}

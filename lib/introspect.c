@@ -456,6 +456,41 @@ static int smaps_page(struct mmp_space *s, const struct introspect_page *pg, voi
 	return 0;
 }
 
+/* thp_vma_suitable_order(): an aligned folio of @order around @addr fits in @vma. */
+static bool thp_vma_suitable_order(const struct mmp_vma *vma, uint64_t addr, unsigned int order)
+{
+	uint64_t size = PAGE_SIZE << order, haddr = addr & ~(size - 1);
+
+	/* A file's folio is aligned in the file too. */
+	if (vma->vm_file && ((vma->start >> PAGE_SHIFT) - vma->pgoff) & ((size >> PAGE_SHIFT) - 1))
+		return false;
+	return haddr >= vma->start && haddr + size <= vma->end;
+}
+
+/*
+ * smaps' THPeligible: thp_vma_allowable_orders() as smaps asks it. The policy's
+ * orders (anonymous memory's sysfs and MADV_HUGEPAGE, shmem's own; a regular
+ * file's large folios are its page cache's, not THP, so none), kept only when
+ * one of them fits an aligned folio ending at most at the VMA's end (and the
+ * larger ones dropped).
+ */
+static uint32_t thp_smaps_orders(struct mmp_space *s, struct mmp_vma *vma)
+{
+	uint32_t orders;
+
+	if (!vma->vm_file)
+		orders = thp_vma_allowable_orders(s, vma) & ((2u << HPAGE_PMD_ORDER) - 1) & ~3u;
+	else if (shmem_file(vma->vm_file) && filemap_max_order(vma->vm_file, vma, vma->pgoff))
+		orders = 1u << filemap_max_order(vma->vm_file, vma, vma->pgoff);
+	else
+		orders = 0;
+	for (unsigned int o = HPAGE_PMD_ORDER; o >= 2; o--)
+		if ((orders & (1u << o)) && vma->end - vma->start >= PAGE_SIZE << o &&
+		    thp_vma_suitable_order(vma, vma->end - (PAGE_SIZE << o), o))
+			return orders & ((2u << o) - 1);	/* the larger ones do not fit */
+	return 0;
+}
+
 void introspect_vma(struct mmp_space *s, struct mmp_vma *vma, struct mmp_vma_info *v)
 {
 	memset(v, 0, sizeof(*v));
@@ -466,13 +501,8 @@ void introspect_vma(struct mmp_space *s, struct mmp_vma *vma, struct mmp_vma_inf
 	if (vma->vm_file) {
 		v->pgoff = vma->pgoff;
 		v->file_id = vma->vm_file->id;
-		/* A file's large folios come from its page cache, not the anonymous THP policy. */
-		v->thp_orders = filemap_max_order(vma->vm_file, vma, vma->pgoff) ?
-					1u << filemap_max_order(vma->vm_file, vma, vma->pgoff) : 0;
-	} else {
-		v->thp_orders = thp_vma_allowable_orders(s, vma) & ((2u << HPAGE_PMD_ORDER) - 1) &
-				~3u;
 	}
+	v->thp_orders = thp_smaps_orders(s, vma);
 	introspect_walk(s, vma->start, vma->end, smaps_page, v);
 }
 

@@ -481,6 +481,16 @@ static __always_inline int __handle_mm_fault_fmt(struct mmp_space *s, struct mmp
 			}
 		}
 	}
+	/*
+	 * do_pte_missing: a file fault installs its PTE table only once it
+	 * has a page to map (finish_fault), so one that fails leaves none.
+	 */
+	if (!vmf.orig_pmd && !vma_is_anonymous(vma)) {
+		rcu_read_lock();
+		ret = do_fault(&vmf);
+		rcu_read_unlock();
+		return ret;
+	}
 	if (pte_alloc(s, vmf.pmdp))
 		return -ENOMEM;
 	return handle_pte_fault(&vmf, fmt);
@@ -617,7 +627,11 @@ static struct mmp_vma *lock_mm_and_find_vma(struct mmp_space *s, uint64_t addr)
  * As the architectures' fault handlers: under the VMA's own lock first, then
  * under the mmap read lock when that lock could not be had or did not do.
  */
-int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
+/*
+ * The fault itself, under the VMA's lock or the mmap lock (the arch fault
+ * handler's part: lock_vma_under_rcu, then lock_mm_and_find_vma).
+ */
+static int do_user_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
 {
 	struct mmp_vma *vma;
 	int ret;
@@ -654,6 +668,14 @@ int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
 	}
 	ret = __handle_mm_fault(s, vma, addr, flags);
 	mmap_read_unlock(s);
+	return ret;
+}
+
+int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
+{
+	int ret = do_user_fault(s, addr, flags);
+
+	mm_account_fault(s, ret);
 	return ret;
 }
 

@@ -129,7 +129,8 @@ extern "C" {
 	X(FILE_RECLAIMED,	"file_reclaimed",	"file pages reclaim dropped from the page cache") \
 	X(THP_COLLAPSE_ALLOC,	"thp_collapse_alloc",	"THPs allocated to collapse a range into (THP_COLLAPSE_ALLOC)") \
 	X(THP_COLLAPSE_ALLOC_FAILED, "thp_collapse_alloc_failed", "THP allocations for a collapse that failed (THP_COLLAPSE_ALLOC_FAILED)") \
-	X(TABLE_SYNC_ONE,	"table_sync_one",	"waits for lockless walkers of one unlinked table (tlb_remove_table_sync_one)")
+	X(TABLE_SYNC_ONE,	"table_sync_one",	"waits for lockless walkers of one unlinked table (tlb_remove_table_sync_one)")	\
+	X(MIN_FLT,		"min_flt",		"faults handled, as a task's min_flt counts them (mm_account_fault): GUP's too, not those that failed")
 
 enum mmp_counter {
 #define MMP_COUNTER_ENUM(id, name, doc) MMP_C_##id,

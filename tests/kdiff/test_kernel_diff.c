@@ -202,6 +202,10 @@ static bool run_one(const struct kd_options *opt, struct kd_host *h, struct kd_o
 	}
 	if (!res.divergences) {
 		tap_ok(1, "%s: %" PRIu64 " ops agree (%.1f s)", tag, res.ops, now() - t0);
+		if (res.thp_checked)
+			printf("# THP events compared after %" PRIu64 " ops; the host counted more "
+			       "after %" PRIu64 " (the machine's other processes)\n", res.thp_checked,
+			       res.thp_more);
 		return true;
 	}
 	tap_ok(0, "%s: op %" PRIu64 " diverged: %s", tag, res.first_bad, res.what);
