@@ -237,15 +237,18 @@ static inline void folio_add_rmap_ptes(struct mmp_space *s, struct mmp_page *hea
 static inline void folio_remove_rmap_ptes(struct mmp_space *s, struct mmp_page *head,
 					  struct mmp_page *page, int nr)
 {
-	int last = 0, total;
+	int last = 0;
 
+	/* The folio's count first: a zap of the whole folio need not look at each page's. */
+	if (!head->order || !folio_sub_large_mapcount(s, head, nr) || !(head->flags & PG_anon) ||
+	    __atomic_load_n(&head->folio.entire_mapcount, __ATOMIC_RELAXED)) {
+		for (int i = 0; i < nr; i++)
+			__atomic_fetch_sub(&page[i].mapcount, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	for (int i = 0; i < nr; i++)
 		last += !__atomic_sub_fetch(&page[i].mapcount, 1, __ATOMIC_RELAXED);
-	if (!head->order)
-		return;
-	total = folio_sub_large_mapcount(s, head, nr);
-	if (unlikely(last && total > 0) && (head->flags & PG_anon) &&
-	    !__atomic_load_n(&head->folio.entire_mapcount, __ATOMIC_RELAXED))
+	if (last)
 		deferred_split_folio(s, head);
 }
 
