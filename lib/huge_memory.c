@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * PMD-mapped THPs: the huge fault, the huge zero page, the write fault (reuse
- * or split), splitting a PMD into a PTE table, zapping and copying huge PMDs. Every huge PMD has a
- * PTE table deposited beside it when it is made, so a split never allocates.
+ * or split), splitting a PMD into a PTE table, zapping and copying huge PMDs.
+ * Every huge PMD has a PTE table deposited beside it when it is made, so a
+ * split never allocates.
  */
 #include <string.h>
 
@@ -201,8 +202,13 @@ static int do_huge_zero_wp_pmd(struct vm_fault *vmf)
 	struct mmp_space *s = vmf->s;
 	uint64_t haddr = vmf->address & PMD_MASK;
 	unsigned int f = vma_entry_flags(vmf->vma) | MMP_E_LEAF;
-	uint32_t pfn = folio_alloc_anon(s, HPAGE_PMD_ORDER);
+	/* The huge zero page was mapped after vmf_anon_prepare: this is cheap insurance. */
+	int ret = vmf_anon_prepare(vmf);
+	uint32_t pfn;
 
+	if (ret)
+		return ret;
+	pfn = folio_alloc_anon(s, HPAGE_PMD_ORDER);
 	if (pfn == NO_PFN) {
 		count_inc(s, MMP_C_FAULT_FALLBACK);
 		count_mthp_stat(s, HPAGE_PMD_ORDER, MTHP_STAT_ANON_FAULT_FALLBACK);
