@@ -85,7 +85,7 @@ static void map_file_pages(struct mmp_space *s, struct mmp_page *head, struct mm
 			   unsigned int nr)
 {
 	folio_ref_add(head, nr);
-	folio_add_rmap_ptes(head, page, nr);
+	folio_add_rmap_ptes(s, head, page, nr);
 	add_mm_counter(s, mm_counter(head), nr);
 }
 

@@ -69,7 +69,7 @@ static unsigned int copy_present_ptes(struct copy_ctx *c, struct mmp_space *src,
 			f = entry_flags(src, pte, MMP_PTE);
 		}
 		folio_ref_add(head, nr);
-		folio_add_rmap_ptes(head, page, nr);
+		folio_add_rmap_ptes(dst, head, page, nr);
 		for (unsigned int i = 0; i < nr; i++)
 			page_flag_clear(page + i, PG_anon_exclusive);
 		rss[mm_counter(head)] += nr;

@@ -28,7 +28,8 @@ _Static_assert(MMP_ENTRY_PRESENT == MMP_E_PRESENT && MMP_ENTRY_WRITE == MMP_E_WR
 _Static_assert(MMP_NR_LEVELS == MMP_MAX_LEVELS, "one entry per level");
 _Static_assert(offsetof(struct mmp_addr_info, pfn) == 104 && sizeof(struct mmp_addr_info) == 192,
 	       "struct mmp_addr_info of libmmprim.so.1.2: it only grows at its end");
-_Static_assert(sizeof(struct mmp_vma_info) == 280 && sizeof(struct mmp_mthp_stats) == 400,
+_Static_assert(sizeof(struct mmp_vma_info) == 280 &&
+		       offsetof(struct mmp_mthp_stats, split_deferred) == 400,
 	       "the introspection structures of libmmprim.so.1.2 only grow at their end");
 _Static_assert(sizeof(((struct mmp_vma_info *)0)->anon_by_order) / sizeof(uint64_t) ==
 		       HPAGE_PMD_ORDER + 1, "an order per folio size");
@@ -532,17 +533,10 @@ struct mthp_walk {
 	uint64_t last_folio;
 };
 
-/* Does a page of the folio at @head have no mapping at all (deferred_split's partially mapped)? */
+/* On the deferred split queue as partially mapped (deferred_split_folio)? */
 static bool folio_partially_mapped(struct mmp_page *head)
 {
-	unsigned int nr = folio_nr_pages(head);
-
-	if (__atomic_load_n(&head->folio.entire_mapcount, __ATOMIC_RELAXED))
-		return false;
-	for (unsigned int i = 0; i < nr; i++)
-		if (__atomic_load_n(&head[i].mapcount, __ATOMIC_RELAXED) <= 0)
-			return true;
-	return false;
+	return page_flag_test(head, PG_partially_mapped);
 }
 
 static int mthp_page(struct mmp_space *s, const struct introspect_page *pg, void *arg)
@@ -574,6 +568,8 @@ MMP_EXPORT int mmp_space_mthp_stats_sized(struct mmp_space *s, struct mmp_mthp_s
 		k.anon_fault_fallback[o] = __atomic_load_n(
 			&s->mthp_stat[MTHP_STAT_ANON_FAULT_FALLBACK][o], __ATOMIC_RELAXED);
 		k.split[o] = __atomic_load_n(&s->mthp_stat[MTHP_STAT_SPLIT][o], __ATOMIC_RELAXED);
+		k.split_deferred[o] = __atomic_load_n(&s->mthp_stat[MTHP_STAT_SPLIT_DEFERRED][o],
+						      __ATOMIC_RELAXED);
 	}
 	mmap_read_lock(s);
 	for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next)

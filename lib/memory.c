@@ -250,10 +250,27 @@ static __always_inline int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *pt
 }
 
 /*
+ * May a write reuse a page of large anonymous folio @head in @s, though it is
+ * not marked exclusive (__wp_can_reuse_large_anon_folio, 6.15)? When one space
+ * maps it, @s (the owner bit is clear), and every reference is a mapping: no
+ * pin, no other holder. One page left mapped is copied instead, so that the
+ * rest of the folio can be freed.
+ */
+static bool wp_can_reuse_large_anon_folio(struct mmp_space *s, struct mmp_page *head)
+{
+	int map = folio_mapcount(head);
+
+	if (!release_follows(s, RULE_WP_REUSE_LARGE_ANON) || map <= 1 || folio_mm_shared(head))
+		return false;
+	return map == folio_ref_count(head);
+}
+
+/*
  * A write to a present, write-protected PTE (do_wp_page). An exclusive page is
- * reused in place; anything else is copied into a new order-0 folio, as the
- * kernel does even for a page of a large folio. With FAULT_FLAG_UNSHARE (a
- * read pin of a shared page) the same happens without making it writable.
+ * reused in place, as is a page of a large folio this space alone maps (6.15);
+ * anything else is copied into a new order-0 folio, a page of a large folio
+ * too. With FAULT_FLAG_UNSHARE (a read pin of a shared page) the same happens
+ * without making it writable.
  */
 static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 {
@@ -284,8 +301,9 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		page = pfn_to_page(s->phys, old_pfn);
 		head_pfn = folio_pfn(s->phys, old_pfn);
 		head = pfn_to_page(s->phys, head_pfn);
-		if (!page_flag_test(page, PG_anon_exclusive) && head->order == 0 &&
-		    (head->flags & PG_anon) && folio_ref_count(head) == 1)
+		if (!page_flag_test(page, PG_anon_exclusive) && (head->flags & PG_anon) &&
+		    (head->order ? wp_can_reuse_large_anon_folio(s, head) :
+				   folio_ref_count(head) == 1))
 			page_flag_set(page, PG_anon_exclusive);	/* the other mapper left */
 		if (page_flag_test(page, PG_anon_exclusive)) {
 			/* An unshare is done once the page is exclusive: write stays as it was. */
@@ -340,7 +358,7 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 	set_ptes(s, addr, ptep, mk_entry(s, new_pfn, f, MMP_PTE), 1);
 	rss_add(s, 1);
 	if (head) {
-		folio_remove_rmap_ptes(head, page, 1);
+		folio_remove_rmap_ptes(s, head, page, 1);
 		add_mm_counter(s, mm_counter(head), -1);	/* anon to anon: even */
 	}
 	spin_unlock(ptl);
@@ -694,7 +712,7 @@ static __always_inline void zap_present_folio_ptes(struct mmp_gather *tlb, uint6
 {
 	format_clear_full_ptes(fmt, tlb->s, addr, ptep, nr, tlb->fullmm);
 	tlb_remove_tlb_entries(tlb, addr, (uint64_t)nr * PAGE_SIZE);
-	folio_remove_rmap_ptes(head, page, nr);
+	folio_remove_rmap_ptes(tlb->s, head, page, nr);
 	tlb_remove_folio_pages(tlb, head_pfn, nr);
 }
 
@@ -717,7 +735,7 @@ zap_file_folio_ptes(struct mmp_gather *tlb, uint64_t addr, mmp_pte_t *ptep, mmp_
 	if (entry_test(s, pte, MMP_PTE, MMP_E_DIRTY))
 		page_flag_set(head, PG_dirty);
 	tlb_remove_tlb_entries(tlb, addr, (uint64_t)nr * PAGE_SIZE);
-	folio_remove_rmap_ptes(head, page, nr);
+	folio_remove_rmap_ptes(tlb->s, head, page, nr);
 	tlb_remove_folio_pages(tlb, head_pfn, nr);
 	rss[mm_counter(head)] -= nr;
 	return nr;

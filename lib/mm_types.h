@@ -39,6 +39,8 @@ struct mmp_copy_ops;
 #define PG_isolated		(1u << 12) /* taken off the LRU by reclaim */
 #define PG_pt_rcu		(1u << 13) /* page table in an RCU batch: in flight to its free */
 #define PG_locked		(1u << 14) /* folio lock: page-cache folios, against truncate */
+/* Anonymous large folio: a page of it lost its last mapping while others kept theirs. */
+#define PG_partially_mapped	(1u << 15)
 
 /* What a freed page table is filled with: no architecture's valid entry looks like it. */
 #define PT_POISON		0x6b6b6b6b6b6b6b6aULL
@@ -61,6 +63,8 @@ struct mmp_page {
 		} folio;
 		struct {	/* tail page of a large folio */
 			uint32_t head;
+			/* First tail page: MM_IDS_SHARED and MM_IDS_LOCKED (folio->_mm_ids). */
+			uint32_t mm_ids;
 		} tail;
 		struct {	/* page-table page */
 			mmp_spinlock_t ptl;
@@ -68,14 +72,32 @@ struct mmp_page {
 						   deposited table: the next one; NO_PFN ends */
 		} pt;
 	};
-	/* Folio head: the reverse map (folio->mapping and folio->index)... */
 	union {
-		uint32_t anon_vma;	/* anonymous: id of the anon_vma it was faulted in */
-		uint32_t mapping;	/* page cache: id of its file; 0 once truncated */
+		struct {
+			/*
+			 * Folio head: the reverse map (folio->mapping and
+			 * folio->index). Anonymous: the id of the anon_vma it
+			 * was faulted in; page cache: the id of its file, 0
+			 * once truncated...
+			 */
+			union {
+				uint32_t anon_vma;
+				uint32_t mapping;
+			};
+			/* ...and the references GUP pinned (folio->_pincount), part of refcount. */
+			int32_t pincount;
+			uint64_t index;		/* linear page index of its first page */
+		};
+		/*
+		 * First tail page of an anonymous large folio: the two spaces that
+		 * may own its mappings and how many each made (CONFIG_MM_ID's
+		 * folio->_mm_id and _mm_id_mapcount; 0: a free slot).
+		 */
+		struct {
+			uint32_t mm_id[2];
+			int32_t mm_id_mapcount[2];
+		};
 	};
-	/* ...and the references GUP pinned (folio->_pincount), part of refcount. */
-	int32_t pincount;
-	uint64_t index;		/* linear page index of its first page */
 };
 
 _Static_assert(sizeof(struct mmp_page) == 40, "keep the memmap small");
@@ -101,6 +123,7 @@ enum mthp_stat_item {
 	MTHP_STAT_ANON_FAULT_ALLOC,
 	MTHP_STAT_ANON_FAULT_FALLBACK,
 	MTHP_STAT_SPLIT,
+	MTHP_STAT_SPLIT_DEFERRED,
 	MMP_NR_MTHP_STAT_EVENTS
 };
 

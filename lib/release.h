@@ -25,6 +25,8 @@ enum release_rule {
 	RULE_CLEAR_SEQUENTIAL,		/* folio_zero_user clears in MMP_HUGE_ORDER_SEQUENTIAL */
 	RULE_FILE_BATCHED_UNMAP,	/* reclaim unmaps a large file folio in batches */
 	RULE_MPROTECT_SMALL_FOLIO,	/* change_pte_range's own branch for a small folio */
+	RULE_WP_REUSE_LARGE_ANON,	/* do_wp_page reuses a page of a large folio one space owns */
+	RULE_HUGE_ZERO_WP_THP,		/* a write to the huge zero page maps a new THP */
 	NR_RELEASE_RULES
 };
 _Static_assert(NR_RELEASE_RULES <= 32, "a space keeps its rules in one word");

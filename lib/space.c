@@ -62,6 +62,10 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	memset(s->rss, 0, sizeof(*s->rss) * MMP_COUNTER_SHARDS);
 	s->mm_count = 1;	/* the reference of its users, dropped by mmp_space_destroy */
 	s->phys = phys;
+	/* Now, not at space_link: a fork child owns the folios it maps before it is linked. */
+	pthread_mutex_lock(&phys->spaces_lock);
+	s->id = phys->next_space_id++;
+	pthread_mutex_unlock(&phys->spaces_lock);
 	s->arch = arch;
 	s->format = arch->format;
 	s->copy = copy_ops_default();
@@ -100,7 +104,6 @@ void space_link(struct mmp_space *s)
 	struct mmp_phys *phys = s->phys;
 
 	pthread_mutex_lock(&phys->spaces_lock);
-	s->id = phys->next_space_id++;
 	s->phys_next = phys->spaces;
 	phys->spaces = s;
 	pthread_mutex_unlock(&phys->spaces_lock);

@@ -10,7 +10,8 @@ Every stdout line must be one JSON object:
    "claim", "verdict": null or met / not met / inconclusive / no verdict,
    "verdict_note" (says why, with "no verdict"), ...seed-specific fields}
 with the same counter names everywhere, and no met / not met from fewer than 10
-samples. rcu-free: its histograms add up to its munmaps, and it refuses a
+samples. huge-copy and anon-cow-seq: the THP COW splits and copies 4 KiB pages,
+and makes no claim (the whole-THP copy of their seed is hugetlb's). rcu-free: its histograms add up to its munmaps, and it refuses a
 verdict exactly when the mechanism is in fewer munmaps than it says it needs.
 Exit 0 when all holds, 1 otherwise.
 """
@@ -84,6 +85,29 @@ def check_rcu_free(obj, where):
              f"of munmaps, {need:.0%} needed")
 
 
+SPLIT_NO_CLAIM = "no claim: 6.18 splits THP on COW; measured on hugetlb"
+
+
+def check_thp_cow_split(obj, where):
+    """A THP COW as 6.18 makes it: the PMD split, 4 KiB copied, no 2 MiB copy, no claim."""
+    for side in ("baseline", "optimized"):
+        c = obj[side]["counters"]
+        if c.get("pmd_split", 0) < 1 or c.get("fault_huge_cow") != 0 \
+                or c.get("subpage_copy", 0) < 1 or c.get("subpage_copy") != c.get("fault_cow"):
+            fail(f"{where}: {side}: a THP COW splits, then copies a page a fault, never 2 MiB: "
+                 f"pmd_split {c.get('pmd_split')}, fault_huge_cow {c.get('fault_huge_cow')}, "
+                 f"fault_cow {c.get('fault_cow')}, subpage_copy {c.get('subpage_copy')}")
+    if obj.get("claim") is not None or not str(obj.get("verdict_note", "")).startswith("no claim: "):
+        fail(f"{where}: a split THP COW claims the whole copy's figures: {obj.get('claim')!r}")
+
+
+def check_anon_cow_seq(obj, where):
+    """The children's THP COWs split; target-last says why it claims nothing."""
+    check_thp_cow_split(obj, where)
+    if obj.get("verdict_note") != SPLIT_NO_CLAIM:
+        fail(f"{where}: verdict_note {obj.get('verdict_note')!r}")
+
+
 def check_huge_copy(obj, where):
     """Says what decided; counted decisions carry their counts; no claim for target-last NT."""
     how = obj.get("decided_by")
@@ -100,6 +124,20 @@ def check_huge_copy(obj, where):
     if obj.get("non_temporal") and obj.get("order") == "target-last" \
             and not obj.get("deterministic") and obj.get("claim") is not None:
         fail(f"{where}: a non-temporal target-last copy claims a hot target")
+    if obj.get("deterministic"):
+        if obj.get("claim") is not None:
+            fail(f"{where}: a deterministic run claims")
+        return
+    # One split and one 4 KiB copy per trial; the claim is hugetlb's.
+    for side in ("baseline", "optimized"):
+        c = obj[side]["counters"]
+        if c.get("pmd_split") != 1 or c.get("subpage_copy") != 1:
+            fail(f"{where}: {side}: a trial is one split and one page copied: pmd_split "
+                 f"{c.get('pmd_split')}, subpage_copy {c.get('subpage_copy')}")
+    check_thp_cow_split(obj, where)
+    if not (obj.get("non_temporal") and obj.get("order") == "target-last") \
+            and obj.get("verdict_note") != SPLIT_NO_CLAIM:
+        fail(f"{where}: verdict_note {obj.get('verdict_note')!r}")
 
 
 def check_clear_seq(obj, where):
@@ -291,6 +329,8 @@ def check_lines(cmd, lines):
             check_rcu_free(obj, where)
         if seed == "huge-copy":
             check_huge_copy(obj, where)
+        if seed == "anon-cow-seq":
+            check_anon_cow_seq(obj, where)
         if seed == "clear-seq":
             check_clear_seq(obj, where)
         if seed == "pt-reclaim":

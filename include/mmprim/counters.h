@@ -53,7 +53,7 @@ extern "C" {
 	X(FAULT_COW,		"fault_cow",		"write-protect faults that copied (COW)")	\
 	X(FAULT_HUGE_ANON,	"fault_huge_anon",	"faults that mapped a PMD THP")			\
 	X(FAULT_HUGE_ZERO,	"fault_huge_zero",	"read faults that mapped the huge zero page")	\
-	X(FAULT_HUGE_COW,	"fault_huge_cow",	"write faults that copied a PMD THP")		\
+	X(FAULT_HUGE_COW,	"fault_huge_cow",	"write faults that copied a whole huge page (a shared THP is split instead since 5.8)") \
 	X(FAULT_HUGE_REUSE,	"fault_huge_reuse",	"write faults that reused a PMD THP")		\
 	X(FAULT_FALLBACK,	"fault_fallback",	"huge faults that fell back to PTEs")		\
 	X(FAULT_AD,		"fault_ad",		"faults that set accessed/dirty in software (Svade)") \
@@ -76,7 +76,7 @@ extern "C" {
 	X(PTE_WRITE,		"pte_write",		"PTE entries written by core mm")		\
 	X(PMD_READ,		"pmd_read",		"PMD entries read by core mm")			\
 	X(PMD_WRITE,		"pmd_write",		"PMD entries written by core mm")		\
-	X(PMD_SPLIT,		"pmd_split",		"huge PMDs split into PTE tables")		\
+	X(PMD_SPLIT,		"pmd_split",		"huge PMDs split into PTE tables (THP_SPLIT_PMD)") \
 	X(CONTPTE_FOLD,		"contpte_fold",		"contpte blocks folded (contpte_convert to CONT)") \
 	X(CONTPTE_UNFOLD,	"contpte_unfold",	"contpte blocks unfolded (break-before-make)")	\
 	X(PTE_BATCH,		"pte_batch",		"folio_pte_batch() batches of more than one entry") \
@@ -129,8 +129,9 @@ extern "C" {
 	X(FILE_RECLAIMED,	"file_reclaimed",	"file pages reclaim dropped from the page cache") \
 	X(THP_COLLAPSE_ALLOC,	"thp_collapse_alloc",	"THPs allocated to collapse a range into (THP_COLLAPSE_ALLOC)") \
 	X(THP_COLLAPSE_ALLOC_FAILED, "thp_collapse_alloc_failed", "THP allocations for a collapse that failed (THP_COLLAPSE_ALLOC_FAILED)") \
-	X(TABLE_SYNC_ONE,	"table_sync_one",	"waits for lockless walkers of one unlinked table (tlb_remove_table_sync_one)")	\
-	X(MIN_FLT,		"min_flt",		"faults handled, as a task's min_flt counts them (mm_account_fault): GUP's too, not those that failed")
+	X(TABLE_SYNC_ONE,	"table_sync_one",	"waits for lockless walkers of one unlinked table (tlb_remove_table_sync_one)") \
+	X(MIN_FLT,		"min_flt",		"faults handled, as a task's min_flt counts them (mm_account_fault): GUP's too, not those that failed") \
+	X(THP_DEFERRED_SPLIT_PAGE, "thp_deferred_split_page", "PMD-sized THPs found partially mapped: queued for the deferred split (THP_DEFERRED_SPLIT_PAGE)")
 
 enum mmp_counter {
 #define MMP_COUNTER_ENUM(id, name, doc) MMP_C_##id,

@@ -180,7 +180,12 @@ static inline int mmp_space_vma_info(struct mmp_space *space, uint64_t addr,
  *  - nr_anon, nr_anon_partially_mapped: now, from a walk of the space's
  *    tables: anonymous folios of the order the space maps (a folio counted
  *    once per run of addresses mapping it; a folio two spaces map counts in
- *    each), and those of them with at least one page no space maps.
+ *    each), and those of them the kernel has found partially mapped (a page
+ *    lost its last mapping while others kept theirs, no PMD maps it) and put
+ *    on the deferred split queue.
+ *  - split_deferred (since 1.3): events, as the first three: folios found
+ *    partially mapped, counted by the space whose unmap found it (for order 9
+ *    also the counter thp_deferred_split_page).
  * Orders 0 and 1 stay 0 (no THP of those orders).
  */
 struct mmp_mthp_stats {
@@ -189,6 +194,7 @@ struct mmp_mthp_stats {
 	uint64_t split[10];
 	uint64_t nr_anon[10];
 	uint64_t nr_anon_partially_mapped[10];
+	uint64_t split_deferred[10];
 };
 
 /** mmp_space_mthp_stats_sized() - into @size bytes at @st; -EINVAL for NULL or @size below 8. */

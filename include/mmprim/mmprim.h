@@ -278,6 +278,8 @@ enum mmp_opt {
  * or copied (COW fault): MMP_OPT_HUGE_ORDER. "Target" is the sub-page the
  * fault is about; user space touches it first when the fault returns. Folios
  * of more than 1 << MMP_MAX_ORDER pages are always done in ascending order.
+ * A COW of a THP copies no huge folio since Linux 5.8: it splits the PMD and
+ * copies one page, so the copy order applies to whole huge pages (hugetlb).
  */
 enum mmp_huge_order {
 	MMP_HUGE_ORDER_ASCENDING,	/* base line: sub-page 0 to N-1 */
