@@ -18,7 +18,9 @@
  * Then the same with MMP_DEBUG_BROKEN_TABLE_FREE 1 (tables freed with no
  * grace period) in a forked child, which may crash or corrupt itself: it exits
  * 0 once a walker read a freed table, 1 when none did within its budget. The
- * parent requires the detection: the check above can fail. A walk sees a freed
+ * parent requires the detection: the check above can fail. Where a shootdown
+ * sends IPIs, they alone keep GUP-fast safe, so the child also sets
+ * MMP_DEBUG_SKIP_IPI_WAIT there. A walk sees a freed
  * table only when it is delayed between reading a PMD and the table below, so
  * the broken run keeps everyone on the hot pages and frees their tables most.
  *
@@ -451,6 +453,7 @@ static struct mmp_space *stress_space(struct mmp_phys *phys, const char *arch, b
 	    mmp_space_set_opt(s, MMP_OPT_RCU_TABLE_FREE, rcu) ||
 	    mmp_space_set_opt(s, MMP_OPT_PT_RECLAIM, 1) ||
 	    mmp_debug_set(s, MMP_DEBUG_BROKEN_TABLE_FREE, broken) ||
+	    mmp_debug_set(s, MMP_DEBUG_SKIP_IPI_WAIT, broken && !s->arch->tlbi_broadcast) ||
 	    mmp_mmap(s, WIN_BASE, WIN_LEN, RW, MMP_MAP_FIXED | MMP_MAP_POPULATE, &addr))
 		return NULL;
 	return s;
