@@ -205,7 +205,7 @@ static void tlb_remove_table_one_rcu(struct rcu_head *head)
 	free(t);
 }
 
-/* The base line that no kernel had: every reader waited for, a table at a time. */
+/* The worst case no kernel had: every reader waited for, a table at a time. */
 static void table_free_sync(struct mmp_space *s, uint32_t pfn)
 {
 	count_inc(s, MMP_C_RCU_SYNC);
@@ -341,7 +341,7 @@ void tlb_flush_mmu(struct mmp_gather *tlb)
 	 * Native x86 keeps tables with the pages: they go with them. Otherwise
 	 * they wait for tlb_finish_mmu or a full batch: a flush in the middle
 	 * of a zap may run inside a read-side section, where the synchronous
-	 * base line must not wait for a grace period.
+	 * worst case must not wait for a grace period.
 	 */
 	if (tlb->batch && tlb_table_mode(tlb) == MMP_TABLE_FREE_NATIVE)
 		tlb_table_flush(tlb);
