@@ -283,6 +283,17 @@ struct mmp_space {
 	long opts[MMP_NR_OPTS];
 	/* The release rules it follows, a bit per enum release_rule (lib/release.h). */
 	unsigned int release_rules;
+	/* The enum mmp_table_free its release and back end had (MMP_OPT_RCU_TABLE_FREE -1). */
+	unsigned int table_free_default;
+	/* MMP_OPT_TABLE_BATCH_FAIL: table batch pages tried since it was set (atomic). */
+	uint64_t table_batch_tries;
+	/*
+	 * Lockless walks with IRQs off (GUP-fast) of threads with no CPU of this
+	 * space: as a CPU's irqs_off (hw/cpu.h), a count and a generation.
+	 */
+	uint64_t irqs_off_nocpu;
+	/* IPIs now waiting for a CPU to turn IRQs back on (atomic; tests watch it). */
+	unsigned int ipi_waiting;
 	long debug[MMP_NR_DEBUG_OPTS];	/* fault injection for tests (debug.h) */
 	/* Bit o: order o is enabled always / in MADV_HUGEPAGE VMAs (the sysfs enabled files). */
 	uint32_t thp_orders_always;

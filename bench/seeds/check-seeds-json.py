@@ -11,8 +11,11 @@ Every stdout line must be one JSON object:
    "verdict_note" (says why, with "no verdict"), ...seed-specific fields}
 with the same counter names everywhere, and no met / not met from fewer than 10
 samples. huge-copy and anon-cow-seq: the THP COW splits and copies 4 KiB pages,
-and makes no claim (the whole-THP copy of their seed is hugetlb's). rcu-free: its histograms add up to its munmaps, and it refuses a
-verdict exactly when the mechanism is in fewer munmaps than it says it needs.
+and makes no claim (the whole-THP copy of their seed is hugetlb's). rcu-free:
+its histograms add up to its munmaps, it refuses a verdict exactly when the
+mechanism is in fewer munmaps than it says it needs, claims only the kernel's
+before against the patch, and every table of an iteration took its path's way
+(IPIs to each reader on semi RCU's single-table path).
 Exit 0 when all holds, 1 otherwise.
 """
 import json
@@ -80,9 +83,34 @@ def check_rcu_free(obj, where):
                for s in ("baseline", "optimized"))
     if not isinstance(share, (int, float)) or abs(share - want) > 1e-4 * max(want, 1e-3):
         fail(f"{where}: mechanism_share {share!r}, the counts give {want:.6g}")
-    if (obj.get("verdict") == "no verdict") != (share < need):
-        fail(f"{where}: verdict {obj.get('verdict')!r} with the mechanism in {share:.2%} "
-             f"of munmaps, {need:.0%} needed")
+    # The kernel's before (semi RCU, native) against the patch carries the seed's claim;
+    # the single-table path and the worst case no kernel had carry none.
+    cmp = obj.get("comparison")
+    if cmp not in ("semi RCU", "native", "single table", "worst case"):
+        fail(f"{where}: comparison {cmp!r}")
+    if cmp in ("semi RCU", "native"):
+        if (obj.get("verdict") == "no verdict") != (share < need):
+            fail(f"{where}: verdict {obj.get('verdict')!r} with the mechanism in {share:.2%} "
+                 f"of munmaps, {need:.0%} needed")
+    elif obj.get("claim") is not None or not str(obj.get("verdict_note", "")).startswith(
+            "no claim: "):
+        fail(f"{where}: {cmp} makes no claim, and says why")
+    if cmp == "native" and obj["arch"].startswith("arm64"):
+        fail(f"{where}: native freeing where TLBIs are broadcast")
+    # Counters are of one iteration: each table it freed took the path's way.
+    for side in ("baseline", "optimized"):
+        c, tables = obj[side]["counters"], obj.get(f"{side}_tables_freed")
+        mc = obj.get(f"{side}_mechanism_counter")
+        if not isinstance(tables, int) or tables < 1 or c.get(mc) != tables:
+            fail(f"{where}: {side}: {mc} {c.get(mc)!r} for {tables!r} tables freed")
+        if c.get("table_batch_fail") != (tables if obj.get("batch_fail") else 0):
+            fail(f"{where}: {side}: table_batch_fail {c.get('table_batch_fail')} with "
+                 f"batch_fail {obj.get('batch_fail')!r}")
+    ipis = obj["baseline"]["counters"].get("table_sync_ipi")
+    want_ipis = obj["baseline_tables_freed"] * obj["readers"] if cmp == "single table" else 0
+    if ipis != want_ipis or obj["optimized"]["counters"].get("table_sync_ipi") != 0:
+        fail(f"{where}: table_sync_ipi {ipis} -> "
+             f"{obj['optimized']['counters'].get('table_sync_ipi')}, expected {want_ipis} -> 0")
 
 
 SPLIT_NO_CLAIM = "no claim: 6.18 splits THP on COW; measured on hugetlb"

@@ -192,7 +192,13 @@ enum mmp_opt {
 	MMP_OPT_PTE_BATCH = 2,
 	/* arm64: the CPU has BBML2_NOABORT, so contpte_convert skips its middle TLBI. */
 	MMP_OPT_BBML2_NOABORT = 3,
-	/* Free page tables in batches through call_rcu (1, default), or each after synchronize_rcu. */
+	/*
+	 * How unlinked page tables reach the allocator: enum mmp_table_free. -1,
+	 * the default, follows the release and the back end: MMP_TABLE_FREE_RCU
+	 * on x86_64 from 6.14 and everywhere from 7.0; before, semi RCU, and on
+	 * x86_64 the bare-metal MMP_TABLE_FREE_NATIVE. mmp_space_get_opt() reads
+	 * what it comes to.
+	 */
 	MMP_OPT_RCU_TABLE_FREE = 4,
 	/*
 	 * MADV_DONTNEED frees PTE tables it empties (PT_RECLAIM). 0 or 1; -1,
@@ -262,8 +268,51 @@ enum mmp_opt {
 	 * track VMAs only. Since libmmprim.so.1.4.
 	 */
 	MMP_OPT_SOFT_DIRTY = 14,
+	/*
+	 * The page of a table batch cannot be allocated (the kernel's
+	 * GFP_NOWAIT page in tlb_remove_table): 0 never (default), 1 always, N
+	 * every Nth try of the space, counted from when this is set. A table
+	 * that finds no batch takes the single-table path of the
+	 * MMP_OPT_RCU_TABLE_FREE mode. Since libmmprim.so.1.4.
+	 */
+	MMP_OPT_TABLE_BATCH_FAIL = 15,
 	/* The switches this header knows; the library may know more. */
 	MMP_NR_OPTS
+};
+
+/*
+ * MMP_OPT_RCU_TABLE_FREE: how a page table unlinked by munmap, exit or
+ * MADV_DONTNEED (PT_RECLAIM) is freed once the TLB is flushed. Lockless
+ * walkers may still be reading it: GUP-fast with IRQs off, pte_offset_map()
+ * users inside rcu_read_lock(). Since libmmprim.so.1.4 (before: 0 and 1 only).
+ */
+enum mmp_table_free {
+	/*
+	 * Each table after a synchronize_rcu() of its own. A worst case no
+	 * kernel had, kept to show what a grace period costs.
+	 */
+	MMP_TABLE_FREE_SYNC_EACH,
+	/*
+	 * RCU (Qi Zheng, "x86: mm: free page table pages by RCU instead of semi
+	 * RCU", 6.14): tables batched to call_rcu; a table that finds no batch
+	 * page (MMP_OPT_TABLE_BATCH_FAIL) goes by call_rcu on its own.
+	 */
+	MMP_TABLE_FREE_RCU,
+	/*
+	 * Semi RCU (MMU_GATHER_RCU_TABLE_FREE before that patch: arm64,
+	 * riscv64, x86 guests with paravirt TLB flushes): batches to call_rcu;
+	 * a table that finds no batch page is freed at once after an IPI to
+	 * every other CPU, which waits for GUP-fast's IRQs-off walks only.
+	 */
+	MMP_TABLE_FREE_SEMI_RCU,
+	/*
+	 * x86 on bare metal before 6.14 (native_tlb_remove_table): tables go
+	 * with the pages and are freed right after the TLB shootdown, whose
+	 * IPIs wait for GUP-fast. -EINVAL on back ends whose TLB invalidations
+	 * are broadcast (arm64): nothing would wait for the walkers.
+	 */
+	MMP_TABLE_FREE_NATIVE,
+	MMP_NR_TABLE_FREE
 };
 
 #define MMP_KERNEL_VERSION(a, b, c)	(((a) << 16) | ((b) << 8) | (c))
