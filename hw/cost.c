@@ -25,7 +25,7 @@ MMP_EXPORT int mmp_modeled_ns_sized(struct mmp_space *s, const struct mmp_counte
 		 m->tlbi_page * c->v[MMP_C_TLB_FLUSH_PAGE] +
 		 m->flush_op * c->v[MMP_C_TLB_FLUSH_RANGE] +
 		 m->flush_all * c->v[MMP_C_TLB_FLUSH_ALL] +
-		 m->ipi * c->v[MMP_C_TLB_IPI] +
+		 m->ipi * (c->v[MMP_C_TLB_IPI] + c->v[MMP_C_TABLE_SYNC_IPI]) +
 		 m->page_walk * c->v[MMP_C_PAGE_WALK] +
 		 m->rcu_sync * c->v[MMP_C_RCU_SYNC] +
 		 m->rcu_call * c->v[MMP_C_RCU_CALL];

@@ -11,9 +11,12 @@
 #include "cpu.h"
 #include "entry_dispatch.h"
 #include "fault.h"
+#include "irqflags.h"
 #include "rcu.h"
 
 __thread char mmp_cpu_thread_id __attribute__((tls_model("initial-exec")));
+__thread struct mmp_space *mmp_irq_space __attribute__((tls_model("initial-exec")));
+__thread uint64_t *mmp_irq_word __attribute__((tls_model("initial-exec")));
 
 static void cpu_free(struct mmp_cpu *cpu)
 {
@@ -72,6 +75,9 @@ MMP_EXPORT int mmp_cpu_attach(struct mmp_space *s, struct mmp_cpu **out)
 	}
 	/* A CPU is an RCU reader: lockless walks on it run in read-side sections. */
 	mmp_rcu_register();
+	/* Its walks turn its IRQs off; the last CPU a thread attached is the one it walks on. */
+	mmp_irq_space = s;
+	mmp_irq_word = &cpu->irqs_off;
 	*out = cpu;
 	return 0;
 }
@@ -83,6 +89,10 @@ MMP_EXPORT int mmp_cpu_detach(struct mmp_cpu *cpu)
 	if (!cpu || cpu->thread != cpu_thread_id())
 		return -EINVAL;
 	s = cpu->space;
+	if (mmp_irq_word == &cpu->irqs_off) {
+		mmp_irq_space = NULL;
+		mmp_irq_word = NULL;
+	}
 	spin_lock(&s->cpus_lock);
 	s->cpus[cpu->index] = NULL;
 	__atomic_fetch_and(&s->cpu_mask, ~(1ULL << cpu->index), __ATOMIC_RELAXED);

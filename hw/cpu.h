@@ -50,6 +50,8 @@ struct mmp_cpu {
 	 * flusher waits for an access in flight as an IPI waits for its ack.
 	 */
 	mmp_spinlock_t lock;
+	/* Lockless walks with IRQs off on this CPU, for the IPIs to wait on (lib/irqflags.h). */
+	uint64_t irqs_off;
 	unsigned int tlb_sets, tlb_ways;
 	unsigned int victim;
 	bool last_lookup_missed;	/* the last translate found no entry of any size */

@@ -4,11 +4,50 @@
  * for one access; a remote invalidation takes that lock, so it waits for an
  * access in flight the way a shootdown IPI waits for the target's ack. On x86
  * each remote CPU costs an IPI; arm64 broadcasts TLBIs in hardware instead.
+ * An IPI is taken only with IRQs on: its sender also waits for a lockless walk
+ * with IRQs off (GUP-fast) to end, which is what makes freeing a table right
+ * after a shootdown safe, and what tlb_remove_table_sync_one sends IPIs for.
  */
+#include <sched.h>
 #include <string.h>
 
 #include "cpu.h"
+#include "irqflags.h"
 #include "tlbflush.h"
+
+/*
+ * The IPI's ack: once the walks in flight on the CPU behind @w, if any, are
+ * over. Walks that start later see the tables as the sender left them.
+ */
+static void irq_wait(struct mmp_space *s, uint64_t *w)
+{
+	uint64_t v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+
+	if (!(v & IRQS_OFF_COUNT) || READ_ONCE(s->debug[MMP_DEBUG_SKIP_IPI_WAIT]))
+		return;
+	__atomic_fetch_add(&s->ipi_waiting, 1, __ATOMIC_RELAXED);
+	/* The walker may be off its host CPU: yield rather than spin against it. */
+	for (unsigned int spin = 0;
+	     (__atomic_load_n(w, __ATOMIC_ACQUIRE) ^ v) < IRQS_OFF_GEN; spin++) {
+		if (spin < 64)
+			cpu_relax();
+		else
+			sched_yield();
+	}
+	__atomic_fetch_sub(&s->ipi_waiting, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Walkers with no CPU of @s run on some CPU of the mm, which a shootdown by
+ * IPIs reaches, as does tlb_remove_table_sync_one's IPI: wait for them too.
+ * Not counted as an IPI, there being no simulated CPU to count.
+ */
+static void irq_wait_nocpu(struct mmp_space *s)
+{
+	/* The tables were changed before: pairs with local_irq_save()'s fence. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	irq_wait(s, &s->irqs_off_nocpu);
+}
 
 /* A full flush starts a new generation; only a wrap clears the array. */
 void tlb_invalidate_all(struct mmp_cpu *cpu)
@@ -55,15 +94,20 @@ static void flush_cpus(struct mmp_space *s, uint64_t start, uint64_t end, unsign
 		       bool all)
 {
 	const void *self = cpu_thread_id();
+	bool ipi = !s->arch->tlbi_broadcast;
 
+	if (ipi)
+		irq_wait_nocpu(s);
 	spin_lock(&s->cpus_lock);
 	for (int i = 0; i < MMP_MAX_CPUS; i++) {
 		struct mmp_cpu *cpu = s->cpus[i];
 
 		if (!cpu)
 			continue;
-		if (cpu->thread != self && !s->arch->tlbi_broadcast)
+		if (cpu->thread != self && ipi) {
 			count_inc(s, MMP_C_TLB_IPI);
+			irq_wait(s, &cpu->irqs_off);
+		}
 		spin_lock(&cpu->lock);
 		if (all)
 			tlb_invalidate_all(cpu);
@@ -97,4 +141,29 @@ void flush_tlb_mm(struct mmp_space *s)
 {
 	count_inc(s, MMP_C_TLB_FLUSH_ALL);
 	flush_cpus(s, 0, 0, PAGE_SHIFT, true);
+}
+
+/*
+ * smp_call_function(..., wait): an IPI to every other CPU of @s, each taken
+ * once that CPU has IRQs on, and waited for. The kernel interrupts every
+ * online CPU; only those of the space can be walking its tables here.
+ * Returns the IPIs sent.
+ */
+unsigned int smp_call_function_sync(struct mmp_space *s)
+{
+	const void *self = cpu_thread_id();
+	unsigned int sent = 0;
+
+	irq_wait_nocpu(s);
+	spin_lock(&s->cpus_lock);
+	for (int i = 0; i < MMP_MAX_CPUS; i++) {
+		struct mmp_cpu *cpu = s->cpus[i];
+
+		if (!cpu || cpu->thread == self)
+			continue;
+		sent++;
+		irq_wait(s, &cpu->irqs_off);
+	}
+	spin_unlock(&s->cpus_lock);
+	return sent;
 }

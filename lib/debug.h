@@ -35,6 +35,20 @@ enum mmp_debug_opt {
 	 * longer mapped (test_collapse_stress must see it). 0 or 1.
 	 */
 	MMP_DEBUG_SKIP_COLLAPSE_REFCHECK,
+	/*
+	 * IPIs do not wait for a CPU with IRQs off: neither a TLB shootdown's
+	 * nor tlb_remove_table_sync_one's, so semi RCU's single table and the
+	 * native free are freed under a GUP-fast walk (test_rcu must see it).
+	 * 0 or 1.
+	 */
+	MMP_DEBUG_SKIP_IPI_WAIT,
+	/*
+	 * 1: the next GUP-fast walk of the space parks inside its IRQs-off
+	 * section, holding the PTE table it reached, and sets this to 2; it
+	 * walks on once the test sets 0. Lets a test free a table under a
+	 * walker, or show that it cannot, with no timing involved.
+	 */
+	MMP_DEBUG_PARK_GUP_FAST,
 	MMP_NR_DEBUG_OPTS
 };
 

@@ -4,6 +4,7 @@
 #define MMP_FAULT_H
 
 #include "mm_types.h"
+#include "vmstat.h"
 
 #define FAULT_FLAG_WRITE	0x1
 /* Make a shared anonymous page (or the zero page) exclusive without making it writable. */
@@ -30,5 +31,31 @@ int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags);
 int do_fault(struct vm_fault *vmf);
 void wp_page_shared(struct vm_fault *vmf, mmp_pte_t *ptes);
 int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, unsigned int flags);
+
+/* mm_account_fault: a fault handled counts in the task's min_flt; one that failed does not. */
+static inline void mm_account_fault(struct mmp_space *s, int ret)
+{
+	if (ret == 0 || ret == VM_FAULT_FALLBACK)
+		count_inc(s, MMP_C_MIN_FLT);
+}
+
+/* mm_forbids_zeropage(): a read fault allocates, as on s390 with storage keys. */
+static inline bool mm_forbids_zeropage(const struct mmp_space *s)
+{
+	return READ_ONCE(s->opts[MMP_OPT_FORBID_ZEROPAGE]);
+}
+
+/* CONFIG_MEM_SOFT_DIRTY, which a kernel can have only where the format has the bit. */
+static inline bool mm_soft_dirty(const struct mmp_space *s)
+{
+	return READ_ONCE(s->opts[MMP_OPT_SOFT_DIRTY]) &&
+	       !(s->arch->eflags_unsupported & MMP_E_SOFT_DIRTY);
+}
+
+/* What pte_mkdirty() sets: dirty, and soft-dirty where the kernel tracks it. */
+static inline unsigned int pte_mkdirty_flags(const struct mmp_space *s)
+{
+	return MMP_E_DIRTY | (mm_soft_dirty(s) ? MMP_E_SOFT_DIRTY : 0);
+}
 
 #endif /* MMP_FAULT_H */

@@ -30,13 +30,21 @@
 /*
  * The PTE table of the fault, locked, and the PMD rechecked (the table may
  * have gone while the folio was read in): NULL if it changed, the access
- * then retries. Caller is inside rcu_read_lock.
+ * then retries. A file fault installs the table only here, once it has a
+ * page to map (finish_fault's pmd_install): a fault that maps nothing, SIGBUS
+ * past the end of the file, leaves none. NULL with *@err -ENOMEM when it
+ * cannot. Caller is inside rcu_read_lock.
  */
-static mmp_pte_t *fault_pte_lock(struct vm_fault *vmf, mmp_spinlock_t **ptl)
+static mmp_pte_t *fault_pte_lock(struct vm_fault *vmf, mmp_spinlock_t **ptl, int *err)
 {
 	struct mmp_space *s = vmf->s;
 	mmp_pte_t *ptes;
 
+	*err = 0;
+	if (pte_alloc(s, vmf->pmdp)) {
+		*err = -ENOMEM;
+		return NULL;
+	}
 	vmf->pmdval = READ_ONCE(*vmf->pmdp);
 	ptes = pte_table(s, vmf->pmdval);
 	if (!ptes)
@@ -50,13 +58,25 @@ static mmp_pte_t *fault_pte_lock(struct vm_fault *vmf, mmp_spinlock_t **ptl)
 	return ptes;
 }
 
+/* Does the page cache of @f hold a folio for any page of [first, end)? */
+static bool file_range_cached(struct mmp_file *f, uint64_t first, uint64_t end)
+{
+	bool cached = false;
+
+	spin_lock(&f->mapping.i_pages_lock);
+	for (uint64_t i = first; i < end && !cached; i++)
+		cached = xa_load(&f->mapping, i) != NO_PFN;
+	spin_unlock(&f->mapping.i_pages_lock);
+	return cached;
+}
+
 /* The entry that maps @pfn in @vma; writable and dirty for @write (set_pte_range). */
 static mmp_pte_t mk_file_pte(struct mmp_space *s, struct mmp_vma *vma, uint64_t pfn, bool write)
 {
 	unsigned int f = entry_flags(s, READ_ONCE(vma->vm_page_prot), MMP_PTE) | MMP_E_ACCESSED;
 
 	if (write)
-		f |= MMP_E_WRITE | MMP_E_DIRTY;
+		f |= MMP_E_WRITE | pte_mkdirty_flags(s);
 	return mk_entry(s, pfn, f, MMP_PTE);
 }
 
@@ -65,7 +85,7 @@ static void map_file_pages(struct mmp_space *s, struct mmp_page *head, struct mm
 			   unsigned int nr)
 {
 	folio_ref_add(head, nr);
-	folio_add_rmap_ptes(head, page, nr);
+	folio_add_rmap_ptes(s, head, page, nr);
 	add_mm_counter(s, mm_counter(head), nr);
 }
 
@@ -89,9 +109,14 @@ static bool do_fault_around(struct vm_fault *vmf)
 	mmp_spinlock_t *ptl;
 	mmp_pte_t *ptes;
 	bool mapped = false, here;
+	int err;
 
+	/* filemap_map_pages installs a missing table only for a folio it found. */
+	if (!READ_ONCE(*vmf->pmdp) && !file_range_cached(f, linear_page_index(vma, from),
+							 linear_page_index(vma, to)))
+		return false;
 	rcu_read_lock();
-	ptes = fault_pte_lock(vmf, &ptl);
+	ptes = fault_pte_lock(vmf, &ptl, &err);
 	if (!ptes) {
 		rcu_read_unlock();
 		return false;
@@ -207,7 +232,7 @@ static uint32_t filemap_fault(struct vm_fault *vmf, uint64_t index, int *err)
  * large folio here when it fits; shared anonymous memory gets no large
  * folios in this model, its shmem_enabled being never.)
  */
-static void finish_fault(struct vm_fault *vmf, uint32_t head_pfn, uint64_t index, bool write)
+static int finish_fault(struct vm_fault *vmf, uint32_t head_pfn, uint64_t index, bool write)
 {
 	struct mmp_space *s = vmf->s;
 	struct mmp_vma *vma = vmf->vma;
@@ -215,13 +240,15 @@ static void finish_fault(struct vm_fault *vmf, uint32_t head_pfn, uint64_t index
 	uint64_t addr = vmf->address & PAGE_MASK, pfn = head_pfn + (index - head->index);
 	mmp_spinlock_t *ptl;
 	mmp_pte_t *ptes, *ptep;
+	int err;
 
 	rcu_read_lock();
-	ptes = fault_pte_lock(vmf, &ptl);
+	ptes = fault_pte_lock(vmf, &ptl, &err);
 	if (!ptes) {
 		rcu_read_unlock();
-		count_inc(s, MMP_C_FAULT_SPURIOUS);
-		return;
+		if (!err)
+			count_inc(s, MMP_C_FAULT_SPURIOUS);
+		return err;
 	}
 	ptep = &ptes[level_index(addr, MMP_PTE)];
 	if (ptep_get(s, ptep)) {
@@ -233,6 +260,7 @@ static void finish_fault(struct vm_fault *vmf, uint32_t head_pfn, uint64_t index
 	}
 	spin_unlock(ptl);
 	rcu_read_unlock();
+	return 0;
 }
 
 static int do_read_fault(struct vm_fault *vmf, uint64_t index)
@@ -247,10 +275,10 @@ static int do_read_fault(struct vm_fault *vmf, uint64_t index)
 	pfn = filemap_fault(vmf, index, &err);
 	if (pfn == NO_PFN)
 		return err;
-	finish_fault(vmf, pfn, index, false);
+	err = finish_fault(vmf, pfn, index, false);
 	folio_unlock(pfn_to_page(vmf->s->phys, pfn));
 	folio_put_refs(vmf->s, pfn, 1);
-	return 0;
+	return err;
 }
 
 /* A write in a private file mapping: a copy of the file page, as anonymous memory. */
@@ -282,15 +310,16 @@ static int do_cow_fault(struct vm_fault *vmf, uint64_t index)
 		return -ENOMEM;
 
 	rcu_read_lock();
-	ptes = fault_pte_lock(vmf, &ptl);
+	ptes = fault_pte_lock(vmf, &ptl, &err);
 	ptep = ptes ? &ptes[level_index(addr, MMP_PTE)] : NULL;
 	if (!ptes || ptep_get(s, ptep)) {
 		if (ptes)
 			spin_unlock(ptl);
 		rcu_read_unlock();
 		folio_free(s->phys, new_pfn);
-		count_inc(s, MMP_C_FAULT_SPURIOUS);
-		return 0;
+		if (!err)
+			count_inc(s, MMP_C_FAULT_SPURIOUS);
+		return err;
 	}
 	folio_add_new_anon_rmap(pfn_to_page(s->phys, new_pfn), vmf->vma, addr, 1, false);
 	rss_add(s, 1);
@@ -301,11 +330,14 @@ static int do_cow_fault(struct vm_fault *vmf, uint64_t index)
 	return 0;
 }
 
-/* folio_mark_dirty through ->page_mkwrite: only a file that writes back tracks it. */
-static void fault_dirty_folio(struct mmp_vma *vma, struct mmp_page *head)
+/*
+ * fault_dirty_shared_page: a write through a shared mapping dirties the folio,
+ * shmem's too (its noop_dirty_folio still sets the flag; only the dirty
+ * accounting and throttling are for files that write back).
+ */
+static void fault_dirty_folio(struct mmp_page *head)
 {
-	if (mapping_can_writeback(vma->vm_file))
-		page_flag_set(head, PG_dirty);
+	page_flag_set(head, PG_dirty);
 }
 
 static int do_shared_fault(struct vm_fault *vmf, uint64_t index)
@@ -316,11 +348,11 @@ static int do_shared_fault(struct vm_fault *vmf, uint64_t index)
 	pfn = filemap_fault(vmf, index, &err);
 	if (pfn == NO_PFN)
 		return err;
-	fault_dirty_folio(vmf->vma, pfn_to_page(vmf->s->phys, pfn));
-	finish_fault(vmf, pfn, index, true);
+	fault_dirty_folio(pfn_to_page(vmf->s->phys, pfn));
+	err = finish_fault(vmf, pfn, index, true);
 	folio_unlock(pfn_to_page(vmf->s->phys, pfn));
 	folio_put_refs(vmf->s, pfn, 1);
-	return 0;
+	return err;
 }
 
 /*
@@ -370,8 +402,8 @@ void wp_page_shared(struct vm_fault *vmf, mmp_pte_t *ptes)
 		count_inc(s, MMP_C_FAULT_SPURIOUS);
 		return;
 	}
-	fault_dirty_folio(vmf->vma, pfn_to_page(s->phys, folio_pfn(s->phys, entry_pfn(s, pte, MMP_PTE))));
-	ptep_set_access_flags(s, addr, ptep, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED);
+	fault_dirty_folio(pfn_to_page(s->phys, folio_pfn(s->phys, entry_pfn(s, pte, MMP_PTE))));
+	ptep_set_access_flags(s, addr, ptep, MMP_E_WRITE | pte_mkdirty_flags(s) | MMP_E_ACCESSED);
 	spin_unlock(ptl);
 	count_inc(s, MMP_C_FAULT_MKWRITE);
 }

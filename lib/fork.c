@@ -69,7 +69,7 @@ static unsigned int copy_present_ptes(struct copy_ctx *c, struct mmp_space *src,
 			f = entry_flags(src, pte, MMP_PTE);
 		}
 		folio_ref_add(head, nr);
-		folio_add_rmap_ptes(head, page, nr);
+		folio_add_rmap_ptes(dst, head, page, nr);
 		for (unsigned int i = 0; i < nr; i++)
 			page_flag_clear(page + i, PG_anon_exclusive);
 		rss[mm_counter(head)] += nr;
@@ -149,11 +149,16 @@ static int copy_pmd(struct mmp_space *src, mmp_pte_t *src_pmdp, uint64_t addr, u
 	struct copy_ctx *c = arg;
 	mmp_pte_t pmd = READ_ONCE(*src_pmdp), *dst_pmdp;
 
-	if (!pmd)
-		return 0;
+	/*
+	 * copy_pmd_range: the child gets a PMD table wherever the parent has
+	 * one in the VMA, even one whose entries are all none (a fault that
+	 * failed after pmd_alloc leaves such a table behind).
+	 */
 	dst_pmdp = pmd_alloc(c->dst, addr);
 	if (!dst_pmdp)
 		return -ENOMEM;
+	if (!pmd)
+		return 0;
 	if (entry_test(src, pmd, MMP_PMD, MMP_E_LEAF)) {
 		struct mmp_page *head = pfn_to_page(src->phys, entry_pfn(src, pmd, MMP_PMD));
 

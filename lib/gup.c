@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * get_user_pages: GUP-fast walks the tables with no lock, under
- * rcu_read_lock, which is what RCU page-table freeing protects; the locked
+ * get_user_pages: GUP-fast walks the tables with no lock, with IRQs off, which
+ * is also a read-side section: RCU page-table freeing waits for it, and so do
+ * the IPIs of a TLB shootdown and of semi RCU's single-table free; the locked
  * GUP faults in what is missing. Each pinned page holds one folio reference,
  * counted in phys->nr_pinned so that mmp_space_verify() can account for it.
  * A pin belongs to the phys, not to the space: it outlives the mappings and
@@ -9,7 +10,9 @@
  * go away before it is dropped. GUP-fast and fork meet on mm->write_protect_seq.
  */
 #include <limits.h>
+#include <sched.h>
 
+#include "irqflags.h"
 #include "mm.h"
 #include "rcu.h"
 
@@ -125,6 +128,21 @@ static bool gup_fast_leaf(struct mmp_space *s, mmp_pte_t *pmdp, mmp_pte_t pmd, m
 	return true;
 }
 
+/*
+ * Fault injection (MMP_DEBUG_PARK_GUP_FAST): stop here, the PTE table in
+ * hand and IRQs off, until the test lets the walk go on.
+ */
+static void gup_fast_park(struct mmp_space *s)
+{
+	long armed = 1;
+
+	if (!__atomic_compare_exchange_n(&s->debug[MMP_DEBUG_PARK_GUP_FAST], &armed, 2, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	while (__atomic_load_n(&s->debug[MMP_DEBUG_PARK_GUP_FAST], __ATOMIC_ACQUIRE) == 2)
+		sched_yield();
+}
+
 /* The leaf entry for @addr, walked without locks; NULL when there is none. */
 static mmp_pte_t *gup_fast_walk(struct mmp_space *s, uint64_t addr, enum mmp_level *level,
 				mmp_pte_t **pmdp, mmp_pte_t *pmd)
@@ -152,6 +170,8 @@ static mmp_pte_t *gup_fast_walk(struct mmp_space *s, uint64_t addr, enum mmp_lev
 	*level = MMP_PTE;
 	if (table_poisoned(s, 0, table))
 		return NULL;
+	if (unlikely(READ_ONCE(s->debug[MMP_DEBUG_PARK_GUP_FAST])))
+		gup_fast_park(s);
 	return &table[level_index(addr, MMP_PTE)];
 }
 
@@ -197,6 +217,7 @@ MMP_EXPORT int mmp_gup_fast(struct mmp_space *s, uint64_t addr, unsigned int nr,
 {
 	unsigned int got = 0, seq;
 	int err = gup_check_range(s, addr, nr, pfns);
+	uint64_t *irq;
 
 	if (err)
 		return err;
@@ -205,7 +226,9 @@ MMP_EXPORT int mmp_gup_fast(struct mmp_space *s, uint64_t addr, unsigned int nr,
 		count_inc(s, MMP_C_GUP_FAST_BACKOFF);
 		return 0;
 	}
+	/* local_irq_save: an RCU reader too, as the kernel's IRQs-off sections are. */
 	rcu_read_lock();
+	irq = local_irq_save(s);
 	for (; got < nr; got++, addr += PAGE_SIZE) {
 		enum mmp_level level;
 		mmp_pte_t *pmdp = NULL, pmd = 0;
@@ -216,6 +239,7 @@ MMP_EXPORT int mmp_gup_fast(struct mmp_space *s, uint64_t addr, unsigned int nr,
 			break;
 		}
 	}
+	local_irq_restore(irq);
 	rcu_read_unlock();
 	/* Our pins are stored before the count is read again: pairs with copy_page_range. */
 	smp_mb();
@@ -306,6 +330,7 @@ static int gup_one(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, bool
 			err = __handle_mm_fault(s, vma, addr, FAULT_FLAG_UNSHARE);
 		else
 			err = __handle_mm_fault(s, vma, addr, write ? FAULT_FLAG_WRITE : 0);
+		mm_account_fault(s, err);
 		if (err && err != VM_FAULT_FALLBACK)
 			return err;
 	}

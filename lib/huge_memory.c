@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * PMD-mapped THPs: the huge fault, the huge zero page, huge COW, splitting a
- * PMD into a PTE table, zapping and copying huge PMDs. Every huge PMD has a
- * PTE table deposited beside it when it is made, so a split never allocates.
+ * PMD-mapped THPs: the huge fault, the huge zero page, the write fault (reuse
+ * or split), splitting a PMD into a PTE table, zapping and copying huge PMDs.
+ * Every huge PMD has a PTE table deposited beside it when it is made, so a
+ * split never allocates.
  */
 #include <string.h>
 
@@ -139,7 +140,7 @@ int do_huge_pmd_anonymous_page(struct vm_fault *vmf)
 	ret = vmf_anon_prepare(vmf);
 	if (ret)
 		return ret;
-	if (!(vmf->flags & FAULT_FLAG_WRITE))
+	if (!(vmf->flags & FAULT_FLAG_WRITE) && !mm_forbids_zeropage(s))
 		return map_huge_zero(vmf, haddr);
 	pfn = folio_alloc_anon(s, HPAGE_PMD_ORDER);
 	if (pfn == NO_PFN) {
@@ -192,37 +193,64 @@ void huge_pmd_set_accessed(struct vm_fault *vmf)
 }
 
 /*
- * Replace the huge PMD at @pmdp (still equal to @orig, page_table_lock held)
- * with a writable mapping of the new folio @pfn.
+ * A write to the huge zero page (do_huge_zero_wp_pmd, 6.13): a new THP,
+ * cleared with the faulting page last, takes its place under the same
+ * deposit; with none to be had, VM_FAULT_FALLBACK and the caller splits.
  */
-static void huge_pmd_replace(struct vm_fault *vmf, mmp_pte_t orig, uint32_t pfn)
+static int do_huge_zero_wp_pmd(struct vm_fault *vmf)
 {
 	struct mmp_space *s = vmf->s;
 	uint64_t haddr = vmf->address & PMD_MASK;
-	unsigned int f = (entry_flags(s, orig, MMP_PMD) & ~MMP_E_SPECIAL) | MMP_E_WRITE |
-			 MMP_E_DIRTY | MMP_E_ACCESSED;
-	struct mmp_page *head = pfn_to_page(s->phys, pfn);
+	unsigned int f = vma_entry_flags(vmf->vma) | MMP_E_LEAF;
+	/* The huge zero page was mapped after vmf_anon_prepare: this is cheap insurance. */
+	int ret = vmf_anon_prepare(vmf);
+	uint32_t pfn;
 
+	if (ret)
+		return ret;
+	pfn = folio_alloc_anon(s, HPAGE_PMD_ORDER);
+	if (pfn == NO_PFN) {
+		count_inc(s, MMP_C_FAULT_FALLBACK);
+		count_mthp_stat(s, HPAGE_PMD_ORDER, MTHP_STAT_ANON_FAULT_FALLBACK);
+		return VM_FAULT_FALLBACK;
+	}
+	folio_zero_user(s, pfn, HPAGE_PMD_ORDER, vmf->address);
+	spin_lock(&s->page_table_lock);
+	if (pmd_read(s, vmf->pmdp) != vmf->orig_pmd) {
+		spin_unlock(&s->page_table_lock);
+		folio_free(s->phys, pfn);
+		count_inc(s, MMP_C_FAULT_SPURIOUS);
+		return 0;
+	}
 	pmdp_huge_clear_flush(s, vmf->pmdp, haddr);
-	folio_add_new_anon_rmap(head, vmf->vma, haddr, HPAGE_PMD_NR, true);
+	folio_add_new_anon_rmap(pfn_to_page(s->phys, pfn), vmf->vma, haddr, HPAGE_PMD_NR, true);
+	rss_add(s, HPAGE_PMD_NR);
+	if (vmf->vma->flags & VM_WRITE)
+		f |= MMP_E_WRITE | MMP_E_DIRTY;
 	set_pmd_at(s, vmf->pmdp, mk_entry(s, pfn, f, MMP_PMD));
+	spin_unlock(&s->page_table_lock);
+	count_inc(s, MMP_C_FAULT_HUGE_ANON);
+	count_mthp_stat(s, HPAGE_PMD_ORDER, MTHP_STAT_ANON_FAULT_ALLOC);
+	return 0;
 }
 
 /*
- * A write to a read-only huge PMD: the huge zero page gets a fresh THP; an
- * exclusive folio is reused; a shared one is copied whole with the sub-page
- * order of process_huge_page (huge COW, as hugetlb and pre-5.8 THP do). With no
- * memory for a copy, the PMD is split and the PTE fault copies one page.
+ * A write (or an unshare) to a read-only huge PMD, as do_huge_pmd_wp_page has
+ * done since 5.8 ("thp: change CoW semantics for anon-THP"): a folio this
+ * mapping owns alone is reused in place; a THP shared with a fork is split
+ * into 512 PTEs and the fault falls back to do_wp_page, which copies one
+ * 4 KiB page, or reuses it. Exclusive: the head's PageAnonExclusive, or the
+ * PMD's reference is the only one (the other mapper left), as the kernel's
+ * folio_ref_count() == 1 (no swap cache here). The huge zero page gets a THP
+ * of its own from 6.13, and was split as a shared THP is before.
  */
 int do_huge_pmd_wp_page(struct vm_fault *vmf)
 {
 	struct mmp_space *s = vmf->s;
 	bool unshare = vmf->flags & FAULT_FLAG_UNSHARE;
 	uint64_t haddr = vmf->address & PMD_MASK;
+	struct mmp_page *head;
 	mmp_pte_t orig;
-	uint32_t old_pfn, pfn;
-	struct mmp_page *old = NULL;
-	bool zero;
 	int ret;
 
 	spin_lock(&s->page_table_lock);
@@ -232,72 +260,37 @@ int do_huge_pmd_wp_page(struct vm_fault *vmf)
 		count_inc(s, MMP_C_FAULT_SPURIOUS);
 		return 0;
 	}
-	old_pfn = entry_pfn(s, orig, MMP_PMD);
-	zero = is_huge_zero_pmd(s, orig);
-	if (!zero) {
-		old = pfn_to_page(s->phys, old_pfn);
-		if (!page_flag_test(old, PG_anon_exclusive) && folio_ref_count(old) == 1)
-			for (unsigned int i = 0; i < HPAGE_PMD_NR; i++)
-				page_flag_set(old + i, PG_anon_exclusive);
-		if (page_flag_test(old, PG_anon_exclusive) && unshare) {
-			spin_unlock(&s->page_table_lock);
-			count_inc(s, MMP_C_FAULT_HUGE_REUSE);
-			return 0;
-		}
-		if (page_flag_test(old, PG_anon_exclusive)) {
-			ptep_modify(s, vmf->pmdp, MMP_PMD, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED,
-				    0);
-			count_inc(s, MMP_C_PMD_WRITE);
-			spin_unlock(&s->page_table_lock);
-			count_inc(s, MMP_C_FAULT_HUGE_REUSE);
-			return 0;
-		}
-		folio_ref_add(old, 1);
-	}
-	spin_unlock(&s->page_table_lock);
-
-	if (unshare) {
-		/* Unshare one page, not 2 MiB: split and let the PTE fault copy it. */
-		if (old)
-			folio_put_refs(s, old_pfn, 1);
-		split_huge_pmd(s, vmf->pmdp, haddr);
-		return VM_FAULT_FALLBACK;
-	}
-	ret = vmf_anon_prepare(vmf);
-	pfn = ret ? NO_PFN : folio_alloc_anon(s, HPAGE_PMD_ORDER);
-	if (pfn == NO_PFN) {
-		if (old)
-			folio_put_refs(s, old_pfn, 1);
-		if (ret == VM_FAULT_RETRY)
-			return ret;
-		count_inc(s, MMP_C_FAULT_FALLBACK);
-		split_huge_pmd(s, vmf->pmdp, haddr);
-		return VM_FAULT_FALLBACK;
-	}
-	if (zero)
-		folio_zero_user(s, pfn, HPAGE_PMD_ORDER, vmf->address);
-	else
-		copy_user_large_folio(s, pfn, old_pfn, HPAGE_PMD_ORDER, vmf->address);
-
-	spin_lock(&s->page_table_lock);
-	if (pmd_read(s, vmf->pmdp) != orig) {
+	if (is_huge_zero_pmd(s, orig)) {
 		spin_unlock(&s->page_table_lock);
-		folio_free(s->phys, pfn);
-		if (old)
-			folio_put_refs(s, old_pfn, 1);
-		count_inc(s, MMP_C_FAULT_SPURIOUS);
-		return 0;
+		/* Not an anonymous page: GUP never asks to unshare it, split if it does. */
+		if (!unshare && release_follows(s, RULE_HUGE_ZERO_WP_THP)) {
+			ret = do_huge_zero_wp_pmd(vmf);
+			if (ret != VM_FAULT_FALLBACK)
+				return ret;
+		}
+		goto fallback;
 	}
-	huge_pmd_replace(vmf, orig, pfn);
-	if (old)
-		folio_remove_rmap_pmd(old);
-	else
-		rss_add(s, HPAGE_PMD_NR);
+	head = pfn_to_page(s->phys, entry_pfn(s, orig, MMP_PMD));
+	if (!page_flag_test(head, PG_anon_exclusive)) {
+		if (folio_ref_count(head) > 1) {
+			spin_unlock(&s->page_table_lock);
+			goto fallback;
+		}
+		for (unsigned int i = 0; i < HPAGE_PMD_NR; i++)
+			page_flag_set(head + i, PG_anon_exclusive);
+	}
+	if (!unshare) {
+		ptep_modify(s, vmf->pmdp, MMP_PMD, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED, 0);
+		count_inc(s, MMP_C_PMD_WRITE);
+	}
 	spin_unlock(&s->page_table_lock);
-	if (old)
-		folio_put_refs(s, old_pfn, 2);	/* the old mapping's reference and ours */
-	count_inc(s, zero ? MMP_C_FAULT_HUGE_ANON : MMP_C_FAULT_HUGE_COW);
+	count_inc(s, MMP_C_FAULT_HUGE_REUSE);
 	return 0;
+
+fallback:
+	/* Whatever is there by now: a racing split or zap leaves nothing to split. */
+	split_huge_pmd(s, vmf->pmdp, haddr);
+	return VM_FAULT_FALLBACK;
 }
 
 /*
@@ -326,8 +319,8 @@ void split_huge_pmd_locked(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t haddr)
 
 		/* One set_ptes over the empty deposited table: arm64 maps it as contpte blocks. */
 		set_ptes(s, haddr, ptes, mk_entry(s, pfn, f, MMP_PTE), HPAGE_PMD_NR);
-		folio_add_rmap_ptes(head, head, HPAGE_PMD_NR);
-		folio_remove_rmap_pmd(head);
+		folio_add_rmap_ptes(s, head, head, HPAGE_PMD_NR);
+		folio_remove_rmap_pmd(s, head);
 		folio_ref_add(head, HPAGE_PMD_NR - 1);
 	}
 	count_inc(s, MMP_C_PMD_SPLIT);
@@ -361,7 +354,7 @@ int zap_huge_pmd(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr)
 	if (!is_huge_zero_pmd(s, old)) {
 		uint32_t pfn = entry_pfn(s, old, MMP_PMD);
 
-		folio_remove_rmap_pmd(pfn_to_page(s->phys, pfn));
+		folio_remove_rmap_pmd(s, pfn_to_page(s->phys, pfn));
 		rss_add(s, -(int64_t)HPAGE_PMD_NR);
 		tlb_remove_folio_pages(tlb, pfn, 1);
 	}
@@ -392,7 +385,7 @@ int copy_huge_pmd(struct mmp_space *dst, struct mmp_space *src, mmp_pte_t *dst_p
 		struct mmp_page *head = pfn_to_page(src->phys, pfn);
 
 		folio_ref_add(head, 1);
-		folio_add_rmap_pmd(head);
+		folio_add_rmap_pmd(dst, head);
 		for (unsigned int i = 0; i < HPAGE_PMD_NR; i++)
 			page_flag_clear(head + i, PG_anon_exclusive);
 		rss_add(dst, HPAGE_PMD_NR);
@@ -405,6 +398,24 @@ int copy_huge_pmd(struct mmp_space *dst, struct mmp_space *src, mmp_pte_t *dst_p
 	spin_unlock(&dst->page_table_lock);
 	spin_unlock(&src->page_table_lock);
 	return 0;
+}
+
+/*
+ * A page of an anonymous large folio lost its last mapping while others keep
+ * theirs: the kernel puts it on the deferred split queue, whose shrinker
+ * splits it under memory pressure to free the unmapped pages. Counted once
+ * per folio, when first found (PG_partially_mapped); order 1 has no queue.
+ * The queue and its shrinker are not modelled: the folio stays whole.
+ */
+void deferred_split_folio(struct mmp_space *s, struct mmp_page *head)
+{
+	if (head->order <= 1 ||
+	    (__atomic_fetch_or(&head->flags, PG_partially_mapped, __ATOMIC_RELAXED) &
+	     PG_partially_mapped))
+		return;
+	if (head->order >= HPAGE_PMD_ORDER)
+		count_inc(s, MMP_C_THP_DEFERRED_SPLIT_PAGE);
+	count_mthp_stat(s, head->order, MTHP_STAT_SPLIT_DEFERRED);
 }
 
 /* ---- lazyfree PMD-mapped THPs ------------------------------------------------------- */
@@ -444,7 +455,7 @@ static bool __discard_anon_folio_pmd_locked(struct mmp_space *s, struct mmp_vma 
 		set_pmd_at(s, pmdp, orig);
 		return false;
 	}
-	folio_remove_rmap_pmd(head);
+	folio_remove_rmap_pmd(s, head);
 	pgtable_free(s, pgtable_trans_huge_withdraw(s, pmdp));
 	rss_add(s, -(int64_t)HPAGE_PMD_NR);
 	folio_put_refs(s, page_to_pfn(s->phys, head), 1);

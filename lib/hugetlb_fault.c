@@ -180,7 +180,7 @@ retry_avoidcopy:
 	__atomic_exchange_n(ptep, 0, __ATOMIC_ACQ_REL);
 	flush_tlb_range(s, c->haddr, c->haddr + huge_page_size(h), level_shift(h->level));
 	dec_tlb_flush_pending(s);
-	folio_remove_rmap_pmd(old);
+	folio_remove_rmap_pmd(s, old);
 	hugetlb_add_new_anon_rmap(pfn_to_page(s->phys, new_pfn), vma, c->haddr);
 	f = (entry_flags(s, orig, h->level) & ~MMP_E_SPECIAL) | MMP_E_WRITE | MMP_E_DIRTY |
 	    MMP_E_ACCESSED;
@@ -253,7 +253,7 @@ static int hugetlb_no_page(struct hugetlb_fault_ctx *c)
 		hugetlb_add_new_anon_rmap(head, vma, c->haddr);
 		vma_commit_reservation(h, vma, c->haddr);
 	} else
-		folio_add_rmap_pmd(head);
+		folio_add_rmap_pmd(s, head);
 	/*
 	 * Shared: writable as the VMA is. Private: read-only, except a new
 	 * page written now, which the kernel makes writable at once (hugetlb_wp

@@ -81,7 +81,7 @@ uint64_t unmap_hugepage_range(struct mmp_gather *tlb, struct mmp_vma *vma, uint6
 			restore = true;
 		}
 		hugetlb_count_add(s, -(int64_t)pages_per_huge_page(h));
-		folio_remove_rmap_pmd(head);
+		folio_remove_rmap_pmd(s, head);
 		spin_unlock(&s->page_table_lock);
 		/* The map no longer counts it consumed; if it cannot say so, it stays consumed. */
 		if (restore && vma_add_reservation(h, vma, addr) < 0)
@@ -114,7 +114,7 @@ int copy_hugetlb_page_range(struct mmp_space *dst, struct mmp_space *src, struct
 		if (e) {
 			head = pfn_to_page(src->phys, entry_pfn(src, e, h->level));
 			folio_ref_add(head, 1);
-			folio_add_rmap_pmd(head);
+			folio_add_rmap_pmd(dst, head);
 			/* hugetlb_try_dup_anon_rmap: both sides now share it. */
 			if (head->flags & PG_anon)
 				page_flag_clear(head, PG_anon_exclusive);

@@ -29,7 +29,7 @@ _Static_assert(MMP_NR_LEVELS == MMP_MAX_LEVELS, "one entry per level");
 _Static_assert(offsetof(struct mmp_addr_info, pfn) == 104 && sizeof(struct mmp_addr_info) == 192,
 	       "struct mmp_addr_info of libmmprim.so.1.2: it only grows at its end");
 _Static_assert(offsetof(struct mmp_vma_info, page_size) == 280 &&
-		       sizeof(struct mmp_mthp_stats) == 400,
+		       offsetof(struct mmp_mthp_stats, split_deferred) == 400,
 	       "the introspection structures of libmmprim.so.1.2 only grow at their end");
 _Static_assert(sizeof(struct mmp_vma_info) == 304, "struct mmp_vma_info of libmmprim.so.1.4");
 _Static_assert(sizeof(((struct mmp_vma_info *)0)->anon_by_order) / sizeof(uint64_t) ==
@@ -235,6 +235,7 @@ static uint32_t vma_public_flags(const struct mmp_space *s, const struct mmp_vma
 	       (vma->flags & VM_DROPPABLE ? MMP_VMA_DROPPABLE : 0) |
 	       (vma->flags & VM_WIPEONFORK ? MMP_VMA_WIPEONFORK : 0) |
 	       (vma->flags & VM_MAYBE_GUARD ? MMP_VMA_MAYBE_GUARD : 0) |
+	       (vma->flags & VM_SOFTDIRTY ? MMP_VMA_SOFTDIRTY : 0) |
 	       (s->start_brk && vma->start <= s->start_brk && s->start_brk < vma->end ?
 			MMP_VMA_HEAP : 0);
 }
@@ -384,7 +385,7 @@ static int pagemap_page(struct mmp_space *s, const struct introspect_page *pg, v
 	uint64_t i = (pg->addr - w->start) >> PAGE_SHIFT;
 
 	for (unsigned int j = 0; j < pg->nr; j++)
-		w->out[i + j] = introspect_pagemap_word(s, pg, pg->pfn + j);
+		w->out[i + j] |= introspect_pagemap_word(s, pg, pg->pfn + j);
 	return 0;
 }
 
@@ -405,8 +406,15 @@ MMP_EXPORT int mmp_space_pagemap(struct mmp_space *s, uint64_t addr, unsigned in
 	memset(out, 0, (size_t)nr * sizeof(*out));
 	mmap_read_lock(s);
 	for (struct mmp_vma *vma = vma_find_next(s, addr); vma && vma->start < end;
-	     vma = vma->vm_next)
-		introspect_walk(s, MAX(vma->start, addr), MIN(vma->end, end), pagemap_page, &w);
+	     vma = vma->vm_next) {
+		uint64_t from = MAX(vma->start, addr), to = MIN(vma->end, end);
+
+		/* A soft-dirty VMA reports every page soft-dirty, holes too (pagemap_pte_hole). */
+		if (vma->flags & VM_SOFTDIRTY)
+			for (uint64_t a = from; a < to; a += PAGE_SIZE)
+				out[(a - addr) >> PAGE_SHIFT] = MMP_PM_SOFT_DIRTY;
+		introspect_walk(s, from, to, pagemap_page, &w);
+	}
 	mmap_read_unlock(s);
 	return (int)nr;
 }
@@ -420,7 +428,11 @@ static int smaps_page(struct mmp_space *s, const struct introspect_page *pg, voi
 	uint64_t bytes = (uint64_t)pg->nr << PAGE_SHIFT;
 	bool dirty, young;
 
-	if (!entry_present(pg->eflags))
+	/*
+	 * smaps_pte_entry and smaps_pmd_entry take the page through
+	 * vm_normal_page(), which has none for the zero pages: not counted.
+	 */
+	if (!entry_present(pg->eflags) || (pg->folio_flags & MMP_FOLIO_ZERO))
 		return 0;
 	/* smaps_hugetlb_range: a hugetlb page counts only as shared or private hugetlb. */
 	if (pg->folio_flags & MMP_FOLIO_HUGETLB) {
@@ -432,11 +444,6 @@ static int smaps_page(struct mmp_space *s, const struct introspect_page *pg, voi
 	v->rss += bytes;
 	if (young)
 		v->referenced += bytes;
-	if (pg->folio_flags & MMP_FOLIO_ZERO) {
-		/* The zero page is shared with everyone: smaps counts it shared and clean. */
-		v->shared_clean += bytes;
-		return 0;
-	}
 	if (pg->folio_flags & MMP_FOLIO_ANON) {
 		v->anonymous += bytes;
 		if (pg->folio_order <= HPAGE_PMD_ORDER)
@@ -463,6 +470,41 @@ static int smaps_page(struct mmp_space *s, const struct introspect_page *pg, voi
 	return 0;
 }
 
+/* thp_vma_suitable_order(): an aligned folio of @order around @addr fits in @vma. */
+static bool thp_vma_suitable_order(const struct mmp_vma *vma, uint64_t addr, unsigned int order)
+{
+	uint64_t size = PAGE_SIZE << order, haddr = addr & ~(size - 1);
+
+	/* A file's folio is aligned in the file too. */
+	if (vma->vm_file && ((vma->start >> PAGE_SHIFT) - vma->pgoff) & ((size >> PAGE_SHIFT) - 1))
+		return false;
+	return haddr >= vma->start && haddr + size <= vma->end;
+}
+
+/*
+ * smaps' THPeligible: thp_vma_allowable_orders() as smaps asks it. The policy's
+ * orders (anonymous memory's sysfs and MADV_HUGEPAGE, shmem's own; a regular
+ * file's large folios are its page cache's, not THP, so none), kept only when
+ * one of them fits an aligned folio ending at most at the VMA's end (and the
+ * larger ones dropped).
+ */
+static uint32_t thp_smaps_orders(struct mmp_space *s, struct mmp_vma *vma)
+{
+	uint32_t orders;
+
+	if (!vma->vm_file)
+		orders = thp_vma_allowable_orders(s, vma) & ((2u << HPAGE_PMD_ORDER) - 1) & ~3u;
+	else if (shmem_file(vma->vm_file) && filemap_max_order(vma->vm_file, vma, vma->pgoff))
+		orders = 1u << filemap_max_order(vma->vm_file, vma, vma->pgoff);
+	else
+		orders = 0;
+	for (unsigned int o = HPAGE_PMD_ORDER; o >= 2; o--)
+		if ((orders & (1u << o)) && vma->end - vma->start >= PAGE_SIZE << o &&
+		    thp_vma_suitable_order(vma, vma->end - (PAGE_SIZE << o), o))
+			return orders & ((2u << o) - 1);	/* the larger ones do not fit */
+	return 0;
+}
+
 void introspect_vma(struct mmp_space *s, struct mmp_vma *vma, struct mmp_vma_info *v)
 {
 	memset(v, 0, sizeof(*v));
@@ -477,13 +519,8 @@ void introspect_vma(struct mmp_space *s, struct mmp_vma *vma, struct mmp_vma_inf
 	} else if (vma->vm_file) {
 		v->pgoff = vma->pgoff;
 		v->file_id = vma->vm_file->id;
-		/* A file's large folios come from its page cache, not the anonymous THP policy. */
-		v->thp_orders = filemap_max_order(vma->vm_file, vma, vma->pgoff) ?
-					1u << filemap_max_order(vma->vm_file, vma, vma->pgoff) : 0;
-	} else {
-		v->thp_orders = thp_vma_allowable_orders(s, vma) & ((2u << HPAGE_PMD_ORDER) - 1) &
-				~3u;
 	}
+	v->thp_orders = thp_smaps_orders(s, vma);
 	introspect_walk(s, vma->start, vma->end, smaps_page, v);
 }
 
@@ -513,17 +550,10 @@ struct mthp_walk {
 	uint64_t last_folio;
 };
 
-/* Does a page of the folio at @head have no mapping at all (deferred_split's partially mapped)? */
+/* On the deferred split queue as partially mapped (deferred_split_folio)? */
 static bool folio_partially_mapped(struct mmp_page *head)
 {
-	unsigned int nr = folio_nr_pages(head);
-
-	if (__atomic_load_n(&head->folio.entire_mapcount, __ATOMIC_RELAXED))
-		return false;
-	for (unsigned int i = 0; i < nr; i++)
-		if (__atomic_load_n(&head[i].mapcount, __ATOMIC_RELAXED) <= 0)
-			return true;
-	return false;
+	return page_flag_test(head, PG_partially_mapped);
 }
 
 static int mthp_page(struct mmp_space *s, const struct introspect_page *pg, void *arg)
@@ -556,6 +586,8 @@ MMP_EXPORT int mmp_space_mthp_stats_sized(struct mmp_space *s, struct mmp_mthp_s
 		k.anon_fault_fallback[o] = __atomic_load_n(
 			&s->mthp_stat[MTHP_STAT_ANON_FAULT_FALLBACK][o], __ATOMIC_RELAXED);
 		k.split[o] = __atomic_load_n(&s->mthp_stat[MTHP_STAT_SPLIT][o], __ATOMIC_RELAXED);
+		k.split_deferred[o] = __atomic_load_n(&s->mthp_stat[MTHP_STAT_SPLIT_DEFERRED][o],
+						      __ATOMIC_RELAXED);
 	}
 	mmap_read_lock(s);
 	for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next)

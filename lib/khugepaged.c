@@ -367,7 +367,7 @@ static void collapse_copy(struct mmp_space *s, mmp_pte_t *ptes, uint64_t haddr, 
 			clear_full_ptes(s, addr, &ptes[i], nr, 0);
 		else
 			ptep_get_and_clear(s, addr, &ptes[i]);
-		folio_remove_rmap_ptes(head, pfn_to_page(s->phys, pfn), nr);
+		folio_remove_rmap_ptes(s, head, pfn_to_page(s->phys, pfn), nr);
 		folio_put_refs(s, head_pfn, nr);
 	}
 	rss_add(s, filled);

@@ -231,7 +231,7 @@ static int madvise_walk_range(struct mmp_gather *tlb, uint64_t start, uint64_t e
 			continue;
 		}
 		tlb_flush_mmu(tlb);
-		reclaim_pages(s, &w.list);
+		reclaim_pages(s, &w.list, kind == WALK_PAGEOUT);
 	}
 	free(w.list.pfns);
 	return err;

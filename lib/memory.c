@@ -198,7 +198,7 @@ static __always_inline int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *pt
 	uint32_t pfn;
 	mmp_pte_t *ptep, entry;
 
-	if (!(vmf->flags & FAULT_FLAG_WRITE)) {
+	if (!(vmf->flags & FAULT_FLAG_WRITE) && !mm_forbids_zeropage(s)) {
 		/* A read maps the shared zero page; the first write will COW it. */
 		ptep = &ptes[level_index(vmf->address, MMP_PTE)];
 		ptl = pte_lock_recheck(vmf, ptes);
@@ -241,8 +241,11 @@ static __always_inline int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *pt
 	folio_add_new_anon_rmap(pfn_to_page(s->phys, pfn), vmf->vma, addr, nr, false);
 	rss_add(s, nr);
 	entry = format_pfn_pte(fmt, pfn, READ_ONCE(vmf->vma->vm_page_prot));
-	if (vmf->vma->flags & VM_WRITE)
+	if (vmf->vma->flags & VM_WRITE) {
 		entry = format_pte_set_flags(fmt, entry, MMP_E_WRITE | MMP_E_DIRTY);
+		if (unlikely(mm_soft_dirty(s)))	/* pte_mkdirty's other half */
+			entry = entry_set_flags(s, entry, MMP_PTE, MMP_E_SOFT_DIRTY, 0);
+	}
 	format_set_ptes(fmt, s, addr, ptep, entry, nr);
 	spin_unlock(ptl);
 	count_inc(s, MMP_C_FAULT_ANON);
@@ -250,10 +253,27 @@ static __always_inline int do_anonymous_page(struct vm_fault *vmf, mmp_pte_t *pt
 }
 
 /*
+ * May a write reuse a page of large anonymous folio @head in @s, though it is
+ * not marked exclusive (__wp_can_reuse_large_anon_folio, 6.15)? When one space
+ * maps it, @s (the owner bit is clear), and every reference is a mapping: no
+ * pin, no other holder. One page left mapped is copied instead, so that the
+ * rest of the folio can be freed.
+ */
+static bool wp_can_reuse_large_anon_folio(struct mmp_space *s, struct mmp_page *head)
+{
+	int map = folio_mapcount(head);
+
+	if (!release_follows(s, RULE_WP_REUSE_LARGE_ANON) || map <= 1 || folio_mm_shared(head))
+		return false;
+	return map == folio_ref_count(head);
+}
+
+/*
  * A write to a present, write-protected PTE (do_wp_page). An exclusive page is
- * reused in place; anything else is copied into a new order-0 folio, as the
- * kernel does even for a page of a large folio. With FAULT_FLAG_UNSHARE (a
- * read pin of a shared page) the same happens without making it writable.
+ * reused in place, as is a page of a large folio this space alone maps (6.15);
+ * anything else is copied into a new order-0 folio, a page of a large folio
+ * too. With FAULT_FLAG_UNSHARE (a read pin of a shared page) the same happens
+ * without making it writable.
  */
 static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 {
@@ -284,14 +304,15 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		page = pfn_to_page(s->phys, old_pfn);
 		head_pfn = folio_pfn(s->phys, old_pfn);
 		head = pfn_to_page(s->phys, head_pfn);
-		if (!page_flag_test(page, PG_anon_exclusive) && head->order == 0 &&
-		    (head->flags & PG_anon) && folio_ref_count(head) == 1)
+		if (!page_flag_test(page, PG_anon_exclusive) && (head->flags & PG_anon) &&
+		    (head->order ? wp_can_reuse_large_anon_folio(s, head) :
+				   folio_ref_count(head) == 1))
 			page_flag_set(page, PG_anon_exclusive);	/* the other mapper left */
 		if (page_flag_test(page, PG_anon_exclusive)) {
 			/* An unshare is done once the page is exclusive: write stays as it was. */
 			if (!unshare)
 				ptep_set_access_flags(s, addr, ptep, MMP_E_WRITE |
-							       MMP_E_DIRTY | MMP_E_ACCESSED);
+							       pte_mkdirty_flags(s) | MMP_E_ACCESSED);
 			spin_unlock(ptl);
 			count_inc(s, MMP_C_FAULT_WP_REUSE);
 			return 0;
@@ -336,11 +357,11 @@ static int do_wp_page(struct vm_fault *vmf, mmp_pte_t *ptes)
 		f = (f & ~(MMP_E_SPECIAL | MMP_E_DIRTY | MMP_E_CONT)) | MMP_E_ACCESSED;
 	else
 		f = (f & ~(MMP_E_SPECIAL | MMP_E_SOFT_DIRTY | MMP_E_CONT)) | MMP_E_WRITE |
-		    MMP_E_DIRTY | MMP_E_ACCESSED;
+		    pte_mkdirty_flags(s) | MMP_E_ACCESSED;
 	set_ptes(s, addr, ptep, mk_entry(s, new_pfn, f, MMP_PTE), 1);
 	rss_add(s, 1);
 	if (head) {
-		folio_remove_rmap_ptes(head, page, 1);
+		folio_remove_rmap_ptes(s, head, page, 1);
 		add_mm_counter(s, mm_counter(head), -1);	/* anon to anon: even */
 	}
 	spin_unlock(ptl);
@@ -481,6 +502,16 @@ static __always_inline int __handle_mm_fault_fmt(struct mmp_space *s, struct mmp
 			}
 		}
 	}
+	/*
+	 * do_pte_missing: a file fault installs its PTE table only once it
+	 * has a page to map (finish_fault), so one that fails leaves none.
+	 */
+	if (!vmf.orig_pmd && !vma_is_anonymous(vma)) {
+		rcu_read_lock();
+		ret = do_fault(&vmf);
+		rcu_read_unlock();
+		return ret;
+	}
 	if (pte_alloc(s, vmf.pmdp))
 		return -ENOMEM;
 	return handle_pte_fault(&vmf, fmt);
@@ -619,7 +650,11 @@ static struct mmp_vma *lock_mm_and_find_vma(struct mmp_space *s, uint64_t addr)
  * As the architectures' fault handlers: under the VMA's own lock first, then
  * under the mmap read lock when that lock could not be had or did not do.
  */
-int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
+/*
+ * The fault itself, under the VMA's lock or the mmap lock (the arch fault
+ * handler's part: lock_vma_under_rcu, then lock_mm_and_find_vma).
+ */
+static int do_user_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
 {
 	struct mmp_vma *vma;
 	int ret;
@@ -659,6 +694,14 @@ int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
 	return ret;
 }
 
+int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
+{
+	int ret = do_user_fault(s, addr, flags);
+
+	mm_account_fault(s, ret);
+	return ret;
+}
+
 /* ---- zap ---------------------------------------------------------------------------- */
 
 /*
@@ -674,7 +717,7 @@ static __always_inline void zap_present_folio_ptes(struct mmp_gather *tlb, uint6
 {
 	format_clear_full_ptes(fmt, tlb->s, addr, ptep, nr, tlb->fullmm);
 	tlb_remove_tlb_entries(tlb, addr, (uint64_t)nr * PAGE_SIZE);
-	folio_remove_rmap_ptes(head, page, nr);
+	folio_remove_rmap_ptes(tlb->s, head, page, nr);
 	tlb_remove_folio_pages(tlb, head_pfn, nr);
 }
 
@@ -697,7 +740,7 @@ zap_file_folio_ptes(struct mmp_gather *tlb, uint64_t addr, mmp_pte_t *ptep, mmp_
 	if (entry_test(s, pte, MMP_PTE, MMP_E_DIRTY))
 		page_flag_set(head, PG_dirty);
 	tlb_remove_tlb_entries(tlb, addr, (uint64_t)nr * PAGE_SIZE);
-	folio_remove_rmap_ptes(head, page, nr);
+	folio_remove_rmap_ptes(tlb->s, head, page, nr);
 	tlb_remove_folio_pages(tlb, head_pfn, nr);
 	rss[mm_counter(head)] -= nr;
 	return nr;

@@ -39,9 +39,11 @@ struct mmp_copy_ops;
 #define PG_isolated		(1u << 12) /* taken off the LRU by reclaim */
 #define PG_pt_rcu		(1u << 13) /* page table in an RCU batch: in flight to its free */
 #define PG_locked		(1u << 14) /* folio lock: page-cache folios, against truncate */
-#define PG_hugetlb		(1u << 15) /* folio head: a page of a hugetlb pool, in use or free */
+/* Anonymous large folio: a page of it lost its last mapping while others kept theirs. */
+#define PG_partially_mapped	(1u << 15)
+#define PG_hugetlb		(1u << 16) /* folio head: a page of a hugetlb pool, in use or free */
 /* hugetlb: freeing the folio gives back the reservation it took (HPG_restore_reserve). */
-#define PG_hugetlb_restore_reserve (1u << 16)
+#define PG_hugetlb_restore_reserve (1u << 17)
 
 /* What a freed page table is filled with: no architecture's valid entry looks like it. */
 #define PT_POISON		0x6b6b6b6b6b6b6b6aULL
@@ -64,6 +66,8 @@ struct mmp_page {
 		} folio;
 		struct {	/* tail page of a large folio */
 			uint32_t head;
+			/* First tail page: MM_IDS_SHARED and MM_IDS_LOCKED (folio->_mm_ids). */
+			uint32_t mm_ids;
 		} tail;
 		struct {	/* page-table page */
 			mmp_spinlock_t ptl;
@@ -71,14 +75,32 @@ struct mmp_page {
 						   deposited table: the next one; NO_PFN ends */
 		} pt;
 	};
-	/* Folio head: the reverse map (folio->mapping and folio->index)... */
 	union {
-		uint32_t anon_vma;	/* anonymous: id of the anon_vma it was faulted in */
-		uint32_t mapping;	/* page cache: id of its file; 0 once truncated */
+		struct {
+			/*
+			 * Folio head: the reverse map (folio->mapping and
+			 * folio->index). Anonymous: the id of the anon_vma it
+			 * was faulted in; page cache: the id of its file, 0
+			 * once truncated...
+			 */
+			union {
+				uint32_t anon_vma;
+				uint32_t mapping;
+			};
+			/* ...and the references GUP pinned (folio->_pincount), part of refcount. */
+			int32_t pincount;
+			uint64_t index;		/* linear page index of its first page */
+		};
+		/*
+		 * First tail page of an anonymous large folio: the two spaces that
+		 * may own its mappings and how many each made (CONFIG_MM_ID's
+		 * folio->_mm_id and _mm_id_mapcount; 0: a free slot).
+		 */
+		struct {
+			uint32_t mm_id[2];
+			int32_t mm_id_mapcount[2];
+		};
 	};
-	/* ...and the references GUP pinned (folio->_pincount), part of refcount. */
-	int32_t pincount;
-	uint64_t index;		/* linear page index of its first page */
 };
 
 _Static_assert(sizeof(struct mmp_page) == 40, "keep the memmap small");
@@ -104,6 +126,7 @@ enum mthp_stat_item {
 	MTHP_STAT_ANON_FAULT_ALLOC,
 	MTHP_STAT_ANON_FAULT_FALLBACK,
 	MTHP_STAT_SPLIT,
+	MTHP_STAT_SPLIT_DEFERRED,
 	MMP_NR_MTHP_STAT_EVENTS
 };
 
@@ -123,8 +146,10 @@ struct mmp_rss_shard {
 #define VM_GROWSDOWN	0x00000100ul	/* a stack (MAP_GROWSDOWN): faults below it grow it */
 #define VM_DONTEXPAND	0x00040000ul	/* cannot grow with mremap, never merges (hugetlb) */
 #define VM_MAYBE_GUARD	0x00000800ul	/* guard markers may be in it (6.19): fork copies its tables */
+/* CONFIG_MEM_SOFT_DIRTY: every page counts as written since the last clear_refs. */
+#define VM_SOFTDIRTY	0x08000000ul
 /* Flags that do not stop a merge and that the merged VMA keeps (VM_STICKY). */
-#define VM_STICKY	VM_MAYBE_GUARD
+#define VM_STICKY	(VM_MAYBE_GUARD | VM_SOFTDIRTY)
 #define VM_ACCOUNT	0x00100000ul	/* private writable memory charged to overcommit */
 #define VM_NORESERVE	0x00200000ul	/* MAP_NORESERVE: no charge, no hugetlb reservation */
 #define VM_HUGETLB	0x00400000ul	/* huge pages of a hugetlb pool (lib/hugetlb.c) */
@@ -274,6 +299,17 @@ struct mmp_space {
 	long opts[MMP_NR_OPTS];
 	/* The release rules it follows, a bit per enum release_rule (lib/release.h). */
 	unsigned int release_rules;
+	/* The enum mmp_table_free its release and back end had (MMP_OPT_RCU_TABLE_FREE -1). */
+	unsigned int table_free_default;
+	/* MMP_OPT_TABLE_BATCH_FAIL: table batch pages tried since it was set (atomic). */
+	uint64_t table_batch_tries;
+	/*
+	 * Lockless walks with IRQs off (GUP-fast) of threads with no CPU of this
+	 * space: as a CPU's irqs_off (hw/cpu.h), a count and a generation.
+	 */
+	uint64_t irqs_off_nocpu;
+	/* IPIs now waiting for a CPU to turn IRQs back on (atomic; tests watch it). */
+	unsigned int ipi_waiting;
 	long debug[MMP_NR_DEBUG_OPTS];	/* fault injection for tests (debug.h) */
 	struct mmp_huge_trace *huge_trace;	/* tests: the sub-page order of huge copies */
 	/* Bit o: order o is enabled always / in MADV_HUGEPAGE VMAs (the sysfs enabled files). */

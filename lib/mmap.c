@@ -2,6 +2,7 @@
 /* mmap of anonymous memory and of files, munmap, and MAP_POPULATE. */
 #include "mm.h"
 #include "mmap_lock.h"
+#include "rcu.h"
 
 /* Unsigned: the MAP_HUGE_* bits reach bit 31. */
 #define MMP_MAP_ALL	(MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE | MMP_MAP_POPULATE | \
@@ -33,25 +34,54 @@ int do_munmap(struct mmp_space *s, uint64_t start, uint64_t end)
 	return 0;
 }
 
-/* Fault in [start, end) as a write or a read (__mm_populate); stops quietly on error. */
+/*
+ * What maps @addr, as __get_user_pages' follow_page_mask finds it: 0 when
+ * nothing does, or the leaf's flags, with MMP_E_LEAF for a huge PMD. Under
+ * the mmap read lock.
+ */
+static unsigned int populate_follow(struct mmp_space *s, uint64_t addr)
+{
+	mmp_pte_t *pmdp = pmd_offset(s, addr), *ptes, pmd;
+	unsigned int f = 0;
+
+	if (!pmdp || !(pmd = READ_ONCE(*pmdp)))
+		return 0;
+	if (entry_test(s, pmd, MMP_PMD, MMP_E_LEAF))
+		return entry_flags(s, pmd, MMP_PMD) | MMP_E_LEAF;
+	rcu_read_lock();
+	ptes = pte_table(s, pmd);
+	if (ptes)
+		f = entry_flags(s, READ_ONCE(ptes[level_index(addr, MMP_PTE)]), MMP_PTE);
+	rcu_read_unlock();
+	return f & ~MMP_E_LEAF;
+}
+
+/*
+ * Fault in [start, end) as a write or a read (__mm_populate); stops quietly
+ * on error. As __get_user_pages, only what is not mapped as asked faults: a
+ * page a fault-around or a huge PMD already maps costs no fault.
+ */
 int populate_range(struct mmp_space *s, uint64_t start, uint64_t end, bool write)
 {
 	uint64_t addr = start;
 
 	while (addr < end) {
-		int err = handle_mm_fault(s, addr, write ? FAULT_FLAG_WRITE : 0);
-		mmp_pte_t *pmdp;
+		unsigned int f;
+		int err;
 
-		if (err)
-			return err;
-		/* Skip what the fault mapped: a huge PMD covers the rest of its range. */
 		mmap_read_lock(s);
-		pmdp = pmd_offset(s, addr);
-		if (pmdp && entry_test(s, READ_ONCE(*pmdp), MMP_PMD, MMP_E_LEAF))
-			addr = (addr & PMD_MASK) + PMD_SIZE;
-		else
-			addr += PAGE_SIZE;
+		f = populate_follow(s, addr);
 		mmap_read_unlock(s);
+		if (!(f & MMP_E_PRESENT) || (write && !(f & MMP_E_WRITE))) {
+			err = handle_mm_fault(s, addr, write ? FAULT_FLAG_WRITE : 0);
+			if (err)
+				return err;
+			mmap_read_lock(s);
+			f = populate_follow(s, addr);
+			mmap_read_unlock(s);
+		}
+		/* A huge PMD covers the rest of its range. */
+		addr = f & MMP_E_LEAF ? (addr & PMD_MASK) + PMD_SIZE : addr + PAGE_SIZE;
 	}
 	return 0;
 }
@@ -115,6 +145,9 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 		vm_flags |= VM_GROWSDOWN;
 	if (h)
 		vm_flags |= VM_HUGETLB | VM_DONTEXPAND;
+	/* __mmap_complete: a new mapping is soft-dirty as a whole. */
+	if (mm_soft_dirty(s))
+		vm_flags |= VM_SOFTDIRTY;
 
 	mmap_write_lock(s);
 	/*

@@ -3,9 +3,13 @@
  * mmu_gather: collect what an unmap frees, flush the TLB once, then free.
  * Nothing is freed before every CPU has dropped its translation of it: first
  * the TLB flush, then folio references, then page tables. Page tables also
- * wait for lockless walkers (GUP-fast, pte_offset_map users): a grace period
- * through call_rcu (MMU_GATHER_RCU_TABLE_FREE), or, as the base line, a
- * synchronize_rcu for each table (the "IPI every CPU and wait" path).
+ * wait for lockless walkers, as MMP_OPT_RCU_TABLE_FREE says (enum
+ * mmp_table_free): a batch page of tables goes to call_rcu
+ * (MMU_GATHER_RCU_TABLE_FREE), and a table that finds no batch page is freed
+ * by a call_rcu of its own (RCU) or at once after an IPI that waits for
+ * GUP-fast's IRQs-off walks (semi RCU); x86 on bare metal before 6.14 freed
+ * tables right after the shootdown (native); and, a worst case no kernel had,
+ * each after a synchronize_rcu of its own.
  */
 #include <string.h>
 
@@ -27,7 +31,8 @@ void tlb_gather_mmu(struct mmp_gather *tlb, struct mmp_space *s, bool fullmm)
 	tlb->nr_pages = 0;
 	tlb->max_pages = MMU_GATHER_BUNDLE;
 	tlb->slots = 0;
-	tlb->nr_tables = 0;
+	tlb->batch = NULL;
+	tlb->table_free = table_free_mode(s);
 	inc_tlb_flush_pending(s);
 }
 
@@ -114,83 +119,208 @@ static void tlb_release_pages(struct mmp_gather *tlb)
 	tlb->slots = 0;
 }
 
-/* A batch of detached tables on its way through a grace period (struct mmu_table_batch). */
+/* A batch of detached tables (struct mmu_table_batch): what one page holds. */
 struct table_batch {
 	struct rcu_head rcu;
 	struct mmp_space *s;	/* held by mmgrab until the callback */
 	int shard;		/* of the thread that queued it: its per-CPU list */
 	unsigned int nr;
-	uint32_t tables[];
+	uint32_t tables[MAX_TABLE_BATCH];
 };
 
 /*
- * The grace period is over. The batch leaves the in-flight set as a whole under
- * pt_rcu_lock: mmp_space_verify() holds it to account for tables in flight
- * without waiting for them, so it must never see a batch half released. Not
- * counted here: callbacks run whenever the grace period ends, and counters must
- * not depend on that (tlb_table_flush counted the batch when it queued it).
- * The tables go onto the per-CPU list of the thread that queued them: the
- * kernel runs the callback on that CPU, and the call_rcu worker is no CPU of
- * the simulated machine.
+ * A table that found no batch page, on its way through a grace period of its
+ * own (ptdesc->pt_rcu_head). The model's frame descriptor has no room for an
+ * rcu_head, so it comes from the host.
  */
+struct table_one {
+	struct rcu_head rcu;
+	struct mmp_space *s;
+	int shard;
+	uint32_t pfn;
+};
+
+/*
+ * The mode of this gather's tables. One that reclaims PTE tables
+ * (MADV_DONTNEED with PT_RECLAIM) frees them by RCU in the semi RCU and
+ * native modes too: pte_offset_map() users find them holding rcu_read_lock()
+ * only, which neither an IPI nor a shootdown waits for, and a kernel with
+ * PT_RECLAIM frees every table by RCU.
+ */
+static enum mmp_table_free tlb_table_mode(const struct mmp_gather *tlb)
+{
+	if (tlb->reclaim_pt && (tlb->table_free == MMP_TABLE_FREE_SEMI_RCU ||
+				tlb->table_free == MMP_TABLE_FREE_NATIVE))
+		return MMP_TABLE_FREE_RCU;
+	return tlb->table_free;
+}
+
+/*
+ * @nr tables go to call_rcu: in flight until the callback. verify accounts
+ * for them (PG_pt_rcu, nr_pt_rcu) instead of waiting. Counted now: callbacks
+ * run whenever the grace period ends, and counters must not depend on that.
+ */
+static void pt_rcu_queue(struct mmp_space *s, const uint32_t *tables, unsigned int nr)
+{
+	/* The space may exit before the grace period ends: keep its struct. */
+	mmgrab(s);
+	for (unsigned int i = 0; i < nr; i++)
+		page_flag_set(pfn_to_page(s->phys, tables[i]), PG_pt_rcu);
+	__atomic_fetch_add(&s->phys->nr_pt_rcu, nr, __ATOMIC_RELAXED);
+	count_inc(s, MMP_C_RCU_CALL);
+	count_add(s, MMP_C_PGTABLE_FREE_RCU, nr);
+}
+
+/*
+ * The grace period is over. The tables leave the in-flight set together under
+ * pt_rcu_lock: mmp_space_verify() holds it to account for tables in flight
+ * without waiting for them, so it must never see a batch half released. They
+ * go onto the per-CPU list of the thread that queued them: the kernel runs the
+ * callback on that CPU, and the call_rcu worker is no CPU of the machine.
+ */
+static void pt_rcu_done(struct mmp_space *s, int shard, const uint32_t *tables, unsigned int nr)
+{
+	struct mmp_phys *phys = s->phys;
+
+	pthread_mutex_lock(&phys->pt_rcu_lock);
+	phys_pcp_shard = shard;
+	for (unsigned int i = 0; i < nr; i++)
+		pgtable_put(s, tables[i]);
+	phys_pcp_shard = -1;
+	__atomic_fetch_sub(&phys->nr_pt_rcu, nr, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&phys->pt_rcu_lock);
+	mmdrop(s);
+}
+
 static void tlb_remove_table_rcu(struct rcu_head *head)
 {
 	struct table_batch *b = caa_container_of(head, struct table_batch, rcu);
-	struct mmp_phys *phys = b->s->phys;
 
-	pthread_mutex_lock(&phys->pt_rcu_lock);
-	phys_pcp_shard = b->shard;
-	for (unsigned int i = 0; i < b->nr; i++)
-		pgtable_put(b->s, b->tables[i]);
-	phys_pcp_shard = -1;
-	__atomic_fetch_sub(&phys->nr_pt_rcu, b->nr, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&phys->pt_rcu_lock);
-	mmdrop(b->s);
+	pt_rcu_done(b->s, b->shard, b->tables, b->nr);
 	free(b);
+}
+
+static void tlb_remove_table_one_rcu(struct rcu_head *head)
+{
+	struct table_one *t = caa_container_of(head, struct table_one, rcu);
+
+	pt_rcu_done(t->s, t->shard, &t->pfn, 1);
+	free(t);
+}
+
+/* The worst case no kernel had: every reader waited for, a table at a time. */
+static void table_free_sync(struct mmp_space *s, uint32_t pfn)
+{
+	count_inc(s, MMP_C_RCU_SYNC);
+	synchronize_rcu();
+	pgtable_release(s, pfn, MMP_C_PGTABLE_FREE_SYNC);
 }
 
 /*
  * tlb_table_flush: the TLB (and page-walk caches) were flushed; now let the
- * tables go once no lockless walker can still hold them.
+ * batch go once no lockless walker can still hold its tables.
  */
 static void tlb_table_flush(struct mmp_gather *tlb)
 {
 	struct mmp_space *s = tlb->s;
-	struct table_batch *b;
+	struct table_batch *b = tlb->batch;
 
-	if (!tlb->nr_tables)
+	if (!b)
 		return;
+	tlb->batch = NULL;
 	if (READ_ONCE(s->debug[MMP_DEBUG_BROKEN_TABLE_FREE])) {
 		/* Fault injection: no grace period at all. The stress test must notice. */
-		for (unsigned int i = 0; i < tlb->nr_tables; i++)
-			pgtable_release(s, tlb->tables[i], MMP_C_PGTABLE_FREE_SYNC);
-	} else if (READ_ONCE(s->opts[MMP_OPT_RCU_TABLE_FREE]) &&
-		   (b = malloc(sizeof(*b) + tlb->nr_tables * sizeof(b->tables[0])))) {
-		/* The space may exit before the grace period ends: keep its struct. */
-		mmgrab(s);
+		for (unsigned int i = 0; i < b->nr; i++)
+			pgtable_release(s, b->tables[i], MMP_C_PGTABLE_FREE_SYNC);
+		free(b);
+		return;
+	}
+	switch (tlb_table_mode(tlb)) {
+	case MMP_TABLE_FREE_SYNC_EACH:
+		for (unsigned int i = 0; i < b->nr; i++)
+			table_free_sync(s, b->tables[i]);
+		free(b);
+		break;
+	case MMP_TABLE_FREE_NATIVE:
+		/* The shootdown's IPIs waited for every GUP-fast walk: free them now. */
+		for (unsigned int i = 0; i < b->nr; i++)
+			pgtable_release(s, b->tables[i], MMP_C_PGTABLE_FREE_NATIVE);
+		free(b);
+		break;
+	default:
 		b->s = s;
 		b->shard = counter_shard();
-		b->nr = tlb->nr_tables;
-		memcpy(b->tables, tlb->tables, tlb->nr_tables * sizeof(b->tables[0]));
-		/* In flight until the callback: verify accounts for these instead of waiting. */
-		for (unsigned int i = 0; i < b->nr; i++)
-			page_flag_set(pfn_to_page(s->phys, b->tables[i]), PG_pt_rcu);
-		__atomic_fetch_add(&s->phys->nr_pt_rcu, b->nr, __ATOMIC_RELAXED);
-		count_inc(s, MMP_C_RCU_CALL);
-		count_add(s, MMP_C_PGTABLE_FREE_RCU, b->nr);
+		count_add(s, MMP_C_PGTABLE_FREE_BATCH, b->nr);
+		pt_rcu_queue(s, b->tables, b->nr);
 		call_rcu(&b->rcu, tlb_remove_table_rcu);
-	} else {
-		/*
-		 * The base line, and the fallback when no batch can be had
-		 * (tlb_remove_table_one): wait for every reader, then free.
-		 */
-		for (unsigned int i = 0; i < tlb->nr_tables; i++) {
-			count_inc(s, MMP_C_RCU_SYNC);
-			synchronize_rcu();
-			pgtable_release(s, tlb->tables[i], MMP_C_PGTABLE_FREE_SYNC);
-		}
 	}
-	tlb->nr_tables = 0;
+}
+
+/*
+ * tlb_remove_table_sync_one: an IPI to every other CPU, which each takes only
+ * with IRQs on, so no GUP-fast walk that may have read the table is still
+ * going. Walkers inside rcu_read_lock() alone are not waited for.
+ */
+static void tlb_remove_table_sync_one(struct mmp_space *s)
+{
+	count_inc(s, MMP_C_TABLE_SYNC_ONE);
+	count_add(s, MMP_C_TABLE_SYNC_IPI, smp_call_function_sync(s));
+}
+
+/* tlb_remove_table_one: no batch page for this table; the TLB was flushed. */
+static void tlb_remove_table_one(struct mmp_gather *tlb, uint32_t pfn)
+{
+	struct mmp_space *s = tlb->s;
+	struct table_one *t;
+
+	switch (tlb_table_mode(tlb)) {
+	case MMP_TABLE_FREE_SYNC_EACH:
+		table_free_sync(s, pfn);
+		return;
+	case MMP_TABLE_FREE_NATIVE:
+		/* A page batch that cannot grow is flushed and freed at once. */
+		pgtable_release(s, pfn, MMP_C_PGTABLE_FREE_NATIVE);
+		return;
+	case MMP_TABLE_FREE_SEMI_RCU:
+		tlb_remove_table_sync_one(s);
+		pgtable_release(s, pfn, MMP_C_PGTABLE_FREE_ONE_IPI);
+		return;
+	default:
+		break;
+	}
+	t = malloc(sizeof(*t));
+	if (!t) {
+		/* The host is out of memory, not the simulated machine: wait instead. */
+		table_free_sync(s, pfn);
+		return;
+	}
+	t->s = s;
+	t->shard = counter_shard();
+	t->pfn = pfn;
+	count_inc(s, MMP_C_PGTABLE_FREE_ONE_RCU);
+	pt_rcu_queue(s, &pfn, 1);
+	call_rcu(&t->rcu, tlb_remove_table_one_rcu);
+}
+
+/*
+ * The batch page (GFP_NOWAIT in the kernel): refused as MMP_OPT_TABLE_BATCH_FAIL
+ * says, every Nth try, or when the host has no memory.
+ */
+static bool tlb_table_batch_alloc(struct mmp_gather *tlb)
+{
+	struct mmp_space *s = tlb->s;
+	long every = READ_ONCE(s->opts[MMP_OPT_TABLE_BATCH_FAIL]);
+	struct table_batch *b = NULL;
+
+	if (!every || __atomic_add_fetch(&s->table_batch_tries, 1, __ATOMIC_RELAXED) % every)
+		b = malloc(sizeof(*b));
+	if (!b) {
+		count_inc(s, MMP_C_TABLE_BATCH_FAIL);
+		return false;
+	}
+	b->nr = 0;
+	tlb->batch = b;
+	return true;
 }
 
 /*
@@ -206,15 +336,18 @@ void tlb_end_vma(struct mmp_gather *tlb)
 
 void tlb_flush_mmu(struct mmp_gather *tlb)
 {
-	if (tlb->nr_pages || tlb->nr_tables || tlb->need_flush || tlb->freed_tables)
+	if (tlb->nr_pages || tlb->batch || tlb->need_flush || tlb->freed_tables)
 		count_inc(tlb->s, MMP_C_GATHER_FLUSH);
 	tlb_flush_mmu_tlbonly(tlb);
 	tlb_release_pages(tlb);
 	/*
-	 * Tables wait for tlb_finish_mmu or a full table batch: a flush in the
-	 * middle of a zap may run inside a read-side section, where the
-	 * synchronous base line must not wait for a grace period.
+	 * Native x86 keeps tables with the pages: they go with them. Otherwise
+	 * they wait for tlb_finish_mmu or a full batch: a flush in the middle
+	 * of a zap may run inside a read-side section, where the synchronous
+	 * worst case must not wait for a grace period.
 	 */
+	if (tlb->batch && tlb_table_mode(tlb) == MMP_TABLE_FREE_NATIVE)
+		tlb_table_flush(tlb);
 }
 
 void tlb_finish_mmu(struct mmp_gather *tlb)
@@ -261,17 +394,23 @@ void tlb_reserve_page(struct mmp_gather *tlb, unsigned int slots)
 }
 
 /*
- * A table was unlinked: it is no longer in VmPTE, and is freed after the TLB
- * flush and a grace period. Never called inside a read-side section.
+ * A table was unlinked: it is no longer in VmPTE. Into the batch, the batch
+ * page allocated by its first table; a table that finds none is freed on its
+ * own once the TLB is flushed (tlb_table_invalidate, tlb_remove_table_one).
  */
 void tlb_remove_table(struct mmp_gather *tlb, uint32_t pfn, uint64_t start, uint64_t end)
 {
 	pgtable_unlinked(tlb->s, pfn);
-	if (tlb->nr_tables == MAX_TABLE_BATCH) {
+	tlb->freed_tables = true;
+	tlb_track_range(tlb, start, end);
+	if (!tlb->batch && !tlb_table_batch_alloc(tlb)) {
+		tlb_flush_mmu_tlbonly(tlb);
+		tlb_remove_table_one(tlb, pfn);
+		return;
+	}
+	tlb->batch->tables[tlb->batch->nr++] = pfn;
+	if (tlb->batch->nr == MAX_TABLE_BATCH) {
 		tlb_flush_mmu(tlb);
 		tlb_table_flush(tlb);
 	}
-	tlb->freed_tables = true;
-	tlb_track_range(tlb, start, end);
-	tlb->tables[tlb->nr_tables++] = pfn;
 }

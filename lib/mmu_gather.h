@@ -9,6 +9,8 @@
 #define MAX_GATHER_PAGES	9690	/* 19 batch pages of 510 slots, as MAX_GATHER_BATCH_COUNT */
 #define MAX_TABLE_BATCH		509	/* one page of table pointers */
 
+struct table_batch;
+
 struct gather_page {
 	uint32_t pfn;		/* folio head */
 	uint32_t nr;		/* references to drop */
@@ -33,8 +35,9 @@ struct mmp_gather {
 	/* max_pages <= MAX_GATHER_PAGES, nr_pages <= slots: slots <= max_pages bounds both. */
 	unsigned int nr_pages, max_pages, slots;
 
-	uint32_t tables[MAX_TABLE_BATCH];
-	unsigned int nr_tables;
+	/* The table batch page, allocated by the first table (tlb->batch); NULL: none yet. */
+	struct table_batch *batch;
+	enum mmp_table_free table_free;	/* the space's mode when the gather began */
 };
 
 void tlb_gather_mmu(struct mmp_gather *tlb, struct mmp_space *s, bool fullmm);
@@ -77,7 +80,11 @@ static inline void tlb_remove_folio_pages(struct mmp_gather *tlb, uint32_t head_
 	tlb->pages[tlb->nr_pages++] = (struct gather_page){ .pfn = head_pfn, .nr = nr };
 	tlb->slots += slots;
 }
-/* Free a detached table once the TLB is flushed; [start, end) is the span it mapped. */
+/*
+ * Free a detached table once the TLB is flushed and no lockless walker can
+ * hold it, as the MMP_OPT_RCU_TABLE_FREE mode says; [start, end) is the span
+ * it mapped. Never called inside a read-side section.
+ */
 void tlb_remove_table(struct mmp_gather *tlb, uint32_t pfn, uint64_t start, uint64_t end);
 
 #endif /* MMP_MMU_GATHER_H */

@@ -85,7 +85,7 @@ static void move_ptes(struct mmp_space *s, mmp_pte_t *old_ptes, uint64_t old_add
 		force_flush = true;
 		pte = get_and_clear_full_ptes(s, old_addr, old_ptep, nr, 0);
 		/* move_soft_dirty_pte: the new location counts as written. */
-		if (!(s->arch->eflags_unsupported & MMP_E_SOFT_DIRTY))
+		if (mm_soft_dirty(s))
 			pte = entry_set_flags(s, pte, MMP_PTE, MMP_E_SOFT_DIRTY, MMP_E_CONT);
 		set_ptes(s, new_addr, new_ptep, pte, nr);
 		count_add(s, MMP_C_MOVE_PTES, nr);

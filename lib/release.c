@@ -27,9 +27,15 @@ static const struct release_row release_table[] = {
 	  MMP_RULE_SYSCALL_VISIBLE,
 	  "process_madvise of the calling process takes every madvise advice (before: COLD, PAGEOUT, WILLNEED, COLLAPSE)",
 	  "Lorenzo Stoakes, \"mm/madvise: unrestrict process_madvise() for current process\"" } },
+	{ RULE_HUGE_ZERO_WP_THP, { "huge_zero_wp_thp", V(6, 13), NULL, -1, MMP_RULE_INFERRED,
+	  "a write to the huge zero page maps a new THP in its place (before: split into 512 zero-page PTEs, one page copied)",
+	  "Dev Jain, \"mm: allocate THP on hugezeropage wp-fault\" (1ced09e0331f)" } },
 	{ RULE_PT_RECLAIM, { "pt_reclaim", V(6, 14), "x86_64", MMP_OPT_PT_RECLAIM, 0,
 	  "MADV_DONTNEED frees the PTE tables it empties (ARCH_SUPPORTS_PT_RECLAIM)",
 	  "Qi Zheng, \"synchronously scan and reclaim empty user PTE pages\"" } },
+	{ RULE_TABLE_FREE_RCU, { "table_free_rcu", V(6, 14), "x86_64", MMP_OPT_RCU_TABLE_FREE, 0,
+	  "every page table freed by RCU: one that finds no batch page by a call_rcu of its own, not at once after an IPI (semi RCU); bare-metal x86 batches tables to RCU instead of freeing them after the shootdown",
+	  "Qi Zheng, \"x86: mm: free page table pages by RCU instead of semi RCU\" (718b13861d22)" } },
 	{ RULE_GUARD_ANY_VMA, { "guard_any_vma", V(6, 15), NULL, -1,
 	  MMP_RULE_SYSCALL_VISIBLE | MMP_RULE_INFERRED,
 	  "guard regions in file-backed, shared and read-only mappings, not only private anonymous",
@@ -41,6 +47,9 @@ static const struct release_row release_table[] = {
 	  MMP_RULE_INFERRED,
 	  "process_madvise MADV_DONTNEED/MADV_FREE: one mmap lock for the whole vector",
 	  "SeongJae Park, \"mm/madvise: remove redundant mmap_lock operations from process_madvise()\"" } },
+	{ RULE_WP_REUSE_LARGE_ANON, { "wp_reuse_large_anon", V(6, 15), NULL, -1, MMP_RULE_INFERRED,
+	  "a write fault reuses a page of a PTE-mapped large anonymous folio that one space maps and nothing else holds (before: always copied)",
+	  "David Hildenbrand, \"mm: Copy-on-Write (COW) reuse support for PTE-mapped THP\"" } },
 	{ RULE_PROCESS_MADVISE_TLB_BATCH, { "process_madvise_tlb_batch", V(6, 16), NULL, -1,
 	  MMP_RULE_INFERRED,
 	  "process_madvise MADV_DONTNEED/MADV_FREE: one mmu_gather, one flush, for the whole vector",
@@ -65,6 +74,10 @@ static const struct release_row release_table[] = {
 	{ RULE_PT_RECLAIM, { "pt_reclaim", V(7, 0), NULL, MMP_OPT_PT_RECLAIM, MMP_RULE_INFERRED,
 	  "PT_RECLAIM on every architecture with RCU table freeing (arm64, riscv64, loongarch64)",
 	  "Qi Zheng, \"mm: make PT_RECLAIM depends on MMU_GATHER_RCU_TABLE_FREE\"" } },
+	{ RULE_TABLE_FREE_RCU, { "table_free_rcu", V(7, 0), NULL, MMP_OPT_RCU_TABLE_FREE,
+	  MMP_RULE_INFERRED,
+	  "the single table by RCU on every back end: CONFIG_PT_RECLAIM, which makes it so, on wherever RCU table freeing is",
+	  "Qi Zheng, \"mm: make PT_RECLAIM depends on MMU_GATHER_RCU_TABLE_FREE\" (9c8c02df3f87)" } },
 	{ RULE_CLEAR_SEQUENTIAL, { "clear_sequential", V(7, 0), NULL, MMP_OPT_HUGE_CLEAR_ORDER, 0,
 	  "folio_zero_user clears a huge folio in ascending runs with clear_pages, the faulting page's neighbours last; copies keep target-last",
 	  "Ankur Arora, \"mm: folio_zero_user: clear pages sequentially\" (9890ecab6ad9) and \"cache neighbouring pages\"" } },
@@ -106,10 +119,25 @@ static unsigned int release_rules_of(const struct mmp_arch *arch, long version)
 	return rules;
 }
 
+/*
+ * Before table_free_rcu, bare-metal x86 put a table with the pages
+ * (native_tlb_remove_table: tlb_remove_page), freed once the shootdown's IPIs
+ * had waited for GUP-fast; only guests whose TLB flush is a hypercall (KVM's
+ * PV flush, Hyper-V, Xen) switched to tlb_remove_table, semi RCU, which arm64
+ * and riscv64 always had.
+ */
+static enum mmp_table_free table_free_before(const struct mmp_arch *arch)
+{
+	return arch_in(arch, "x86_64") ? MMP_TABLE_FREE_NATIVE : MMP_TABLE_FREE_SEMI_RCU;
+}
+
 void space_apply_release(struct mmp_space *s)
 {
-	WRITE_ONCE(s->release_rules,
-		   release_rules_of(s->arch, READ_ONCE(s->opts[MMP_OPT_KERNEL_VERSION])));
+	unsigned int rules = release_rules_of(s->arch, READ_ONCE(s->opts[MMP_OPT_KERNEL_VERSION]));
+
+	WRITE_ONCE(s->release_rules, rules);
+	WRITE_ONCE(s->table_free_default, rules & (1u << RULE_TABLE_FREE_RCU) ?
+					  MMP_TABLE_FREE_RCU : table_free_before(s->arch));
 }
 
 MMP_EXPORT const struct mmp_release_rule *mmp_release_rule(unsigned int i)

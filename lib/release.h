@@ -25,6 +25,9 @@ enum release_rule {
 	RULE_CLEAR_SEQUENTIAL,		/* folio_zero_user clears in MMP_HUGE_ORDER_SEQUENTIAL */
 	RULE_FILE_BATCHED_UNMAP,	/* reclaim unmaps a large file folio in batches */
 	RULE_MPROTECT_SMALL_FOLIO,	/* change_pte_range's own branch for a small folio */
+	RULE_WP_REUSE_LARGE_ANON,	/* do_wp_page reuses a page of a large folio one space owns */
+	RULE_HUGE_ZERO_WP_THP,		/* a write to the huge zero page maps a new THP */
+	RULE_TABLE_FREE_RCU,		/* every table by RCU, the single one on its own rcu_head */
 	NR_RELEASE_RULES
 };
 _Static_assert(NR_RELEASE_RULES <= 32, "a space keeps its rules in one word");
@@ -70,6 +73,17 @@ static __always_inline bool mprotect_small_folio_branch(const struct mmp_space *
 	long v = READ_ONCE(s->opts[MMP_OPT_MPROTECT_SMALL_FOLIO]);
 
 	return v >= 0 ? v : release_follows(s, RULE_MPROTECT_SMALL_FOLIO);
+}
+
+/*
+ * How unlinked tables are freed (enum mmp_table_free): MMP_OPT_RCU_TABLE_FREE,
+ * or, left at -1, what the release and the back end had (space_apply_release).
+ */
+static __always_inline enum mmp_table_free table_free_mode(const struct mmp_space *s)
+{
+	long v = READ_ONCE(s->opts[MMP_OPT_RCU_TABLE_FREE]);
+
+	return v >= 0 ? (enum mmp_table_free)v : (enum mmp_table_free)READ_ONCE(s->table_free_default);
 }
 
 #endif /* MMP_RELEASE_H */

@@ -226,7 +226,7 @@ static bool try_to_unmap_ptes(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_
 			ret = false;
 			continue;
 		}
-		folio_remove_rmap_ptes(head, pfn_to_page(s->phys, pfn), nr);
+		folio_remove_rmap_ptes(s, head, pfn_to_page(s->phys, pfn), nr);
 		add_mm_counter(s, mm_counter(head), -(int64_t)nr);
 		folio_put_refs(s, head_pfn, nr);
 	}

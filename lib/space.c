@@ -62,6 +62,10 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	memset(s->rss, 0, sizeof(*s->rss) * MMP_COUNTER_SHARDS);
 	s->mm_count = 1;	/* the reference of its users, dropped by mmp_space_destroy */
 	s->phys = phys;
+	/* Now, not at space_link: a fork child owns the folios it maps before it is linked. */
+	pthread_mutex_lock(&phys->spaces_lock);
+	s->id = phys->next_space_id++;
+	pthread_mutex_unlock(&phys->spaces_lock);
 	s->arch = arch;
 	s->format = arch->format;
 	s->copy = copy_ops_default();
@@ -71,7 +75,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->tlb_ways = 12;
 	s->thp_orders_madvise = 1u << HPAGE_PMD_ORDER;
 	s->opts[MMP_OPT_PTE_BATCH] = 1;
-	s->opts[MMP_OPT_RCU_TABLE_FREE] = 1;
+	s->opts[MMP_OPT_RCU_TABLE_FREE] = -1;	/* as the release and the back end say */
 	s->opts[MMP_OPT_PT_RECLAIM] = -1;	/* as the release and the back end say */
 	s->opts[MMP_OPT_HUGE_ORDER] = MMP_HUGE_ORDER_TARGET_LAST;
 	s->opts[MMP_OPT_LAZYFREE_PMD] = 1;
@@ -100,7 +104,6 @@ void space_link(struct mmp_space *s)
 	struct mmp_phys *phys = s->phys;
 
 	pthread_mutex_lock(&phys->spaces_lock);
-	s->id = phys->next_space_id++;
 	s->phys_next = phys->spaces;
 	phys->spaces = s;
 	pthread_mutex_unlock(&phys->spaces_lock);
@@ -260,13 +263,26 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 		if (value < -1 || value > 1)
 			return -EINVAL;
 		break;
+	case MMP_OPT_RCU_TABLE_FREE:
+		/* No IPI would wait for GUP-fast where TLB invalidations are broadcast. */
+		if (value < -1 || value >= MMP_NR_TABLE_FREE ||
+		    (value == MMP_TABLE_FREE_NATIVE && s->arch->tlbi_broadcast))
+			return -EINVAL;
+		break;
+	case MMP_OPT_TABLE_BATCH_FAIL:
+		if (value < 0)
+			return -EINVAL;
+		/* Every Nth try from now on. */
+		__atomic_store_n(&s->table_batch_tries, 0, __ATOMIC_RELAXED);
+		break;
 	case MMP_OPT_TLB_SANITIZER:
 	case MMP_OPT_PTE_BATCH:
 	case MMP_OPT_BBML2_NOABORT:
-	case MMP_OPT_RCU_TABLE_FREE:
 	case MMP_OPT_LAZYFREE_PMD:
 	case MMP_OPT_HW_AD:
 	case MMP_OPT_PER_VMA_LOCK:
+	case MMP_OPT_FORBID_ZEROPAGE:
+	case MMP_OPT_SOFT_DIRTY:
 		if (value != 0 && value != 1)
 			return -EINVAL;
 		break;
@@ -303,6 +319,9 @@ MMP_EXPORT int mmp_space_get_opt(struct mmp_space *s, enum mmp_opt opt, long *va
 	switch (opt) {
 	case MMP_OPT_PT_RECLAIM:
 		*value = pt_reclaim_enabled(s);
+		break;
+	case MMP_OPT_RCU_TABLE_FREE:
+		*value = table_free_mode(s);
 		break;
 	case MMP_OPT_HUGE_CLEAR_ORDER:
 		*value = huge_clear_order(s);

@@ -7,6 +7,8 @@
 
 void flush_tlb_range(struct mmp_space *s, uint64_t start, uint64_t end, unsigned int stride_shift);
 void flush_tlb_mm(struct mmp_space *s);
+/* IPI every other CPU of @s and wait until each took it (hw/tlb.c); the IPIs sent. */
+unsigned int smp_call_function_sync(struct mmp_space *s);
 static inline void flush_tlb_page(struct mmp_space *s, uint64_t addr)
 {
 	flush_tlb_range(s, addr, addr + PAGE_SIZE, PAGE_SHIFT);

@@ -29,6 +29,7 @@ struct tally {
 	int32_t entire;		/* folio head: PMD mappings seen */
 	int32_t table;		/* reached as a page table */
 	int32_t cache;		/* folio head: page-cache references (one per page) */
+	int32_t owner[2];	/* anonymous large folio head: mappings by the space of each owner slot */
 };
 
 struct verify {
@@ -197,6 +198,12 @@ static void check_folio_page(struct verify *v, uint64_t pfn, uint64_t va, unsign
 		return;
 	}
 	v->rss[mm_counter(pfn_to_page(phys, head))] += order ? HPAGE_PMD_NR : 1;
+	if (folio_mm_tracked(pfn_to_page(phys, head))) {
+		struct mmp_page *t = pfn_to_page(phys, head + 1);
+
+		for (int i = 0; i < 2; i++)
+			v->tally[head].owner[i] += t->mm_id[i] == space_mm_id(v->s);
+	}
 	v->tally[head].refs++;
 	if (order)
 		v->tally[head].entire++;
@@ -938,6 +945,34 @@ static void check_hstates(struct verify *v)
 }
 
 /*
+ * The owner slots of an anonymous large folio (CONFIG_MM_ID): a slot never
+ * counts more mappings than its space has (it may count fewer: the space mapped
+ * before it had the slot), and a folio not marked shared is mapped by the one
+ * space whose slot counts every mapping. do_wp_page hands a page over on that.
+ */
+static void check_mm_owners(struct verify *v, uint64_t pfn, int32_t mapped,
+			    const struct tally *h)
+{
+	struct mmp_page *t = pfn_to_page(v->phys, pfn + 1);
+	bool owned = false;
+
+	if (t->tail.mm_ids & ~MM_IDS_SHARED)
+		report(v, "folio %llu: owner slots left locked", (unsigned long long)pfn);
+	for (int i = 0; i < 2; i++) {
+		int32_t c = t->mm_id_mapcount[i];
+
+		if (c < 0 || c > h->owner[i] || (!t->mm_id[i] && c))
+			report(v, "folio %llu: owner slot %d (space id %u) counts %d mappings, its "
+			       "space has %d", (unsigned long long)pfn, i, t->mm_id[i], c,
+			       h->owner[i]);
+		owned |= t->mm_id[i] && c == mapped && h->owner[i] == mapped;
+	}
+	if (mapped && !(t->tail.mm_ids & MM_IDS_SHARED) && !owned)
+		report(v, "folio %llu: not marked shared, yet no one space has all %d mappings",
+		       (unsigned long long)pfn, mapped);
+}
+
+/*
  * Every frame in use is a linked table, a table on its way to the allocator, a
  * mapped folio or a zero page; counts add up. Free frames are skipped a bitmap
  * word at a time, so the scan costs the frames in use, not the size of the phys.
@@ -1021,6 +1056,8 @@ static void check_frames(struct verify *v)
 			report(v, "folio %llu: mapcount %d (entire %d), tables map it %d (entire %d)",
 			       (unsigned long long)pfn, p->folio.large_mapcount,
 			       p->folio.entire_mapcount, mapped, h.entire);
+		if (folio_mm_tracked(p))
+			check_mm_owners(v, pfn, mapped, &h);
 		pfn += folio_nr_pages(p) - 1;
 	}
 }

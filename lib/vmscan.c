@@ -114,7 +114,7 @@ static void shrink_file_folio(struct mmp_space *s, uint32_t pfn)
 }
 
 /* shrink_folio_list over @list; the caller holds @s's mmap lock for reading. */
-void reclaim_pages(struct mmp_space *s, struct folio_list *list)
+void reclaim_pages(struct mmp_space *s, struct folio_list *list, bool pageout)
 {
 	for (unsigned int i = 0; i < list->nr; i++) {
 		uint32_t pfn = list->pfns[i];
@@ -122,7 +122,15 @@ void reclaim_pages(struct mmp_space *s, struct folio_list *list)
 		unsigned int nr = folio_nr_pages(head);
 
 		if (page_flag_test(head, PG_swapbacked)) {
-			/* No swap device: nowhere to write it (activate_locked). */
+			/*
+			 * No swap device: nowhere to write it (activate_locked).
+			 * An anonymous folio stays mapped (add_to_swap failed
+			 * first); a shmem one given to MADV_PAGEOUT is unmapped
+			 * before its writeout finds no swap, and stays in the
+			 * page cache.
+			 */
+			if (pageout && !page_flag_test(head, PG_anon) && folio_mapcount(head))
+				try_to_unmap(s, pfn);
 			count_inc(s, MMP_C_RECLAIM_ACTIVATE);
 			folio_putback(s, pfn);
 			continue;

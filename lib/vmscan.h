@@ -11,6 +11,11 @@ struct folio_list {
 	unsigned int nr, cap;
 };
 bool folio_isolate(struct mmp_space *s, struct folio_list *list, uint32_t head_pfn);
-void reclaim_pages(struct mmp_space *s, struct folio_list *list);
+/*
+ * Reclaim @list: @pageout for MADV_PAGEOUT's reclaim_pages(), which takes any
+ * folio it is given; else the space's whole-memory reclaim, which without swap
+ * scans only the file LRU (file and lazyfree folios).
+ */
+void reclaim_pages(struct mmp_space *s, struct folio_list *list, bool pageout);
 
 #endif /* MMP_VMSCAN_H */

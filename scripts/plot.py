@@ -79,8 +79,10 @@ def plot_rcu_hist(o, outdir, written):
     first, last = used[0], used[-1]
     x = list(range(first, last + 1))
     fig, ax = plt.subplots(figsize=(8, 3.5))
-    ax.bar([i - 0.2 for i in x], b[first:last + 1], width=0.4, label="synchronize_rcu (baseline)")
-    ax.bar([i + 0.2 for i in x], p[first:last + 1], width=0.4, label="call_rcu (optimized)")
+    ax.bar([i - 0.2 for i in x], b[first:last + 1], width=0.4,
+           label=f"{o.get('baseline_path', 'baseline')} (baseline)")
+    ax.bar([i + 0.2 for i in x], p[first:last + 1], width=0.4,
+           label=f"{o.get('optimized_path', 'optimized')} (optimized)")
     ax.set_yscale("log")
     ax.set_xticks(x)
     ax.set_xticklabels([human_ns(1 << i) for i in x], rotation=45, ha="right")

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The huge COW trial behind `mmprim-seeds huge-copy` and mmprim-bench's huge_copy family. */
+/* The THP COW trial behind `mmprim-seeds huge-copy` and mmprim-bench's huge_copy family. */
 #include <errno.h>
 #include <math.h>
 #include <string.h>

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * One cache-footprint trial of a huge COW: a parent's 2 MiB THP, cold; fork;
- * the child writes sub-page n, so the fault copies the folio in the order and
- * with the copy variant asked for; then the target sub-page is read and the
- * victim working set chased, and what it cost is the sample.
+ * One cache-footprint trial of a THP COW: a parent's 2 MiB THP, cold; fork;
+ * the child writes sub-page n; then the target sub-page is read and the victim
+ * working set chased, and what it cost is the sample. As in 6.18 the fault
+ * splits the child's PMD and copies sub-page n alone, with the copy variant
+ * asked for; the order asked for has nothing to order (a whole-folio copy in
+ * that order is hugetlb's).
  */
 #ifndef MMP_BENCH_HUGE_COPY_H
 #define MMP_BENCH_HUGE_COPY_H
@@ -40,7 +42,7 @@ struct hc_trial {
 };
 
 struct hc_sample {
-	double copy_ns;			/* the child's write: the COW fault with its copy */
+	double copy_ns;			/* the child's write: the COW fault, split and copy */
 	double read_ns;			/* reading the target 4 KiB right after */
 	double victim_ns;		/* chasing the victim after that (NAN without) */
 	struct mmp_counters counters;	/* of the child, over the trial */

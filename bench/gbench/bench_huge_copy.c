@@ -3,7 +3,8 @@
  * mmprim-bench family huge_copy/<order>/<variant>/<n>/<pressure>: the COW of a
  * cold 2 MiB THP whose child writes sub-page n (-1: a random one per
  * iteration), with (1) or without (0) a thread sweeping the LLC from another
- * core. Time is the COW fault (manual time); user counters: target_read_ns
+ * core. 6.18 splits the THP and copies sub-page n alone, so the orders differ
+ * in nothing but noise; the whole copy in order is hugetlb's. Time is the COW fault (manual time); user counters: target_read_ns
  * (reading the 4 KiB right after), victim_kept_pct (of an L2-sized working set
  * warm before the fault) and the library counters; the label is the cache
  * level the target read matches in a calibration of the same process.

@@ -10,8 +10,12 @@ Every stdout line must be one JSON object:
    "claim", "verdict": null or met / not met / inconclusive / no verdict,
    "verdict_note" (says why, with "no verdict"), ...seed-specific fields}
 with the same counter names everywhere, and no met / not met from fewer than 10
-samples. rcu-free: its histograms add up to its munmaps, and it refuses a
-verdict exactly when the mechanism is in fewer munmaps than it says it needs.
+samples. huge-copy and anon-cow-seq: the THP COW splits and copies 4 KiB pages,
+and makes no claim (the whole-THP copy of their seed is hugetlb's). rcu-free:
+its histograms add up to its munmaps, it refuses a verdict exactly when the
+mechanism is in fewer munmaps than it says it needs, claims only the kernel's
+before against the patch, and every table of an iteration took its path's way
+(IPIs to each reader on semi RCU's single-table path).
 Exit 0 when all holds, 1 otherwise.
 """
 import json
@@ -79,9 +83,57 @@ def check_rcu_free(obj, where):
                for s in ("baseline", "optimized"))
     if not isinstance(share, (int, float)) or abs(share - want) > 1e-4 * max(want, 1e-3):
         fail(f"{where}: mechanism_share {share!r}, the counts give {want:.6g}")
-    if (obj.get("verdict") == "no verdict") != (share < need):
-        fail(f"{where}: verdict {obj.get('verdict')!r} with the mechanism in {share:.2%} "
-             f"of munmaps, {need:.0%} needed")
+    # The kernel's before (semi RCU, native) against the patch carries the seed's claim;
+    # the single-table path and the worst case no kernel had carry none.
+    cmp = obj.get("comparison")
+    if cmp not in ("semi RCU", "native", "single table", "worst case"):
+        fail(f"{where}: comparison {cmp!r}")
+    if cmp in ("semi RCU", "native"):
+        if (obj.get("verdict") == "no verdict") != (share < need):
+            fail(f"{where}: verdict {obj.get('verdict')!r} with the mechanism in {share:.2%} "
+                 f"of munmaps, {need:.0%} needed")
+    elif obj.get("claim") is not None or not str(obj.get("verdict_note", "")).startswith(
+            "no claim: "):
+        fail(f"{where}: {cmp} makes no claim, and says why")
+    if cmp == "native" and obj["arch"].startswith("arm64"):
+        fail(f"{where}: native freeing where TLBIs are broadcast")
+    # Counters are of one iteration: each table it freed took the path's way.
+    for side in ("baseline", "optimized"):
+        c, tables = obj[side]["counters"], obj.get(f"{side}_tables_freed")
+        mc = obj.get(f"{side}_mechanism_counter")
+        if not isinstance(tables, int) or tables < 1 or c.get(mc) != tables:
+            fail(f"{where}: {side}: {mc} {c.get(mc)!r} for {tables!r} tables freed")
+        if c.get("table_batch_fail") != (tables if obj.get("batch_fail") else 0):
+            fail(f"{where}: {side}: table_batch_fail {c.get('table_batch_fail')} with "
+                 f"batch_fail {obj.get('batch_fail')!r}")
+    ipis = obj["baseline"]["counters"].get("table_sync_ipi")
+    want_ipis = obj["baseline_tables_freed"] * obj["readers"] if cmp == "single table" else 0
+    if ipis != want_ipis or obj["optimized"]["counters"].get("table_sync_ipi") != 0:
+        fail(f"{where}: table_sync_ipi {ipis} -> "
+             f"{obj['optimized']['counters'].get('table_sync_ipi')}, expected {want_ipis} -> 0")
+
+
+SPLIT_NO_CLAIM = "no claim: 6.18 splits THP on COW; measured on hugetlb"
+
+
+def check_thp_cow_split(obj, where):
+    """A THP COW as 6.18 makes it: the PMD split, 4 KiB copied, no 2 MiB copy, no claim."""
+    for side in ("baseline", "optimized"):
+        c = obj[side]["counters"]
+        if c.get("pmd_split", 0) < 1 or c.get("fault_huge_cow") != 0 \
+                or c.get("subpage_copy", 0) < 1 or c.get("subpage_copy") != c.get("fault_cow"):
+            fail(f"{where}: {side}: a THP COW splits, then copies a page a fault, never 2 MiB: "
+                 f"pmd_split {c.get('pmd_split')}, fault_huge_cow {c.get('fault_huge_cow')}, "
+                 f"fault_cow {c.get('fault_cow')}, subpage_copy {c.get('subpage_copy')}")
+    if obj.get("claim") is not None or not str(obj.get("verdict_note", "")).startswith("no claim: "):
+        fail(f"{where}: a split THP COW claims the whole copy's figures: {obj.get('claim')!r}")
+
+
+def check_anon_cow_seq(obj, where):
+    """The children's THP COWs split; target-last says why it claims nothing."""
+    check_thp_cow_split(obj, where)
+    if obj.get("verdict_note") != SPLIT_NO_CLAIM:
+        fail(f"{where}: verdict_note {obj.get('verdict_note')!r}")
 
 
 def check_huge_copy(obj, where):
@@ -100,6 +152,20 @@ def check_huge_copy(obj, where):
     if obj.get("non_temporal") and obj.get("order") == "target-last" \
             and not obj.get("deterministic") and obj.get("claim") is not None:
         fail(f"{where}: a non-temporal target-last copy claims a hot target")
+    if obj.get("deterministic"):
+        if obj.get("claim") is not None:
+            fail(f"{where}: a deterministic run claims")
+        return
+    # One split and one 4 KiB copy per trial; the claim is hugetlb's.
+    for side in ("baseline", "optimized"):
+        c = obj[side]["counters"]
+        if c.get("pmd_split") != 1 or c.get("subpage_copy") != 1:
+            fail(f"{where}: {side}: a trial is one split and one page copied: pmd_split "
+                 f"{c.get('pmd_split')}, subpage_copy {c.get('subpage_copy')}")
+    check_thp_cow_split(obj, where)
+    if not (obj.get("non_temporal") and obj.get("order") == "target-last") \
+            and obj.get("verdict_note") != SPLIT_NO_CLAIM:
+        fail(f"{where}: verdict_note {obj.get('verdict_note')!r}")
 
 
 def check_clear_seq(obj, where):
@@ -291,6 +357,8 @@ def check_lines(cmd, lines):
             check_rcu_free(obj, where)
         if seed == "huge-copy":
             check_huge_copy(obj, where)
+        if seed == "anon-cow-seq":
+            check_anon_cow_seq(obj, where)
         if seed == "clear-seq":
             check_clear_seq(obj, where)
         if seed == "pt-reclaim":

@@ -12,6 +12,13 @@
  * children wrote over the wall time from the common start to the last finish.
  * The parent's memory is flushed from the caches before each fork ("populated
  * long ago").
+ *
+ * The seed ran on a kernel whose THP COW copied the whole 2 MiB folio. Since
+ * 5.8, and so in the 6.18 the library models, the first write splits the
+ * child's PMD and copies one 4 KiB page, and each later write of the child
+ * copies its own page: no huge copy, so no sub-page order to compare. The
+ * cases still run, and say so instead of claiming the seed's gain (the
+ * whole-folio copy, and the claim, belong on hugetlb).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -31,7 +38,8 @@
 #define ACS_MAX_RUNS		48
 #define ACS_BUDGET		20.0	/* seconds per process count; ACS_RUNS whatever they take */
 #define ACS_BUDGET_QUICK	0.5
-#define ACS_SEED_RATIO		1.166	/* +16.6% throughput */
+#define ACS_SEED_RATIO		1.166	/* +16.6% throughput, of a whole-THP copy */
+#define ACS_NO_CLAIM		"no claim: 6.18 splits THP on COW; measured on hugetlb"
 #define ACS_MAX_CHILDREN	64
 
 struct acs_child {
@@ -146,7 +154,7 @@ static int acs_processes(const struct mmp_seed_opts *opts, const char *arch,
 
 	for (int o = 0; o < MMP_NR_HUGE_ORDERS; o++)
 		bench_pairs_init(&pairs[o], opts->quick ? ACS_RUNS_QUICK : ACS_RUNS, ACS_MAX_RUNS,
-				 budget, o == MMP_HUGE_ORDER_TARGET_LAST ? ACS_SEED_RATIO : 0);
+				 budget, 0);
 	/* The parent's memory, each child's copy of its region, tables; in 4 MiB blocks. */
 	phys_bytes = (2 * region * n + 16 * BENCH_MIB + 4 * BENCH_MIB - 1) & ~(4 * BENCH_MIB - 1);
 	err = bench_phys_create_warm(phys_bytes, &phys);
@@ -208,22 +216,20 @@ static int acs_processes(const struct mmp_seed_opts *opts, const char *arch,
 		       "per-run ratios [95%%]:", runs);
 		for (int o = MMP_HUGE_ORDER_TARGET_LAST; o < MMP_NR_HUGE_ORDERS; o++)
 			printf(" %s %s", mmp_huge_order_name(o), bench_ci_str(&ci[o], buf, sizeof(buf)));
-		printf("\n  (seed: +16.6%%, 1.166x, with 36 processes on a 2-socket Xeon; shared vCPUs "
-		       "here, so the spread between runs is large)\n");
+		printf("\n  (seed: +16.6%%, 1.166x, with 36 processes on a 2-socket Xeon, copying "
+		       "whole THPs; here each write copies 4 KiB, whatever the order)\n  %s\n",
+		       ACS_NO_CLAIM);
 	}
 	for (int o = MMP_HUGE_ORDER_TARGET_LAST; o < MMP_NR_HUGE_ORDERS; o++) {
 		struct mmp_seed_result base = { .label = "ascending", .seconds = med[0],
 						.counters = counters[0] };
 		struct mmp_seed_result opt = { .label = mmp_huge_order_name(o), .seconds = med[o],
 					       .counters = counters[o] };
-		struct mmp_seed_claim claim = { 0 };
+		struct mmp_seed_claim claim = { .note = ACS_NO_CLAIM };
 		char extra[512], name[64];
 
-		if (o == MMP_HUGE_ORDER_TARGET_LAST) {
-			claim.what = "the seed's gain: time ratio >= 1.166x";
+		if (o == MMP_HUGE_ORDER_TARGET_LAST)
 			claim.published = "1.166x (36 processes)";
-			claim.verdict = bench_verdict_at_least(&ci[o], ACS_SEED_RATIO);
-		}
 		snprintf(name, sizeof(name), "%dp/%s", n, mmp_huge_order_name(o));
 		snprintf(extra, sizeof(extra),
 			 "\"processes\":%d,\"order\":\"%s\",\"variant\":\"%s\","
@@ -274,7 +280,7 @@ static int anon_cow_seq_arch(const struct mmp_seed_opts *opts, const char *arch)
 
 const struct mmp_seed mmp_seed_anon_cow_seq = {
 	.name = "anon-cow-seq",
-	.title = "vm-scalability anon-cow-seq: N forked children COW-write THP memory, per order",
+	.title = "vm-scalability anon-cow-seq: forked children COW-write THP memory (split since 5.8)",
 	/* Data movement is host code: one back end shows it; --arch picks another. */
 	.archs = (const char *const[]){ "x86_64", NULL },
 	.run_arch = anon_cow_seq_arch,

@@ -53,7 +53,7 @@ extern "C" {
 	X(FAULT_COW,		"fault_cow",		"write-protect faults that copied (COW)")	\
 	X(FAULT_HUGE_ANON,	"fault_huge_anon",	"faults that mapped a PMD THP")			\
 	X(FAULT_HUGE_ZERO,	"fault_huge_zero",	"read faults that mapped the huge zero page")	\
-	X(FAULT_HUGE_COW,	"fault_huge_cow",	"write faults that copied a PMD THP")		\
+	X(FAULT_HUGE_COW,	"fault_huge_cow",	"write faults that copied a whole huge page (a shared THP is split instead since 5.8)") \
 	X(FAULT_HUGE_REUSE,	"fault_huge_reuse",	"write faults that reused a PMD THP")		\
 	X(FAULT_FALLBACK,	"fault_fallback",	"huge faults that fell back to PTEs")		\
 	X(FAULT_AD,		"fault_ad",		"faults that set accessed/dirty in software (Svade)") \
@@ -76,7 +76,7 @@ extern "C" {
 	X(PTE_WRITE,		"pte_write",		"PTE entries written by core mm")		\
 	X(PMD_READ,		"pmd_read",		"PMD entries read by core mm")			\
 	X(PMD_WRITE,		"pmd_write",		"PMD entries written by core mm")		\
-	X(PMD_SPLIT,		"pmd_split",		"huge PMDs split into PTE tables")		\
+	X(PMD_SPLIT,		"pmd_split",		"huge PMDs split into PTE tables (THP_SPLIT_PMD)") \
 	X(CONTPTE_FOLD,		"contpte_fold",		"contpte blocks folded (contpte_convert to CONT)") \
 	X(CONTPTE_UNFOLD,	"contpte_unfold",	"contpte blocks unfolded (break-before-make)")	\
 	X(PTE_BATCH,		"pte_batch",		"folio_pte_batch() batches of more than one entry") \
@@ -86,9 +86,9 @@ extern "C" {
 	X(MOVE_PMD,		"move_pmd",		"mremap moves of a whole PTE table or huge PMD") \
 	X(PGTABLE_ALLOC,	"pgtable_alloc",	"page-table pages allocated (deposits too)")	\
 	X(PGTABLE_FREE,		"pgtable_free",		"page-table pages freed unused (deposits, races)") \
-	X(PGTABLE_FREE_RCU,	"pgtable_free_rcu",	"page tables queued to call_rcu (freed after a grace period)") \
+	X(PGTABLE_FREE_RCU,	"pgtable_free_rcu",	"page tables queued to call_rcu (freed after a grace period): in a batch or on their own") \
 	X(PGTABLE_FREE_SYNC,	"pgtable_free_sync",	"page tables freed after their synchronize_rcu") \
-	X(RCU_CALL,		"rcu_call",		"call_rcu() of a table batch")			\
+	X(RCU_CALL,		"rcu_call",		"call_rcu() of a table batch, or of a table freed on its own")	\
 	X(RCU_SYNC,		"rcu_sync",		"synchronize_rcu() waits for one table")	\
 	X(PT_RECLAIM_FAST,	"pt_reclaim_fast",	"empty PTE tables reclaimed, PMD lock trylocked") \
 	X(PT_RECLAIM_SLOW,	"pt_reclaim_slow",	"empty PTE tables reclaimed after a rescan")	\
@@ -129,7 +129,15 @@ extern "C" {
 	X(FILE_RECLAIMED,	"file_reclaimed",	"file pages reclaim dropped from the page cache") \
 	X(THP_COLLAPSE_ALLOC,	"thp_collapse_alloc",	"THPs allocated to collapse a range into (THP_COLLAPSE_ALLOC)") \
 	X(THP_COLLAPSE_ALLOC_FAILED, "thp_collapse_alloc_failed", "THP allocations for a collapse that failed (THP_COLLAPSE_ALLOC_FAILED)") \
-	X(TABLE_SYNC_ONE,	"table_sync_one",	"waits for lockless walkers of one unlinked table (tlb_remove_table_sync_one)") \
+	X(TABLE_SYNC_ONE,	"table_sync_one",	"waits for lockless walkers of one unlinked table (tlb_remove_table_sync_one: MADV_COLLAPSE, semi RCU's single table)") \
+	X(MIN_FLT,		"min_flt",		"faults handled, as a task's min_flt counts them (mm_account_fault): GUP's too, not those that failed") \
+	X(THP_DEFERRED_SPLIT_PAGE, "thp_deferred_split_page", "PMD-sized THPs found partially mapped: queued for the deferred split (THP_DEFERRED_SPLIT_PAGE)") \
+	X(PGTABLE_FREE_BATCH,	"pgtable_free_batch",	"page tables freed through a table batch (one call_rcu a batch page)") \
+	X(PGTABLE_FREE_ONE_IPI,	"pgtable_free_one_ipi",	"page tables with no batch page, freed at once after an IPI to every CPU (semi RCU)") \
+	X(PGTABLE_FREE_ONE_RCU,	"pgtable_free_one_rcu",	"page tables with no batch page, freed by a call_rcu of their own") \
+	X(PGTABLE_FREE_NATIVE,	"pgtable_free_native",	"page tables freed right after the TLB shootdown (x86 bare metal before 6.14)") \
+	X(TABLE_SYNC_IPI,	"table_sync_ipi",	"IPIs tlb_remove_table_sync_one sent, one per other CPU of the space") \
+	X(TABLE_BATCH_FAIL,	"table_batch_fail",	"table batch pages that could not be allocated (GFP_NOWAIT)") \
 	X(FAULT_HUGETLB,	"fault_hugetlb",	"hugetlb faults that mapped a new huge page, cleared (hugetlb_no_page)") \
 	X(FAULT_HUGETLB_CACHE,	"fault_hugetlb_cache",	"hugetlb faults that mapped a huge page from its file's page cache (MAP_SHARED, or a private read of one)") \
 	X(FAULT_HUGETLB_COW,	"fault_hugetlb_cow",	"hugetlb write faults that copied the huge page (hugetlb_wp, copy_user_large_folio)") \

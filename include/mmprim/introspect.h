@@ -77,9 +77,10 @@ struct mmp_space;
 #define MMP_VMA_FILE		(1u << 9)  /* maps a file: file_id and pgoff say which, from where */
 #define MMP_VMA_SHMEM_ANON	(1u << 10) /* MAP_SHARED|MAP_ANONYMOUS: its shmem object is its own */
 #define MMP_VMA_MAYBE_GUARD	(1u << 11) /* gu: guard markers may be in it (from 6.19) */
+#define MMP_VMA_SOFTDIRTY	(1u << 12) /* sd: soft-dirty as a whole (MMP_OPT_SOFT_DIRTY) */
 /* Since libmmprim.so.1.4: */
-#define MMP_VMA_HUGETLB		(1u << 12) /* ht: MMP_MAP_HUGETLB (and de: it never grows or merges) */
-#define MMP_VMA_NORESERVE	(1u << 13) /* nr: MMP_MAP_NORESERVE */
+#define MMP_VMA_HUGETLB		(1u << 13) /* ht: MMP_MAP_HUGETLB (and de: it never grows or merges) */
+#define MMP_VMA_NORESERVE	(1u << 14) /* nr: MMP_MAP_NORESERVE */
 
 /* What maps one address: mmp_space_query(). */
 struct mmp_addr_info {
@@ -138,7 +139,7 @@ struct mmp_vma_info {
 	/* Folio orders a fault may allocate here now (bit o for order o); THPeligible: any. */
 	uint32_t thp_orders;
 	uint32_t reserved0;
-	uint64_t rss;			/* Rss: resident pages, the zero page included */
+	uint64_t rss;			/* Rss: resident pages (not the zero pages: no struct page counts them) */
 	uint64_t pss;			/* Pss: each page divided by its mapcount, bytes rounded down */
 	uint64_t pss_dirty;
 	uint64_t shared_clean, shared_dirty, private_clean, private_dirty;
@@ -187,7 +188,12 @@ static inline int mmp_space_vma_info(struct mmp_space *space, uint64_t addr,
  *  - nr_anon, nr_anon_partially_mapped: now, from a walk of the space's
  *    tables: anonymous folios of the order the space maps (a folio counted
  *    once per run of addresses mapping it; a folio two spaces map counts in
- *    each), and those of them with at least one page no space maps.
+ *    each), and those of them the kernel has found partially mapped (a page
+ *    lost its last mapping while others kept theirs, no PMD maps it) and put
+ *    on the deferred split queue.
+ *  - split_deferred (since 1.3): events, as the first three: folios found
+ *    partially mapped, counted by the space whose unmap found it (for order 9
+ *    also the counter thp_deferred_split_page).
  * Orders 0 and 1 stay 0 (no THP of those orders).
  */
 struct mmp_mthp_stats {
@@ -196,6 +202,7 @@ struct mmp_mthp_stats {
 	uint64_t split[10];
 	uint64_t nr_anon[10];
 	uint64_t nr_anon_partially_mapped[10];
+	uint64_t split_deferred[10];
 };
 
 /** mmp_space_mthp_stats_sized() - into @size bytes at @st; -EINVAL for NULL or @size below 8. */

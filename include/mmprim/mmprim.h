@@ -192,7 +192,13 @@ enum mmp_opt {
 	MMP_OPT_PTE_BATCH = 2,
 	/* arm64: the CPU has BBML2_NOABORT, so contpte_convert skips its middle TLBI. */
 	MMP_OPT_BBML2_NOABORT = 3,
-	/* Free page tables in batches through call_rcu (1, default), or each after synchronize_rcu. */
+	/*
+	 * How unlinked page tables reach the allocator: enum mmp_table_free. -1,
+	 * the default, follows the release and the back end: MMP_TABLE_FREE_RCU
+	 * on x86_64 from 6.14 and everywhere from 7.0; before, semi RCU, and on
+	 * x86_64 the bare-metal MMP_TABLE_FREE_NATIVE. mmp_space_get_opt() reads
+	 * what it comes to.
+	 */
 	MMP_OPT_RCU_TABLE_FREE = 4,
 	/*
 	 * MADV_DONTNEED frees PTE tables it empties (PT_RECLAIM). 0 or 1; -1,
@@ -244,8 +250,69 @@ enum mmp_opt {
 	 * follows the release (7.1). mmp_space_get_opt() reads what it comes to.
 	 */
 	MMP_OPT_MPROTECT_SMALL_FOLIO = 12,
+	/*
+	 * The kernel forbids the zero page to this mm (mm_forbids_zeropage():
+	 * s390 KVM guests with storage keys, hosts booted without a zero page
+	 * for user memory): a read fault on anonymous memory allocates and maps
+	 * a folio as a write fault does (writable and dirty where the VMA may
+	 * be written), and no huge zero page either. 0 (default) or 1; a forked
+	 * space inherits it. Since libmmprim.so.1.4.
+	 */
+	MMP_OPT_FORBID_ZEROPAGE = 13,
+	/*
+	 * The kernel tracks soft-dirty (CONFIG_MEM_SOFT_DIRTY, off in the
+	 * kernel's defaults): a new VMA is VM_SOFTDIRTY (smaps "sd"), pagemap
+	 * reports bit 55 for its pages, a write fault marks its PTE soft-dirty
+	 * and mremap marks the entries it moves. 0 (default) or 1; back ends
+	 * whose format has no soft-dirty bit (arm64, riscv64, loongarch64)
+	 * track VMAs only. Since libmmprim.so.1.4.
+	 */
+	MMP_OPT_SOFT_DIRTY = 14,
+	/*
+	 * The page of a table batch cannot be allocated (the kernel's
+	 * GFP_NOWAIT page in tlb_remove_table): 0 never (default), 1 always, N
+	 * every Nth try of the space, counted from when this is set. A table
+	 * that finds no batch takes the single-table path of the
+	 * MMP_OPT_RCU_TABLE_FREE mode. Since libmmprim.so.1.4.
+	 */
+	MMP_OPT_TABLE_BATCH_FAIL = 15,
 	/* The switches this header knows; the library may know more. */
 	MMP_NR_OPTS
+};
+
+/*
+ * MMP_OPT_RCU_TABLE_FREE: how a page table unlinked by munmap, exit or
+ * MADV_DONTNEED (PT_RECLAIM) is freed once the TLB is flushed. Lockless
+ * walkers may still be reading it: GUP-fast with IRQs off, pte_offset_map()
+ * users inside rcu_read_lock(). Since libmmprim.so.1.4 (before: 0 and 1 only).
+ */
+enum mmp_table_free {
+	/*
+	 * Each table after a synchronize_rcu() of its own. A worst case no
+	 * kernel had, kept to show what a grace period costs.
+	 */
+	MMP_TABLE_FREE_SYNC_EACH,
+	/*
+	 * RCU (Qi Zheng, "x86: mm: free page table pages by RCU instead of semi
+	 * RCU", 6.14): tables batched to call_rcu; a table that finds no batch
+	 * page (MMP_OPT_TABLE_BATCH_FAIL) goes by call_rcu on its own.
+	 */
+	MMP_TABLE_FREE_RCU,
+	/*
+	 * Semi RCU (MMU_GATHER_RCU_TABLE_FREE before that patch: arm64,
+	 * riscv64, x86 guests with paravirt TLB flushes): batches to call_rcu;
+	 * a table that finds no batch page is freed at once after an IPI to
+	 * every other CPU, which waits for GUP-fast's IRQs-off walks only.
+	 */
+	MMP_TABLE_FREE_SEMI_RCU,
+	/*
+	 * x86 on bare metal before 6.14 (native_tlb_remove_table): tables go
+	 * with the pages and are freed right after the TLB shootdown, whose
+	 * IPIs wait for GUP-fast. -EINVAL on back ends whose TLB invalidations
+	 * are broadcast (arm64): nothing would wait for the walkers.
+	 */
+	MMP_TABLE_FREE_NATIVE,
+	MMP_NR_TABLE_FREE
 };
 
 #define MMP_KERNEL_VERSION(a, b, c)	(((a) << 16) | ((b) << 8) | (c))
@@ -260,6 +327,8 @@ enum mmp_opt {
  * or copied (COW fault): MMP_OPT_HUGE_ORDER. "Target" is the sub-page the
  * fault is about; user space touches it first when the fault returns. Folios
  * of more than 1 << MMP_MAX_ORDER pages are always done in ascending order.
+ * A COW of a THP copies no huge folio since Linux 5.8: it splits the PMD and
+ * copies one page, so the copy order applies to whole huge pages (hugetlb).
  */
 enum mmp_huge_order {
 	MMP_HUGE_ORDER_ASCENDING,	/* base line: sub-page 0 to N-1 */

@@ -16,7 +16,7 @@ static void rmap_one(struct mmp_space *s, uint64_t pfn)
 	struct mmp_page *head = pfn_to_page(s->phys, folio_pfn(s->phys, pfn));
 
 	folio_ref_add(head, 1);
-	folio_add_rmap_ptes(head, pfn_to_page(s->phys, pfn), 1);
+	folio_add_rmap_ptes(s, head, pfn_to_page(s->phys, pfn), 1);
 	rss_add(s, 1);
 }
 

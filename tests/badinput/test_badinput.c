@@ -201,7 +201,8 @@ static void test_opts(struct env *e)
 		long old = -1, now = -1, below = by_release ? -2 : -1;
 
 		if (o == MMP_OPT_HUGE_ORDER || o == MMP_OPT_HUGE_NEIGHBOURHOOD ||
-		    o == MMP_OPT_HUGE_CLEAR_ORDER || o == MMP_OPT_KERNEL_VERSION)
+		    o == MMP_OPT_HUGE_CLEAR_ORDER || o == MMP_OPT_KERNEL_VERSION ||
+		    o == MMP_OPT_RCU_TABLE_FREE || o == MMP_OPT_TABLE_BATCH_FAIL)
 			continue;
 		must(!mmp_space_get_opt(e->s, o, &old), "get_opt");
 		tap_ok(mmp_space_set_opt(e->s, o, 2) == -EINVAL &&
@@ -214,6 +215,31 @@ static void test_opts(struct env *e)
 			       -EINVAL &&
 		       !mmp_space_get_opt(e->s, MMP_OPT_HUGE_CLEAR_ORDER, &v) && v == order,
 	       "%s: set_opt: HUGE_CLEAR_ORDER refuses -2 and MMP_NR_HUGE_ORDERS", e->arch);
+	/*
+	 * The table-free modes, -1 for the release's; native only where a
+	 * shootdown sends IPIs. Batch failures: any rate, none below 0.
+	 */
+	{
+		bool broadcast = !strncmp(e->arch, "arm64", 5);
+		long mode = -1, fail = -1;
+
+		must(!mmp_space_get_opt(e->s, MMP_OPT_RCU_TABLE_FREE, &mode), "get RCU_TABLE_FREE");
+		must(!mmp_space_get_opt(e->s, MMP_OPT_TABLE_BATCH_FAIL, &fail), "get BATCH_FAIL");
+		tap_ok(mmp_space_set_opt(e->s, MMP_OPT_RCU_TABLE_FREE, -2) == -EINVAL &&
+			       mmp_space_set_opt(e->s, MMP_OPT_RCU_TABLE_FREE, MMP_NR_TABLE_FREE) ==
+				       -EINVAL &&
+			       mmp_space_set_opt(e->s, MMP_OPT_TABLE_BATCH_FAIL, -1) == -EINVAL &&
+			       !mmp_space_get_opt(e->s, MMP_OPT_RCU_TABLE_FREE, &v) && v == mode &&
+			       !mmp_space_get_opt(e->s, MMP_OPT_TABLE_BATCH_FAIL, &v) && v == fail,
+		       "%s: set_opt: RCU_TABLE_FREE refuses -2 and MMP_NR_TABLE_FREE, "
+		       "TABLE_BATCH_FAIL -1", e->arch);
+		tap_eq(mmp_space_set_opt(e->s, MMP_OPT_RCU_TABLE_FREE, MMP_TABLE_FREE_NATIVE),
+		       broadcast ? -EINVAL : 0, "%s: set_opt: RCU_TABLE_FREE native %s", e->arch,
+		       broadcast ? "refused: TLBIs are broadcast" : "taken");
+		must(!mmp_space_set_opt(e->s, MMP_OPT_RCU_TABLE_FREE, -1), "hand it back");
+		tap_ok(!mmp_space_get_opt(e->s, MMP_OPT_RCU_TABLE_FREE, &v) && v == mode,
+		       "%s: RCU_TABLE_FREE -1 is the release's again", e->arch);
+	}
 	/* Releases: 6.12 to 6.19, 7.0 and 7.1; nothing else, and a refusal changes nothing. */
 	{
 		static const long bad[] = {

@@ -11,12 +11,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -28,7 +30,7 @@
 #include "kdiff.h"
 
 enum { CMD_SPAWN, CMD_SYSCALL, CMD_READ, CMD_WRITE, CMD_MAPS, CMD_FORK, CMD_EXIT, CMD_TOUCH,
-       CMD_FREAD };
+       CMD_FREAD, CMD_STATE };
 
 struct msg {
 	int32_t cmd, slot;
@@ -39,6 +41,7 @@ struct msg {
 struct reply {
 	int64_t ret;
 	uint64_t datalen;
+	uint64_t faults;	/* min_flt of the command's system call or accesses */
 };
 
 struct kd_host {
@@ -46,6 +49,7 @@ struct kd_host {
 	int spawn_fd;			/* driver's end towards the spawner */
 	int fd[KD_MAX_PROCS];		/* driver's ends, one per slot */
 	int lifeline;			/* write end; agents see EOF when it closes */
+	uint64_t faults[KD_MAX_PROCS];	/* since kd_host_take_faults() */
 };
 
 static int xfer(int fd, void *buf, size_t len, bool out)
@@ -207,6 +211,76 @@ static int agent_maps(struct kd_vma *v, int max)
 	return n;
 }
 
+/* The page faults this thread has taken (its min_flt). */
+static uint64_t min_flt(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : (uint64_t)ru.ru_minflt;
+}
+
+/*
+ * Fault in and lock the agent's own memory, everything outside the window:
+ * then an op's faults, RSS and page tables are the window's alone, and page
+ * reclaim (DAMON's pageout, for one) cannot take the agent's own pages and
+ * make it fault on them later. mlock() writes into private writable memory,
+ * which also breaks the copy-on-write a fork left behind, in parent and
+ * child. Where mlock is refused (RLIMIT_MEMLOCK), faulting in is the best
+ * that can be done.
+ */
+static void agent_settle(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end;
+		char perms[8], name[256] = "";
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %255s", &start, &end, perms, name) < 3)
+			continue;
+		if (end > KD_WIN_BASE - (2ULL << 20) && start < KD_THREAD_BASE + (64ULL << 20))
+			continue;	/* the window and what lies around it */
+		if (perms[0] != 'r' || !strcmp(name, "[vvar]") || !strcmp(name, "[vvar_vclock]") ||
+		    !strcmp(name, "[vsyscall]"))
+			continue;
+		if (mlock((void *)start, end - start))
+			madvise((void *)start, end - start,
+				perms[1] == 'w' && perms[3] == 'p' ? 23 /* MADV_POPULATE_WRITE */ :
+								     22 /* MADV_POPULATE_READ */);
+	}
+	fclose(f);
+}
+
+/* What the kernel shows of this process: the window's smaps and pagemap, and the status. */
+static int64_t agent_state(struct kd_state *st)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	int fd, err = 0;
+
+	memset(st, 0, offsetof(struct kd_state, vmas));
+	if (!f || kd_parse_status(f, &st->status))
+		err = -EIO;
+	if (f)
+		fclose(f);
+	f = fopen("/proc/self/smaps", "r");
+	if (!f || kd_parse_smaps(f, st) < 0)
+		err = -EIO;
+	if (f)
+		fclose(f);
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || pread(fd, st->pagemap, sizeof(st->pagemap), KD_WIN_BASE / KD_PAGE * 8) !=
+			      (ssize_t)sizeof(st->pagemap))
+		err = -EIO;
+	if (fd >= 0)
+		close(fd);
+	for (uint64_t i = 0; i < KD_NPAGES; i++)
+		st->pagemap[i] &= KD_PM_FLAGS;
+	return err;
+}
+
 static void agent_loop(int fd, int lifeline, int *slot_fds) __attribute__((noreturn));
 
 static void agent_loop(int fd, int lifeline, int *slot_fds)
@@ -224,6 +298,7 @@ static void agent_loop(int fd, int lifeline, int *slot_fds)
 			_exit(0);
 		len = m.op.len;
 		npages = (len + KD_PAGE - 1) / KD_PAGE;
+		rep.faults = min_flt();
 		switch (m.cmd) {
 		case CMD_SYSCALL:
 			rep.ret = do_syscall(&m.op);
@@ -287,6 +362,10 @@ static void agent_loop(int fd, int lifeline, int *slot_fds)
 				}
 			}
 			break;
+		case CMD_STATE:
+			rep.ret = agent_state((struct kd_state *)agent_buf);
+			rep.datalen = rep.ret ? 0 : sizeof(struct kd_state);
+			break;
 		case CMD_MAPS:
 			rep.ret = agent_maps((struct kd_vma *)agent_buf, KD_MAX_VMAS);
 			rep.datalen = rep.ret > 0 ? rep.ret * sizeof(struct kd_vma) : 0;
@@ -294,6 +373,7 @@ static void agent_loop(int fd, int lifeline, int *slot_fds)
 		case CMD_FORK: {
 			pid_t pid = fork();
 
+			agent_settle();	/* in both: the fork left the agent's memory COW */
 			if (pid == 0) {
 				fd = slot_fds[m.slot];
 				continue;	/* the child answers on its own slot */
@@ -307,6 +387,9 @@ static void agent_loop(int fd, int lifeline, int *slot_fds)
 		default:
 			rep.ret = -ENOSYS;
 		}
+		/* The faults of the command itself: its system call or its accesses. */
+		rep.faults = m.cmd == CMD_SYSCALL || m.cmd == CMD_READ || m.cmd == CMD_WRITE ||
+				     m.cmd == CMD_TOUCH ? min_flt() - rep.faults : 0;
 		if (xfer(fd, &rep, sizeof(rep), true) ||
 		    (rep.datalen && xfer(fd, agent_buf, rep.datalen, true)))
 			_exit(1);
@@ -320,7 +403,9 @@ static void spawner_loop(int spawn_fd, int lifeline, int *slot_fds)
 	/* Agents are reaped by init: nobody waits for them. */
 	signal(SIGCHLD, SIG_IGN);
 	host_fault_catch();
-	agent_buf = malloc(KD_MAX_IO + KD_MAX_IO / KD_PAGE + 2 + KD_MAX_VMAS * sizeof(struct kd_vma));
+	/* Room for the largest reply: a read with its statuses, the maps, or the state. */
+	agent_buf = malloc(KD_MAX_IO + KD_MAX_IO / KD_PAGE + 2 + KD_MAX_VMAS * sizeof(struct kd_vma) +
+			   sizeof(struct kd_state));
 	if (!agent_buf)
 		_exit(1);
 	for (;;) {
@@ -337,6 +422,7 @@ static void spawner_loop(int spawn_fd, int lifeline, int *slot_fds)
 		pid = fork();
 		if (pid == 0) {
 			close(spawn_fd);
+			agent_settle();
 			agent_loop(slot_fds[m.slot], lifeline, slot_fds);
 		}
 		rep.ret = pid < 0 ? -errno : pid;
@@ -437,6 +523,8 @@ static int64_t call(struct kd_host *h, int fd, int cmd, int slot, const struct k
 	    xfer(fd, &rep, sizeof(rep), false) || rep.datalen > outmax ||
 	    (rep.datalen && xfer(fd, out, rep.datalen, false)))
 		return KD_AGENT_DIED;
+	if (cmd != CMD_SPAWN)
+		h->faults[slot] += rep.faults;
 	return rep.ret;
 }
 
@@ -511,6 +599,19 @@ int kd_host_touch(struct kd_host *h, int slot, uint64_t addr, uint64_t npages, b
 int kd_host_maps(struct kd_host *h, int slot, struct kd_vma *v, int max)
 {
 	return (int)call(h, h->fd[slot], CMD_MAPS, slot, NULL, NULL, 0, v, max * sizeof(*v));
+}
+
+int kd_host_state(struct kd_host *h, int slot, struct kd_state *st)
+{
+	return (int)call(h, h->fd[slot], CMD_STATE, slot, NULL, NULL, 0, st, sizeof(*st));
+}
+
+uint64_t kd_host_take_faults(struct kd_host *h, int slot)
+{
+	uint64_t n = h->faults[slot];
+
+	h->faults[slot] = 0;
+	return n;
 }
 
 /* The host's PMD THP mode (transparent_hugepage/enabled), or -1 if unknown. */

@@ -15,6 +15,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct kd_host *host;
+static struct kd_host_config host_cfg;
 static bool use_host;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -22,6 +23,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	use_host = !getenv("KDIFF_NO_HOST");
+	if (use_host)
+		kd_host_probe(&host_cfg);
 	if (use_host && !(host = kd_host_start()))
 		abort();
 	return 0;
@@ -31,7 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct kd_op ops[MAX_OPS];
 	struct kd_options opt = { .host = use_host, .verify_every = 1, .only_variant = -1,
-				   .thp_pmd_mode = use_host ? kd_host_thp_mode() : -1 };
+				   .thp_pmd_mode = use_host ? kd_host_thp_mode() : -1,
+				   .cfg = host_cfg, .compare_state = use_host };
 	struct kd_result res;
 	uint64_t n = kd_decode(data, size, ops, MAX_OPS);
 

@@ -95,6 +95,50 @@ static inline uint64_t kd_pages_touched(uint64_t addr, uint64_t len)
 	return len ? ((addr + len - 1) / KD_PAGE) - addr / KD_PAGE + 1 : 0;
 }
 
+/* ---- the kernel's view of a process (state.c) ---- */
+
+/* The THP events compared: thp_fault_alloc, thp_split_pmd, thp_collapse_alloc. */
+#define KD_NR_THP_EVENTS	3
+
+/* One VMA of the window as /proc/PID/smaps shows it: sizes in kB. */
+struct kd_smaps {
+	uint64_t start, end;
+	uint64_t rss, pss, pss_dirty, shared_clean, shared_dirty, private_clean, private_dirty;
+	uint64_t anonymous, lazyfree, anon_huge, shmem_pmd, file_pmd, swap, locked;
+	int64_t thp_eligible;
+	char vmflags[96];	/* the mnemonics both sides know, in the kernel's order */
+};
+
+/* The smaps fields compared, by name: the kernel's spelling and where each goes. */
+struct kd_smaps_field {
+	const char *name;
+	size_t off;
+};
+extern const struct kd_smaps_field kd_smaps_fields[];
+extern const unsigned int kd_nr_smaps_fields;
+
+/* The lines of /proc/PID/status compared, in kB. */
+struct kd_status {
+	uint64_t rss_anon, rss_file, rss_shmem, vm_pte;
+};
+
+/* What the kernel shows of one process: its window's VMAs and pages, and its status. */
+struct kd_state {
+	struct kd_status status;
+	int nvmas;
+	struct kd_smaps vmas[KD_MAX_VMAS];
+	uint64_t pagemap[KD_NPAGES];	/* the window's words, flags only (bits 55-63) */
+};
+
+/* The pagemap bits compared: soft-dirty, exclusive, guard, file/shared, swap, present. */
+#define KD_PM_FLAGS	((1ULL << 55) | (1ULL << 56) | (1ULL << 58) | (1ULL << 61) | \
+			 (1ULL << 62) | (1ULL << 63))
+
+/* Parse smaps text (the window's VMAs only) into @st->vmas; returns how many, or -1. */
+int kd_parse_smaps(FILE *f, struct kd_state *st);
+/* Parse /proc/PID/status text into @st; 0, or -1 when a line is missing. */
+int kd_parse_status(FILE *f, struct kd_status *st);
+
 /* ---- host agents (agent.c) ---- */
 
 struct kd_host;
@@ -128,6 +172,36 @@ int kd_host_touch(struct kd_host *h, int slot, uint64_t addr, uint64_t npages, b
 int kd_host_thp_mode(void);
 /* The VMAs inside the window; returns how many, or KD_AGENT_DIED. */
 int kd_host_maps(struct kd_host *h, int slot, struct kd_vma *v, int max);
+/* What the kernel shows of proc @slot now: 0, or KD_AGENT_DIED, or -errno. */
+int kd_host_state(struct kd_host *h, int slot, struct kd_state *st);
+/*
+ * The page faults (the agent's min_flt) of proc @slot's system calls, reads,
+ * writes and touches since the last call: the window's alone, as the agent's
+ * own memory is faulted in and locked.
+ */
+uint64_t kd_host_take_faults(struct kd_host *h, int slot);
+
+/* ---- what kind of Linux the host is (probe.c) ---- */
+
+#define KD_THP_INHERIT	3	/* an mTHP size that follows the PMD mode */
+
+struct kd_host_config {
+	bool forbids_zeropage;	/* a read fault allocates: no zero page (mm_forbids_zeropage) */
+	bool no_huge_zero_page;	/* a read fault in a THP range maps a THP */
+	bool soft_dirty;	/* CONFIG_MEM_SOFT_DIRTY: a new VMA is VM_SOFTDIRTY ("sd") */
+	bool maybe_guard;	/* guard install sets VM_MAYBE_GUARD (6.19, some 6.18.y) */
+	bool pt_reclaim;	/* MADV_DONTNEED frees the PTE table it empties */
+	bool damon;		/* a kdamond ages pages */
+	bool kpageflags;	/* /proc/kpageflags is readable */
+	int thp_pmd_mode;	/* MMP_THP_*, -1 unknown */
+	int mthp_mode[10];	/* per order 2..9: MMP_THP_*, KD_THP_INHERIT, -1 absent */
+	unsigned long mmap_min_addr;
+};
+
+/* Ask the host; call before anything else makes threads. */
+void kd_host_probe(struct kd_host_config *c);
+void kd_host_config_print(const struct kd_host_config *c);
+bool kd_host_has_maybe_guard(void);
 
 /* ---- the run (run.c) ---- */
 
@@ -142,6 +216,9 @@ struct kd_options {
 	int only_variant;	/* >= 0: run only this variant of the seed */
 	unsigned int kernel_version;	/* MMP_OPT_KERNEL_VERSION for every space, 0: default */
 	int thp_pmd_mode;	/* >= 0: PMD THP mode of every space (the host's), else drawn */
+	/* What the host is (with the host) or is taken to be (--host-like): the variants follow it. */
+	struct kd_host_config cfg;
+	bool compare_state;	/* compare smaps, status, pagemap and faults after each op */
 };
 
 /* Each extra thread owns [KD_THREAD_BASE + i * KD_THREAD_SIZE, + KD_THREAD_SIZE) of proc 0. */
@@ -153,6 +230,8 @@ struct kd_result {
 	uint64_t ops;
 	uint64_t divergences;
 	uint64_t first_bad;	/* index of the op that diverged first */
+	uint64_t thp_checked;	/* ops whose THP events were compared with the host's */
+	uint64_t thp_more;	/* of them, ops where the host counted more (its neighbours') */
 	int variant;		/* the variant that did, or -1 */
 	char what[512];		/* what diverged first */
 };

@@ -42,36 +42,6 @@ static unsigned int host_version(void)
 }
 
 /*
- * Does the host mark a VMA with guard regions VM_MAYBE_GUARD ("gu" in its
- * smaps VmFlags)? 6.19 does, and so do 6.18.y stable releases that took the
- * change: the release number alone does not say.
- */
-static bool host_has_maybe_guard(void)
-{
-	char *p = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char line[512], want[32];
-	bool in = false, has = false;
-	FILE *f;
-
-	if (p == MAP_FAILED)
-		return false;
-	f = madvise(p, 4096, 102 /* MADV_GUARD_INSTALL */) ? NULL : fopen("/proc/self/smaps", "r");
-	snprintf(want, sizeof(want), "%lx-", (unsigned long)p);
-	while (f && fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "VmFlags:", 8)) {
-			has |= in && strstr(line, " gu ") != NULL;
-			in = false;
-		} else if (!strncmp(line, want, strlen(want))) {
-			in = true;
-		}
-	}
-	if (f)
-		fclose(f);
-	munmap(p, 2 * 4096);
-	return has;
-}
-
-/*
  * The release this run checks, and each rule of the release table: a rule
  * system calls can see is compared with the host when the host has it (a
  * host older than the modelled release gets the library modelling its own
@@ -81,7 +51,7 @@ static bool host_has_maybe_guard(void)
 static void version_table(struct kd_options *opt)
 {
 	unsigned int host = opt->host_version, modeled = MMP_KERNEL_MODELED, checked;
-	bool maybe_guard = opt->host && host_has_maybe_guard();
+	bool maybe_guard = opt->host && opt->cfg.maybe_guard;
 
 	/* A host older than the release modelled gets its own release modelled. */
 	if (!opt->kernel_version && opt->host && host && host < modeled && host >= MMP_KERNEL_OLDEST)
@@ -232,6 +202,10 @@ static bool run_one(const struct kd_options *opt, struct kd_host *h, struct kd_o
 	}
 	if (!res.divergences) {
 		tap_ok(1, "%s: %" PRIu64 " ops agree (%.1f s)", tag, res.ops, now() - t0);
+		if (res.thp_checked)
+			printf("# THP events compared after %" PRIu64 " ops; the host counted more "
+			       "after %" PRIu64 " (the machine's other processes)\n", res.thp_checked,
+			       res.thp_more);
 		return true;
 	}
 	tap_ok(0, "%s: op %" PRIu64 " diverged: %s", tag, res.first_bad, res.what);
@@ -274,6 +248,8 @@ int main(int argc, char **argv)
 	double seconds = 0;
 	const char *replay = NULL;
 	bool do_minimize = true, have_seed = false;
+	int forbid_zeropage = -1, soft_dirty = -1;	/* the probe's answers, overridden */
+	bool no_state = false;
 	struct kd_host *h = NULL;
 	struct kd_op *ops;
 
@@ -316,6 +292,15 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			i++;
+		} else if (!strcmp(a, "--zero-page") && next) {
+			/* yes, no, or other: the opposite of what the host does */
+			forbid_zeropage = !strcmp(next, "other") ? 2 : strcmp(next, "yes") != 0;
+			i++;
+		} else if (!strcmp(a, "--soft-dirty") && next) {
+			soft_dirty = !strcmp(next, "yes");
+			i++;
+		} else if (!strcmp(a, "--no-state")) {
+			no_state = true;
 		} else if (!strcmp(a, "--no-host")) {
 			opt.host = false;
 		} else if (!strcmp(a, "--no-minimize")) {
@@ -324,7 +309,8 @@ int main(int argc, char **argv)
 			opt.verbose = true;
 		} else {
 			fprintf(stderr, "usage: %s [--seed S] [--ops N] [--seconds T] [--arch A] "
-				"[--release A.B] [--no-host] [--verify-every N] [--threads N] [--replay FILE] [--no-minimize] [-v]\n",
+				"[--release A.B] [--no-host] [--zero-page yes|no|other] [--soft-dirty yes|no] "
+				"[--no-state] [--verify-every N] [--threads N] [--replay FILE] [--no-minimize] [-v]\n",
 				argv[0]);
 			return 2;
 		}
@@ -332,9 +318,23 @@ int main(int argc, char **argv)
 	if (!have_seed)
 		seed = (uint64_t)time(NULL) * 1000003ULL ^ (uint64_t)getpid();
 	opt.host_version = host_version();
+	/* Without the host too: --zero-page other then models the other kind of host. */
+	kd_host_probe(&opt.cfg);
+	kd_host_config_print(&opt.cfg);
+	if (!opt.host)
+		memset(opt.cfg.mthp_mode, 0, sizeof(opt.cfg.mthp_mode));	/* drawn instead */
+	if (forbid_zeropage >= 0)
+		opt.cfg.forbids_zeropage = forbid_zeropage == 2 ? !opt.cfg.forbids_zeropage :
+								 forbid_zeropage;
+	if (soft_dirty >= 0)
+		opt.cfg.soft_dirty = soft_dirty;
 	printf("# host kernel %u.%u.%u; the library models %u.%u\n", opt.host_version >> 16,
 	       (opt.host_version >> 8) & 255, opt.host_version & 255, MMP_KERNEL_MODELED >> 16,
 	       (MMP_KERNEL_MODELED >> 8) & 255);
+	opt.compare_state = opt.host && !no_state;
+	printf("# every space models %s%s\n",
+	       opt.cfg.forbids_zeropage ? "no zero page (MMP_OPT_FORBID_ZEROPAGE)" : "the zero page",
+	       opt.cfg.soft_dirty ? ", soft-dirty (MMP_OPT_SOFT_DIRTY)" : "");
 	version_table(&opt);
 	opt.thp_pmd_mode = opt.host ? kd_host_thp_mode() : -1;
 	if (opt.host)

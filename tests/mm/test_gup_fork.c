@@ -338,7 +338,7 @@ static void stress_fork_gup_fast(const char *arch, bool huge, double seconds)
 	struct stress st = {
 		.arch = arch, .huge = huge, .fork_lock = PTHREAD_MUTEX_INITIALIZER,
 		.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
-		/* A child keeps a 2 MiB copy of a THP alive: fewer of them wait at once. */
+		/* A child may hold a THP the parent let go of: fewer of them wait at once. */
 		.max_children = huge ? MAX_CHILDREN / 4 : MAX_CHILDREN,
 	};
 	const char *what = huge ? " THP" : "";

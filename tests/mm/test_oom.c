@@ -213,7 +213,7 @@ static void test_oom_huge_cow(const char *arch)
 	tap_eq(err, -ENOMEM, "%s: filler exhausted the phys", arch);
 	tap_eq(mmp_write(ccpu, huge + 5 * PG, &v, 8), -ENOMEM,
 	       "%s: COW of a shared THP with no memory: -ENOMEM", arch);
-	tap_eq(mmp_space_verify(s), 0, "%s: verify after the failed huge COW", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verify after the failed THP COW", arch);
 	tap_ok(pages_hold(ccpu, huge, 512, 13), "%s: child still sees the shared data", arch);
 	/* Splitting a PMD needs no memory: its PTE table was deposited beside it. */
 	tap_eq(mmp_munmap(s, huge + 200 * PG, PG), 0,

@@ -32,6 +32,7 @@ static const char *opt_name(int opt)
 	case MMP_OPT_PT_RECLAIM: return "`MMP_OPT_PT_RECLAIM`";
 	case MMP_OPT_HUGE_CLEAR_ORDER: return "`MMP_OPT_HUGE_CLEAR_ORDER`";
 	case MMP_OPT_MPROTECT_SMALL_FOLIO: return "`MMP_OPT_MPROTECT_SMALL_FOLIO`";
+	case MMP_OPT_RCU_TABLE_FREE: return "`MMP_OPT_RCU_TABLE_FREE`";
 	default: return NULL;
 	}
 }
@@ -225,6 +226,49 @@ static void check_pt_reclaim(void)
 
 		tap_ok(off == 0 && on > 0, "%s: pt_reclaim from %ld.%ld (%" PRIu64 " tables before, "
 		       "%" PRIu64 " from)", *a, since >> 16, (since >> 8) & 255, off, on);
+	}
+}
+
+/* munmap of the 2 MiB with no table batch page to be had: the single-table path. */
+static void munmap_no_batch(struct env *e)
+{
+	must(!mmp_space_set_opt(e->s, MMP_OPT_TABLE_BATCH_FAIL, 1), "no batch page");
+	must(!mmp_munmap(e->s, e->a, 2 * MiB), "munmap");
+	/* teardown verifies the mapping is gone, wherever it was */
+	must(!mmp_mmap(e->s, e->a, 2 * MiB, RW, MMP_MAP_FIXED, &(uint64_t){ 0 }), "map again");
+}
+
+/*
+ * Before table_free_rcu, bare-metal x86_64 freed tables right after the
+ * shootdown and the others had semi RCU, whose single table goes after an IPI;
+ * from it (x86_64 6.14, every back end 7.0) the single table goes by a call_rcu
+ * of its own.
+ */
+static void check_table_free_rcu(void)
+{
+	for_each_backend(a) {
+		long since = x86(*a) ? V(6, 14) : V(7, 0), before = x86(*a) ? V(6, 13) : V(6, 19);
+		long old = x86(*a) ? MMP_TABLE_FREE_NATIVE : MMP_TABLE_FREE_SEMI_RCU, vb = -1, vs = -1;
+		enum mmp_counter old_path = x86(*a) ? MMP_C_PGTABLE_FREE_NATIVE
+						    : MMP_C_PGTABLE_FREE_ONE_IPI;
+		struct mmp_space *s = new_space(phys, *a);
+		uint64_t ob, os, nb, ns;
+
+		must(!mmp_space_set_opt(s, MMP_OPT_KERNEL_VERSION, before), "before");
+		mmp_space_get_opt(s, MMP_OPT_RCU_TABLE_FREE, &vb);
+		must(!mmp_space_set_opt(s, MMP_OPT_KERNEL_VERSION, since), "since");
+		mmp_space_get_opt(s, MMP_OPT_RCU_TABLE_FREE, &vs);
+		tap_ok(vb == old && vs == MMP_TABLE_FREE_RCU && mmp_space_follows(s, "table_free_rcu"),
+		       "%s: table_free_rcu from %ld.%ld (mode %ld before, %ld from)", *a, since >> 16,
+		       (since >> 8) & 255, vb, vs);
+		mmp_space_destroy(s);
+		ob = delta(*a, before, 0, munmap_no_batch, old_path);
+		nb = delta(*a, before, 0, munmap_no_batch, MMP_C_PGTABLE_FREE_ONE_RCU);
+		os = delta(*a, since, 0, munmap_no_batch, old_path);
+		ns = delta(*a, since, 0, munmap_no_batch, MMP_C_PGTABLE_FREE_ONE_RCU);
+		tap_ok(ob > 0 && nb == 0 && os == 0 && ns == ob,
+		       "%s: with no batch page, %s before (%" PRIu64 "), by RCU from (%" PRIu64 ")",
+		       *a, mmp_counter_name(old_path), ob, ns);
 	}
 }
 
@@ -590,10 +634,15 @@ static const struct {
 	{ "pagemap_guard_region", NULL,
 	  "tests/mm/test_guard.c: the pagemap word at 6.14 (check_rules) and 6.18 (check_basic)" },
 	{ "guard_vma_flag", check_guard_vma_flag, NULL },
+	{ "huge_zero_wp_thp", NULL,
+	  "tests/mm/test_thp_cow.c, check_huge_zero: a write at 6.12, 6.13 and 6.18" },
 	{ "pt_reclaim", check_pt_reclaim, NULL },
+	{ "table_free_rcu", check_table_free_rcu, NULL },
 	{ "process_madvise_any_advice", check_process_madvise_any_advice, NULL },
 	{ "process_madvise_lock_once", NULL,
 	  "no counter sees the mmap lock taken once; bench process-madvise's baseline, 6.15, has it" },
+	{ "wp_reuse_large_anon", NULL,
+	  "tests/mm/test_thp_cow.c, check_reuse_release: a write at 6.14 and 6.15" },
 	{ "process_madvise_tlb_batch", check_process_madvise, NULL },
 	{ "mremap_multi_vma", check_mremap, NULL },
 	{ "mremap_align_first", NULL, "checked with mremap_multi_vma" },

@@ -230,8 +230,29 @@ static void check_rcu_table_free(const char *arch)
 		{ "faults", NULL, do_fault, 0, false },
 	};
 
-	check(arch, MMP_OPT_RCU_TABLE_FREE, "RCU_TABLE_FREE", 1, 0, false, cl,
-	      sizeof(cl) / sizeof(cl[0]));
+	static const struct claim semi[] = {
+		/* Semi RCU differs from RCU only for a table that finds no batch page. */
+		{ "munmap while batch pages are had", populate, do_munmap, 0, false },
+	};
+	static const struct claim native[] = {
+		{ "munmap's table frees", populate, do_munmap, MMP_C_PGTABLE_FREE_NATIVE, true },
+		{ "faults", NULL, do_fault, 0, false },
+	};
+	static const struct claim fail[] = {
+		{ "munmap's table frees", populate, do_munmap, MMP_C_TABLE_BATCH_FAIL, true },
+		{ "faults", NULL, do_fault, 0, false },
+	};
+
+	check(arch, MMP_OPT_RCU_TABLE_FREE, "RCU_TABLE_FREE", MMP_TABLE_FREE_RCU,
+	      MMP_TABLE_FREE_SYNC_EACH, false, cl, sizeof(cl) / sizeof(cl[0]));
+	check(arch, MMP_OPT_RCU_TABLE_FREE, "RCU_TABLE_FREE semi RCU against RCU",
+	      MMP_TABLE_FREE_SEMI_RCU, MMP_TABLE_FREE_RCU, false, semi, 1);
+	if (strncmp(arch, "arm64", 5))	/* refused where TLBIs are broadcast */
+		check(arch, MMP_OPT_RCU_TABLE_FREE, "RCU_TABLE_FREE native against RCU",
+		      MMP_TABLE_FREE_NATIVE, MMP_TABLE_FREE_RCU, false, native,
+		      sizeof(native) / sizeof(native[0]));
+	check(arch, MMP_OPT_TABLE_BATCH_FAIL, "TABLE_BATCH_FAIL", 1, 0, false, fail,
+	      sizeof(fail) / sizeof(fail[0]));
 }
 
 static void check_lazyfree_pmd(const char *arch)

@@ -2,7 +2,8 @@
 /*
  * RCU page-table freeing, PT_RECLAIM and GUP, on every back end:
  *  (a) munmap sends the tables it unlinks through call_rcu, a batch at a time,
- *      or through one synchronize_rcu each with MMP_OPT_RCU_TABLE_FREE 0; every
+ *      or through one synchronize_rcu each with MMP_OPT_RCU_TABLE_FREE 0 (the
+ *      other modes and the single-table paths: test_table_free.c); every
  *      table unlinked is freed once mmp_phys_stat or destroy has waited (verify
  *      passes meanwhile, counting them in flight);
  *  (b) MADV_DONTNEED of whole PMD-aligned 2 MiB ranges frees their PTE tables,
@@ -178,12 +179,12 @@ static void check_munmap_free(const char *arch)
 			       0, "%s: no synchronize_rcu on the RCU path", arch);
 		} else {
 			tap_eq(delta(&c0, &c1, MMP_C_RCU_SYNC), tables,
-			       "%s: one synchronize_rcu per table on the base line", arch);
+			       "%s: one synchronize_rcu per table in the sync-each worst case", arch);
 			tap_eq(delta(&c0, &c1, MMP_C_PGTABLE_FREE_SYNC), tables,
 			       "%s: every table freed synchronously", arch);
 			tap_eq(delta(&c0, &c1, MMP_C_RCU_CALL) +
 				       delta(&c0, &c1, MMP_C_PGTABLE_FREE_RCU),
-			       0, "%s: no call_rcu on the base line", arch);
+			       0, "%s: no call_rcu in the sync-each worst case", arch);
 		}
 		tap_eq(phys_free(), free0, "%s %s: every frame is back after munmap", arch, how);
 

@@ -9,16 +9,23 @@
  * walkers keep reading tables that are being unlinked and freed.
  *
  * Checks: no walk read a freed table (MMP_C_PT_POISON_SEEN 0), no pinned frame
- * was anything but a live folio, verify passes, and work was done (pins, RCU
- * batches, reclaimed tables). Three phases per back end: that mix through
- * call_rcu, the same through synchronize_rcu (half the time), and THPs made
- * and split under read-only pins (half the time), where a huge PMD turns into
- * a table pointer under GUP-fast.
+ * was anything but a live folio, verify passes, and work was done (pins, the
+ * phase's way of freeing tables, reclaimed tables). Phases per back end (enum
+ * mmp_table_free): that mix by RCU, the same through a synchronize_rcu per
+ * table (half the time), THPs made and split under read-only pins (half the
+ * time), where a huge PMD turns into a table pointer under GUP-fast; then,
+ * every other table batch refused (MMP_OPT_TABLE_BATCH_FAIL 2), semi RCU,
+ * whose single tables are freed at once after an IPI that waits for the
+ * walkers' IRQs-off sections, and RCU, whose single tables go by a call_rcu
+ * of their own; and native freeing right after the shootdown, where the
+ * shootdown sends IPIs (half the time each).
  *
  * Then the same with MMP_DEBUG_BROKEN_TABLE_FREE 1 (tables freed with no
  * grace period) in a forked child, which may crash or corrupt itself: it exits
  * 0 once a walker read a freed table, 1 when none did within its budget. The
- * parent requires the detection: the check above can fail. A walk sees a freed
+ * parent requires the detection: the check above can fail. Where a shootdown
+ * sends IPIs, they alone keep GUP-fast safe (as native freeing relies on), so
+ * the child also sets MMP_DEBUG_SKIP_IPI_WAIT there. A walk sees a freed
  * table only when it is delayed between reading a PMD and the table below, so
  * the broken run keeps everyone on the hot pages and frees their tables most.
  *
@@ -417,12 +424,29 @@ static void join(struct run *r, struct thr *thr)
 	}
 }
 
-static bool enough_work(struct mmp_space *s, bool rcu)
+/* A way of freeing tables: MMP_OPT_RCU_TABLE_FREE, MMP_OPT_TABLE_BATCH_FAIL. */
+struct path {
+	const char *name;
+	long mode, fail;
+	enum mmp_counter shows;	/* the counter its tables show in */
+};
+
+static const struct path path_rcu = { "call_rcu", MMP_TABLE_FREE_RCU, 0, MMP_C_RCU_CALL };
+static const struct path path_sync = { "synchronize_rcu", MMP_TABLE_FREE_SYNC_EACH, 0,
+				       MMP_C_RCU_SYNC };
+static const struct path path_semi_one = { "semi RCU, single tables", MMP_TABLE_FREE_SEMI_RCU, 2,
+					   MMP_C_PGTABLE_FREE_ONE_IPI };
+static const struct path path_rcu_one = { "RCU, single tables", MMP_TABLE_FREE_RCU, 2,
+					  MMP_C_PGTABLE_FREE_ONE_RCU };
+static const struct path path_native = { "native", MMP_TABLE_FREE_NATIVE, 0,
+					 MMP_C_PGTABLE_FREE_NATIVE };
+
+static bool enough_work(struct mmp_space *s, const struct path *p)
 {
 	struct mmp_counters c;
 
 	mmp_space_counters(s, &c);
-	return c.v[MMP_C_GUP_FAST] && c.v[rcu ? MMP_C_RCU_CALL : MMP_C_RCU_SYNC] &&
+	return c.v[MMP_C_GUP_FAST] && c.v[p->shows] &&
 	       c.v[MMP_C_PT_RECLAIM_FAST] + c.v[MMP_C_PT_RECLAIM_SLOW];
 }
 
@@ -439,8 +463,8 @@ static int pause_and_verify(struct run *r)
 	return err;
 }
 
-static struct mmp_space *stress_space(struct mmp_phys *phys, const char *arch, bool rcu,
-				      bool broken)
+static struct mmp_space *stress_space(struct mmp_phys *phys, const char *arch,
+				      const struct path *p, bool broken)
 {
 	struct mmp_space_config cfg = { .arch = arch, .tlb_sanitizer = true };
 	struct mmp_space *s = NULL;
@@ -448,17 +472,19 @@ static struct mmp_space *stress_space(struct mmp_phys *phys, const char *arch, b
 
 	/* PT_RECLAIM on whatever the back end's release: its table frees are what is stressed. */
 	if (mmp_space_create(phys, &cfg, &s) ||
-	    mmp_space_set_opt(s, MMP_OPT_RCU_TABLE_FREE, rcu) ||
+	    mmp_space_set_opt(s, MMP_OPT_RCU_TABLE_FREE, p->mode) ||
+	    mmp_space_set_opt(s, MMP_OPT_TABLE_BATCH_FAIL, p->fail) ||
 	    mmp_space_set_opt(s, MMP_OPT_PT_RECLAIM, 1) ||
 	    mmp_debug_set(s, MMP_DEBUG_BROKEN_TABLE_FREE, broken) ||
+	    mmp_debug_set(s, MMP_DEBUG_SKIP_IPI_WAIT, broken && !s->arch->tlbi_broadcast) ||
 	    mmp_mmap(s, WIN_BASE, WIN_LEN, RW, MMP_MAP_FIXED | MMP_MAP_POPULATE, &addr))
 		return NULL;
 	return s;
 }
 
-/* One correct run of @seconds on @arch; @rcu picks the table-free path. */
-static void stress(const char *arch, bool rcu, const struct mix *mix, double seconds, bool soak,
-		   uint64_t seed)
+/* One correct run of @seconds on @arch; @p picks the table-free path. */
+static void stress(const char *arch, const struct path *p, const struct mix *mix, double seconds,
+		   bool soak, uint64_t seed)
 {
 	struct thr thr[NR_WALKERS + NR_MUTATORS];
 	struct run r = { .arch = arch, .mix = mix };
@@ -469,15 +495,15 @@ static void stress(const char *arch, bool rcu, const struct mix *mix, double sec
 	int verify_fails = 0;
 	struct mmp_phys_stat st;
 
-	snprintf(how, sizeof(how), "%s %s", rcu ? "call_rcu" : "synchronize_rcu", mix->name);
+	snprintf(how, sizeof(how), "%s %s", p->name, mix->name);
 	tap_require(mmp_phys_create(PHYS_BYTES, &r.phys) == 0, "phys");
 	mmp_phys_stat(r.phys, &st);
 	free0 = st.free_pages;
-	r.s = stress_space(r.phys, arch, rcu, false);
+	r.s = stress_space(r.phys, arch, p, false);
 	tap_require(r.s != NULL, "%s: a space with the window mapped", arch);
 	start(&r, thr, seed);
 	/* At least @seconds, and on until every kind of work showed up (a loaded host). */
-	while (now() - t0 < seconds || (!enough_work(r.s, rcu) && now() - t0 < seconds + 30)) {
+	while (now() - t0 < seconds || (!enough_work(r.s, p) && now() - t0 < seconds + 30)) {
 		usleep(soak ? 100000 : 10000);
 		if (soak && now() >= next_verify) {
 			verify_fails += !!pause_and_verify(&r);
@@ -515,12 +541,14 @@ static void stress(const char *arch, bool rcu, const struct mix *mix, double sec
 	tap_eq(mmp_space_verify(r.s), 0, "%s %s: verify after the run", arch, how);
 	tap_ok(c.v[MMP_C_GUP_FAST] > 0, "%s %s: gup_fast pinned pages (%llu)", arch, how,
 	       (unsigned long long)c.v[MMP_C_GUP_FAST]);
-	if (rcu)
-		tap_ok(c.v[MMP_C_RCU_CALL] > 0, "%s %s: tables went through call_rcu (%llu)", arch,
-		       how, (unsigned long long)c.v[MMP_C_RCU_CALL]);
-	else
-		tap_ok(c.v[MMP_C_RCU_SYNC] > 0, "%s %s: tables went through synchronize_rcu (%llu)",
-		       arch, how, (unsigned long long)c.v[MMP_C_RCU_SYNC]);
+	tap_ok(c.v[p->shows] > 0, "%s %s: tables went that way (%s %llu)", arch, how,
+	       mmp_counter_name(p->shows), (unsigned long long)c.v[p->shows]);
+	if (p->mode == MMP_TABLE_FREE_SEMI_RCU)
+		tap_ok(c.v[MMP_C_TABLE_SYNC_IPI] >= c.v[MMP_C_TABLE_SYNC_ONE] &&
+			       c.v[MMP_C_TABLE_SYNC_ONE] == c.v[MMP_C_PGTABLE_FREE_ONE_IPI],
+		       "%s %s: an IPI to each other CPU before each single table (%llu syncs, "
+		       "%llu IPIs)", arch, how, (unsigned long long)c.v[MMP_C_TABLE_SYNC_ONE],
+		       (unsigned long long)c.v[MMP_C_TABLE_SYNC_IPI]);
 	tap_ok(reclaim > 0, "%s %s: PT_RECLAIM freed tables (%llu)", arch, how,
 	       (unsigned long long)reclaim);
 	tap_eq(mmp_munmap(r.s, WIN_BASE, WIN_LEN), 0, "%s %s: munmap the window", arch, how);
@@ -547,7 +575,7 @@ static void broken_child(const char *arch, uint64_t seed)
 	alarm(BROKEN_BUDGET + 10);
 	if (mmp_phys_create(PHYS_BYTES, &r.phys))
 		_exit(2);
-	r.s = stress_space(r.phys, arch, true, true);
+	r.s = stress_space(r.phys, arch, &path_rcu, true);
 	if (!r.s)
 		_exit(2);
 	t0 = now();
@@ -626,9 +654,15 @@ int main(int argc, char **argv)
 	for_each_arch(i, arch) {
 		if (only && strcmp(only, arch))
 			continue;
-		stress(arch, true, &mix_all, seconds, soak, seed + i);
-		stress(arch, false, &mix_all, soak ? seconds : seconds / 2, soak, seed + i);
-		stress(arch, true, &mix_split, soak ? seconds : seconds / 2, soak, seed + i);
+		double half = soak ? seconds : seconds / 2;
+
+		stress(arch, &path_rcu, &mix_all, seconds, soak, seed + i);
+		stress(arch, &path_sync, &mix_all, half, soak, seed + i);
+		stress(arch, &path_rcu, &mix_split, half, soak, seed + i);
+		stress(arch, &path_semi_one, &mix_all, half, soak, seed + i);
+		stress(arch, &path_rcu_one, &mix_all, half, soak, seed + i);
+		if (strncmp(arch, "arm64", 5))	/* refused where TLBIs are broadcast */
+			stress(arch, &path_native, &mix_all, half, soak, seed + i);
 		/* qemu-user 7.2 aborts when a forked child of a threaded process starts one. */
 		if (getenv("MMPRIM_QEMU_USER"))
 			tap_ok(1, "%s: broken table free # SKIP qemu-user cannot fork this", arch);

@@ -24,6 +24,12 @@ static const char *const opt_names[MMP_NR_OPTS] = {
 	[MMP_OPT_HW_AD] = "hw_ad",
 	[MMP_OPT_HUGE_NEIGHBOURHOOD] = "huge_neighbourhood",
 	[MMP_OPT_KERNEL_VERSION] = "kernel_version",
+	[MMP_OPT_PER_VMA_LOCK] = "per_vma_lock",
+	[MMP_OPT_HUGE_CLEAR_ORDER] = "huge_clear_order",
+	[MMP_OPT_MPROTECT_SMALL_FOLIO] = "mprotect_small_folio",
+	[MMP_OPT_FORBID_ZEROPAGE] = "forbid_zeropage",
+	[MMP_OPT_SOFT_DIRTY] = "soft_dirty",
+	[MMP_OPT_TABLE_BATCH_FAIL] = "table_batch_fail",
 };
 
 const char *rp_opt_name(int opt)
@@ -64,7 +70,8 @@ static void usage(FILE *f)
 	      "or the PREFIX of `strace -ff -o PREFIX` per-process files.\n"
 	      "Each --opt is one setting (a column); thp=MODE may be one of its pairs.\n"
 	      "Options: tlb_sanitizer huge_order pte_batch bbml2_noabort rcu_table_free pt_reclaim\n"
-	      "         lazyfree_pmd hw_ad huge_neighbourhood kernel_version (values: integers)\n"
+	      "         lazyfree_pmd hw_ad huge_neighbourhood kernel_version per_vma_lock\n"
+	      "         huge_clear_order mprotect_small_folio table_batch_fail (values: integers)\n"
 	      "--arch all: every back end whose user space holds a 47-bit x86-64 process's;\n"
 	      "the 3-level ones (256 or 512 GiB) replay such traces only when named.\n"
 	      "Without process events, an exec is inferred from a brk(NULL) answering a new\n"

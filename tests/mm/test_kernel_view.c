@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the kernel shows of a process, rule by rule, where the differential
+ * test's comparison of smaps, status, pagemap and faults with the host found
+ * the library apart from Linux 6.18:
+ *  - THPeligible asks thp_vma_suitable_order(): a VMA no PMD-size folio fits
+ *    in is not eligible, and a regular file's VMA never is (its large folios
+ *    are the page cache's, not THP);
+ *  - a write through a shared mapping dirties the folio, shmem's too
+ *    (fault_dirty_shared_page);
+ *  - a file fault installs its PTE table only with a page to map: SIGBUS past
+ *    the end of the file leaves none (finish_fault's pmd_install);
+ *  - populating (MAP_POPULATE, MADV_POPULATE_*) faults only what is not mapped
+ *    as asked (__get_user_pages: follow_page_mask first), so a fault-around
+ *    that mapped the rest costs no more faults;
+ *  - min_flt counts each fault handled, GUP's too, not those that failed;
+ *  - MADV_PAGEOUT unmaps a shmem folio even with no swap, which keeps it in
+ *    the page cache, and leaves anonymous memory mapped (add_to_swap fails
+ *    before the unmap).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <mmprim/introspect.h>
+
+#include "util.h"
+
+#define PG	MMP_PAGE_SIZE
+#define RW	(MMP_PROT_READ | MMP_PROT_WRITE)
+
+static struct mmp_phys *phys;
+
+/* @len bytes at a PMD boundary, with nothing else in their PMDs. */
+static uint64_t map_pmd_aligned(struct mmp_space *s, uint64_t len)
+{
+	uint64_t a = map(s, len + 2 * MMP_PMD_SIZE, RW), got;
+
+	must(mmp_munmap(s, a, len + 2 * MMP_PMD_SIZE) == 0, "munmap");
+	a = (a + MMP_PMD_SIZE - 1) & ~(MMP_PMD_SIZE - 1);
+	must(mmp_mmap(s, a, len, RW, MMP_MAP_FIXED, &got) == 0, "mmap fixed");
+	return a;
+}
+
+static void check_thp_eligible(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_file *f;
+	struct mmp_vma_info v;
+	uint64_t a, got;
+
+	a = map_pmd_aligned(s, 4 * MiB);
+	must(mmp_madvise(s, a, 4 * MiB, MMP_MADV_HUGEPAGE) == 0, "MADV_HUGEPAGE");
+	must(mmp_space_vma_info(s, a, &v) == 0, "vma_info");
+	tap_ok(v.thp_orders & (1u << 9), "%s: a 4 MiB MADV_HUGEPAGE VMA is THPeligible", arch);
+	/* Cut it to 1 MiB: no 2 MiB folio fits any more. */
+	must(mmp_munmap(s, a + MiB, 3 * MiB) == 0, "munmap");
+	must(mmp_space_vma_info(s, a, &v) == 0, "vma_info");
+	tap_eq(v.thp_orders, 0, "%s: a 1 MiB MADV_HUGEPAGE VMA is not (thp_vma_suitable_order)", arch);
+	must(mmp_munmap(s, a, MiB) == 0, "munmap");
+
+	must(mmp_file_create(phys, 4 * MiB, 0, &f) == 0, "file");
+	must(mmp_mmap_file(s, a, 4 * MiB, RW, MMP_MAP_SHARED | MMP_MAP_FIXED, f, 0, &got) == 0,
+	     "mmap file");
+	must(mmp_space_vma_info(s, a, &v) == 0, "vma_info");
+	tap_eq(v.thp_orders, 0, "%s: a regular file's VMA is not THPeligible", arch);
+	must(mmp_munmap(s, a, 4 * MiB) == 0, "munmap");
+	must(mmp_file_destroy(f) == 0, "file destroy");
+	tap_eq(mmp_space_verify(s), 0, "%s: THPeligible: verify", arch);
+	must(mmp_space_destroy(s) == 0, "destroy");
+}
+
+static void check_shared_write_dirties(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_addr_info q;
+	struct mmp_vma_info v;
+	struct mmp_cpu *cpu;
+	struct mmp_file *f;
+	uint8_t byte = 7;
+	uint64_t a;
+
+	must(mmp_cpu_attach(s, &cpu) == 0, "attach");
+	must(mmp_memfd_create(phys, 0, &f) == 0, "memfd");
+	must(mmp_file_truncate(f, 4 * PG) == 0, "ftruncate");
+	must(mmp_mmap_file(s, 0, 4 * PG, RW, MMP_MAP_SHARED, f, 0, &a) == 0, "mmap memfd");
+	must(mmp_read(cpu, a + PG, &byte, 1) == 0, "read");
+	must(mmp_write(cpu, a, &byte, 1) == 0, "write");
+	must(mmp_space_query(s, a, &q) == 0, "query");
+	tap_ok(q.folio_flags & MMP_FOLIO_DIRTY, "%s: a write through a shared mapping dirties the "
+	       "shmem folio", arch);
+	must(mmp_space_query(s, a + PG, &q) == 0, "query");
+	tap_ok(!(q.folio_flags & MMP_FOLIO_DIRTY), "%s: a read leaves its folio clean", arch);
+	must(mmp_space_vma_info(s, a, &v) == 0, "vma_info");
+	tap_ok(v.private_dirty == PG && v.private_clean == PG, "%s: smaps Private_Dirty %llu, "
+	       "Private_Clean %llu", arch, (unsigned long long)v.private_dirty,
+	       (unsigned long long)v.private_clean);
+	must(mmp_munmap(s, a, 4 * PG) == 0, "munmap");
+	must(mmp_file_destroy(f) == 0, "memfd destroy");
+	must(mmp_cpu_detach(cpu) == 0, "detach");
+	must(mmp_space_destroy(s) == 0, "destroy");
+}
+
+static void check_sigbus_leaves_no_table(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_addr_info q;
+	struct mmp_cpu *cpu;
+	struct mmp_file *f;
+	uint64_t a, got;
+	uint8_t byte;
+
+	must(mmp_cpu_attach(s, &cpu) == 0, "attach");
+	a = map_pmd_aligned(s, MMP_PMD_SIZE);
+	must(mmp_munmap(s, a, MMP_PMD_SIZE) == 0, "munmap");
+	must(mmp_memfd_create(phys, 0, &f) == 0, "memfd");
+	must(mmp_file_truncate(f, PG) == 0, "ftruncate");
+	must(mmp_mmap_file(s, a, 4 * PG, RW, MMP_MAP_SHARED | MMP_MAP_FIXED, f, 0, &got) == 0,
+	     "mmap memfd");
+	tap_eq(mmp_read(cpu, a + 2 * PG, &byte, 1), -EIO, "%s: a read past the end: SIGBUS", arch);
+	must(mmp_space_query(s, a, &q) == 0, "query");
+	tap_ok(q.leaf_level == -1 && q.entry[1] == 0,
+	       "%s: the PMD stays empty: no PTE table for a fault that mapped nothing", arch);
+	must(mmp_read(cpu, a, &byte, 1) == 0, "read in the file");
+	must(mmp_space_query(s, a, &q) == 0, "query");
+	tap_eq(q.leaf_level, 0, "%s: a fault that maps a page installs the table", arch);
+	must(mmp_munmap(s, a, 4 * PG) == 0, "munmap");
+	must(mmp_file_destroy(f) == 0, "memfd destroy");
+	tap_eq(mmp_space_verify(s), 0, "%s: SIGBUS: verify", arch);
+	must(mmp_cpu_detach(cpu) == 0, "detach");
+	must(mmp_space_destroy(s) == 0, "destroy");
+}
+
+static void check_faults(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	static uint8_t buf[16 * 4096];
+	struct mmp_cpu *cpu;
+	struct mmp_file *f;
+	uint64_t a, b, flt, pfns[2];
+	uint8_t byte = 1;
+
+	must(mmp_cpu_attach(s, &cpu) == 0, "attach");
+	a = map(s, 16 * PG, RW);
+	flt = counter(s, MMP_C_MIN_FLT);
+	must(mmp_madvise(s, a, 16 * PG, MMP_MADV_POPULATE_WRITE) == 0, "populate");
+	tap_eq(counter(s, MMP_C_MIN_FLT) - flt, 16, "%s: MADV_POPULATE_WRITE of 16 pages: 16 faults",
+	       arch);
+	flt = counter(s, MMP_C_MIN_FLT);
+	must(mmp_madvise(s, a, 16 * PG, MMP_MADV_POPULATE_READ) == 0, "populate");
+	must(mmp_read(cpu, a, &byte, 1) == 0, "read");
+	tap_eq(counter(s, MMP_C_MIN_FLT) - flt, 0, "%s: populating or reading mapped pages: none",
+	       arch);
+	must(mmp_mprotect(s, a, PG, MMP_PROT_READ) == 0, "mprotect");
+	flt = counter(s, MMP_C_MIN_FLT);
+	tap_eq(mmp_write(cpu, a, &byte, 1), -EFAULT, "%s: a write to a read-only page", arch);
+	tap_eq(counter(s, MMP_C_MIN_FLT) - flt, 0, "%s: a fault that failed is not counted", arch);
+	must(mmp_gup(s, a + PG, 1, true, pfns) == 1, "gup");
+	must(mmp_unpin(s, pfns, 1) == 0, "unpin");
+	b = map(s, 2 * PG, RW);
+	flt = counter(s, MMP_C_MIN_FLT);
+	must(mmp_gup(s, b, 2, true, pfns) == 2, "gup");
+	tap_eq(counter(s, MMP_C_MIN_FLT) - flt, 2, "%s: GUP's faults count too", arch);
+	must(mmp_unpin(s, pfns, 2) == 0, "unpin");
+
+	/* A file in the page cache: one fault maps the 16 pages around it (fault-around). */
+	memset(buf, 3, sizeof(buf));
+	must(mmp_memfd_create(phys, 0, &f) == 0, "memfd");
+	must(mmp_file_write(f, 0, buf, sizeof(buf)) == 0, "pwrite");
+	flt = counter(s, MMP_C_MIN_FLT);
+	must(mmp_mmap_file(s, 0, 16 * PG, MMP_PROT_READ, MMP_MAP_SHARED | MMP_MAP_POPULATE, f, 0,
+			   &b) == 0, "mmap populate");
+	tap_eq(counter(s, MMP_C_MIN_FLT) - flt, 1,
+	       "%s: MAP_POPULATE of 16 cached file pages: one fault, the fault-around maps the rest",
+	       arch);
+	must(mmp_munmap(s, b, 16 * PG) == 0, "munmap");
+	must(mmp_file_destroy(f) == 0, "memfd destroy");
+	tap_eq(mmp_space_verify(s), 0, "%s: faults: verify", arch);
+	must(mmp_cpu_detach(cpu) == 0, "detach");
+	must(mmp_space_destroy(s) == 0, "destroy");
+}
+
+static void check_pageout(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_vma_info v;
+	struct mmp_cpu *cpu;
+	struct mmp_file *f;
+	uint64_t a, b;
+	uint8_t byte = 9;
+
+	must(mmp_cpu_attach(s, &cpu) == 0, "attach");
+	must(mmp_memfd_create(phys, 0, &f) == 0, "memfd");
+	must(mmp_file_truncate(f, 4 * PG) == 0, "ftruncate");
+	must(mmp_mmap_file(s, 0, 4 * PG, RW, MMP_MAP_SHARED, f, 0, &a) == 0, "mmap memfd");
+	must(mmp_memset(cpu, a, 9, 4 * PG) == 0, "write");
+	b = map(s, 4 * PG, RW);
+	must(mmp_memset(cpu, b, 5, 4 * PG) == 0, "write anon");
+	must(mmp_madvise(s, a, 4 * PG, MMP_MADV_PAGEOUT) == 0, "pageout shmem");
+	must(mmp_madvise(s, b, 4 * PG, MMP_MADV_PAGEOUT) == 0, "pageout anon");
+	must(mmp_space_vma_info(s, a, &v) == 0, "vma_info");
+	tap_eq(v.rss, 0, "%s: MADV_PAGEOUT unmaps shmem pages, with no swap too", arch);
+	must(mmp_space_vma_info(s, b, &v) == 0, "vma_info");
+	tap_eq(v.rss, 4 * PG, "%s: and leaves anonymous ones mapped (nowhere to swap)", arch);
+	byte = 0;
+	must(mmp_read(cpu, a + 3 * PG, &byte, 1) == 0, "read back");
+	tap_eq(byte, 9, "%s: the shmem page stayed in the page cache", arch);
+	must(mmp_munmap(s, a, 4 * PG) == 0, "munmap");
+	must(mmp_file_destroy(f) == 0, "memfd destroy");
+	tap_eq(mmp_space_verify(s), 0, "%s: pageout: verify", arch);
+	must(mmp_cpu_detach(cpu) == 0, "detach");
+	must(mmp_space_destroy(s) == 0, "destroy");
+}
+
+int main(void)
+{
+	const char *arch;
+
+	tap_require(mmp_phys_create(64 * MiB, &phys) == 0, "phys");
+	for_each_arch(i, arch) {
+		check_thp_eligible(arch);
+		check_shared_write_dirties(arch);
+		check_sigbus_leaves_no_table(arch);
+		check_faults(arch);
+		check_pageout(arch);
+	}
+	tap_eq(mmp_phys_destroy(phys), 0, "phys destroyed");
+	return tap_done();
+}
