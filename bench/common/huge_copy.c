@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The THP COW trial behind `mmprim-seeds huge-copy` and mmprim-bench's huge_copy family. */
+/* The COW trial behind `mmprim-seeds huge-copy` and mmprim-bench's huge_copy family. */
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 #include "huge_copy.h"
 
 
-int hc_rig_create(struct hc_rig *r, const char *arch)
+int hc_rig_create(struct hc_rig *r, const char *arch, bool hugetlb)
 {
 	struct mmp_space_config cfg = { .arch = arch };
 	struct mmp_cpu *cpu = NULL;
@@ -16,16 +16,23 @@ int hc_rig_create(struct hc_rig *r, const char *arch)
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	/* The parent's THP, the child's copy, tables: 16 MiB is plenty. */
+	r->hugetlb = hugetlb;
+	/* The parent's page, the child's copy, tables: 16 MiB is plenty. */
 	err = bench_phys_create_warm(16 * BENCH_MIB, &r->phys);
 	if (err)
 		return err;
 	err = mmp_space_create(r->phys, &cfg, &r->parent);
-	if (!err)
+	if (!err && hugetlb) {
+		/* The parent's page and the child's copy: a pool of 2. */
+		err = mmp_phys_set_hugepages(r->phys, MMP_PMD_SIZE, 2);
+		if (!err)
+			err = mmp_mmap(r->parent, 0, MMP_PMD_SIZE, RW, MMP_MAP_HUGETLB, &r->addr);
+	} else if (!err) {
 		err = mmp_mmap(r->parent, 0, 2 * MMP_PMD_SIZE, RW, 0, &a);
-	if (!err) {
-		r->addr = (a + MMP_PMD_SIZE - 1) & ~(MMP_PMD_SIZE - 1);
-		err = mmp_madvise(r->parent, r->addr, MMP_PMD_SIZE, MMP_MADV_HUGEPAGE);
+		if (!err) {
+			r->addr = (a + MMP_PMD_SIZE - 1) & ~(MMP_PMD_SIZE - 1);
+			err = mmp_madvise(r->parent, r->addr, MMP_PMD_SIZE, MMP_MADV_HUGEPAGE);
+		}
 	}
 	if (!err)
 		err = mmp_cpu_attach(r->parent, &cpu);
@@ -47,6 +54,25 @@ void hc_rig_destroy(struct hc_rig *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/*
+ * The frame of a hugetlb page mapped at @addr of @space, looked up: GUP of
+ * hugetlb pages is not modelled. It holds while the trial maps it, as a pin
+ * would.
+ */
+static int rig_pfn(struct mmp_space *space, uint64_t addr, uint64_t *pfn)
+{
+	struct mmp_addr_info info;
+	int err;
+
+	err = mmp_space_query(space, addr, &info);
+	if (err)
+		return err;
+	if (info.pfn == MMP_NO_PFN)
+		return -EFAULT;
+	*pfn = info.pfn;
+	return 0;
+}
+
 /* Push @space's folio at @addr out of the caches (or sweep when flushing is not real). */
 static int make_cold(struct hc_rig *r, struct mmp_space *space, uint64_t addr)
 {
@@ -56,6 +82,13 @@ static int make_cold(struct hc_rig *r, struct mmp_space *space, uint64_t addr)
 	if (r->sweep) {
 		hc_sweep(r->sweep, r->sweep->len);
 		return 0;
+	}
+	if (r->hugetlb) {
+		/* A huge page: its frames are consecutive. */
+		n = rig_pfn(space, addr, pfns);
+		if (!n)
+			hc_flush(mmp_page_address(r->phys, pfns[0]), MMP_PMD_SIZE);
+		return n;
 	}
 	n = mmp_gup_fast(space, addr, HC_NR, false, pfns);
 	if (n < 0)
@@ -104,14 +137,18 @@ int hc_rig_trial(struct hc_rig *r, const struct hc_trial *t, struct hc_sample *o
 		goto out;
 	out->copy_ns = (double)(t1 - t0);
 
-	err = mmp_gup_fast(child, target, 1, false, &pfn);
-	if (err != 1) {
-		err = err < 0 ? err : -EFAULT;
-		goto out;
+	if (r->hugetlb) {
+		err = rig_pfn(child, target, &pfn);
+	} else {
+		err = mmp_gup_fast(child, target, 1, false, &pfn);
+		err = err == 1 ? 0 : err < 0 ? err : -EFAULT;
 	}
+	if (err)
+		goto out;
 	page = mmp_page_address(r->phys, pfn);
 	out->read_ns = t->read ? t->read(page) : hc_read4k_ns(page);
-	err = mmp_unpin(child, &pfn, 1);
+	if (!r->hugetlb)
+		err = mmp_unpin(child, &pfn, 1);
 	if (t->victim)
 		out->victim_ns = hc_victim_chase_ns(t->victim);
 	mmp_space_counters(child, &after);

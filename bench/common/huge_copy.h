@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * One cache-footprint trial of a THP COW: a parent's 2 MiB THP, cold; fork;
- * the child writes sub-page n; then the target sub-page is read and the victim
- * working set chased, and what it cost is the sample. As in 6.18 the fault
- * splits the child's PMD and copies sub-page n alone, with the copy variant
- * asked for; the order asked for has nothing to order (a whole-folio copy in
- * that order is hugetlb's).
+ * One cache-footprint trial of a COW of a 2 MiB page: a parent's page, cold;
+ * fork; the child writes sub-page n; then the target sub-page is read and the
+ * victim working set chased, and what it cost is the sample. A THP: as in
+ * 6.18 the fault splits the child's PMD and copies sub-page n alone, with the
+ * copy variant asked for; the order asked for has nothing to order. A hugetlb
+ * page (the rig's @hugetlb): the fault copies all 512 sub-pages in the order
+ * asked for (copy_user_large_folio), the target last for target-last.
  */
 #ifndef MMP_BENCH_HUGE_COPY_H
 #define MMP_BENCH_HUGE_COPY_H
@@ -22,13 +23,14 @@
 struct hc_rig {
 	struct mmp_phys *phys;
 	struct mmp_space *parent;
-	uint64_t addr;			/* the parent's THP, PMD aligned */
+	uint64_t addr;			/* the parent's page, PMD aligned */
+	bool hugetlb;			/* a hugetlb page rather than a THP */
 	/* Where flushing cannot be had (cachegrind ignores clflush): sweep this instead. */
 	struct hc_buf *sweep;
 };
 
-/* A parent space of back end @arch with one populated THP. */
-int hc_rig_create(struct hc_rig *r, const char *arch);
+/* A parent space of back end @arch with one populated THP, or hugetlb page (@hugetlb). */
+int hc_rig_create(struct hc_rig *r, const char *arch, bool hugetlb);
 void hc_rig_destroy(struct hc_rig *r);
 
 struct hc_trial {

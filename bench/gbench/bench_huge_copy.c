@@ -88,7 +88,7 @@ static void bm_huge_copy(struct mmp_bench_state *st, void *argp)
 		hcb.calibrated[pressure] = !err;
 	}
 	if (!err)
-		err = hc_rig_create(&rig, "x86_64");
+		err = hc_rig_create(&rig, "x86_64", false);
 	if (err) {
 		hc_pressure_stop(&pr);
 		mmp_bench_skip_with_error(st, mmp_strerror(err));
