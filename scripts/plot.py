@@ -10,7 +10,7 @@ into OUTDIR, and prints the name of each file:
                                whiskers at the 95% interval, the verdict beside it
                                (mremap, lazyfree, page-fault, anon-cow-seq, ...)
   rcu-free-<case>.{png,svg}    log2 munmap latency histograms, both paths overlaid
-  huge-copy-<variant>-<pressure>.{png,svg}
+  huge-copy-[hugetlb-]<variant>-<pressure>.{png,svg}
                                target-read latency per n and order, with the
                                calibrated cache levels as bands
 """
@@ -102,12 +102,13 @@ def human_ns(ns):
 
 
 def plot_huge_copy(objs, outdir, written):
-    """Per (variant, pressure): read latency of each target for each order, over the levels."""
+    """Per (page kind, variant, pressure): read latency of each target for each order."""
     groups = {}
     for o in objs:
-        groups.setdefault((o["arch"], o["variant"], o["pressure"]), []).append(o)
+        groups.setdefault((o["arch"], o.get("hugetlb", False), o["variant"], o["pressure"]),
+                          []).append(o)
     targets = ["0", "255", "511", "rand"]
-    for (arch, variant, pressure), cases in groups.items():
+    for (arch, hugetlb, variant, pressure), cases in groups.items():
         series = {"ascending": cases[0]["baseline_read_ns"]}
         for o in cases:
             series[o["order"]] = o["optimized_read_ns"]
@@ -134,10 +135,10 @@ def plot_huge_copy(objs, outdir, written):
         ax.set_xticklabels([f"n={t}" for t in targets])
         ax.set_ylabel("4 KiB target read after the COW (ns)")
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
-        ax.set_title(f"huge-copy [{arch}] {variant}, {'pressure' if pressure else 'quiet'}"
-                     f"{quick_note(cases)}")
-        save(fig, outdir, f"huge-copy-{slug(arch + ' ' + variant)}-"
-             f"{'pressure' if pressure else 'quiet'}", written)
+        ax.set_title(f"huge-copy [{arch}] {'hugetlb ' if hugetlb else ''}{variant}, "
+                     f"{'pressure' if pressure else 'quiet'}{quick_note(cases)}")
+        save(fig, outdir, f"huge-copy-{'hugetlb-' if hugetlb else ''}"
+             f"{slug(arch + ' ' + variant)}-{'pressure' if pressure else 'quiet'}", written)
 
 
 def main():

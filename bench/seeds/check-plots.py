@@ -55,7 +55,7 @@ def main():
             seeds.add(o["seed"])
             rcu_cases += o["seed"] == "rcu-free"
             if o["seed"] == "huge-copy" and not o.get("deterministic"):
-                hc_groups.add((o["arch"], o["variant"], o["pressure"]))
+                hc_groups.add((o["arch"], o.get("hugetlb", False), o["variant"], o["pressure"]))
     with tempfile.TemporaryDirectory() as out:
         p = subprocess.run([PYTHON, plot_py, results, out], stdout=subprocess.PIPE, text=True)
         if p.returncode != 0:

@@ -11,7 +11,9 @@ Every stdout line must be one JSON object:
    "verdict_note" (says why, with "no verdict"), ...seed-specific fields}
 with the same counter names everywhere, and no met / not met from fewer than 10
 samples. huge-copy and anon-cow-seq: the THP COW splits and copies 4 KiB pages,
-and makes no claim (the whole-THP copy of their seed is hugetlb's). rcu-free:
+and makes no claim (the whole-THP copy of their seed is hugetlb's); their
+"hugetlb" cases copy whole 2 MiB pages (512 sub-pages a COW, no split) and
+carry the seed's claims. rcu-free:
 its histograms add up to its munmaps, it refuses a verdict exactly when the
 mechanism is in fewer munmaps than it says it needs, claims only the kernel's
 before against the patch, and every table of an iteration took its path's way
@@ -129,8 +131,25 @@ def check_thp_cow_split(obj, where):
         fail(f"{where}: a split THP COW claims the whole copy's figures: {obj.get('claim')!r}")
 
 
+def check_hugetlb_cow(obj, where, per_cow=None):
+    """A hugetlb COW as 6.18 makes it: the whole page copied, 512 sub-pages, no split."""
+    for side in ("baseline", "optimized"):
+        c = obj[side]["counters"]
+        cows = c.get("fault_hugetlb_cow", 0)
+        if cows < 1 or c.get("pmd_split") != 0 or c.get("fault_cow") != 0 \
+                or c.get("subpage_copy") != 512 * cows or (per_cow and cows != per_cow):
+            fail(f"{where}: {side}: a hugetlb COW copies 512 sub-pages and splits nothing: "
+                 f"fault_hugetlb_cow {cows}, subpage_copy {c.get('subpage_copy')}, "
+                 f"pmd_split {c.get('pmd_split')}, fault_cow {c.get('fault_cow')}")
+
+
 def check_anon_cow_seq(obj, where):
-    """The children's THP COWs split; target-last says why it claims nothing."""
+    """THP: the children's COWs split, no claim; hugetlb: whole copies, target-last claims."""
+    if obj.get("hugetlb"):
+        check_hugetlb_cow(obj, where)
+        if (obj.get("claim") is not None) != (obj.get("order") == "target-last"):
+            fail(f"{where}: hugetlb {obj.get('order')}: claim {obj.get('claim')!r}")
+        return
     check_thp_cow_split(obj, where)
     if obj.get("verdict_note") != SPLIT_NO_CLAIM:
         fail(f"{where}: verdict_note {obj.get('verdict_note')!r}")
@@ -155,6 +174,13 @@ def check_huge_copy(obj, where):
     if obj.get("deterministic"):
         if obj.get("claim") is not None:
             fail(f"{where}: a deterministic run claims")
+        return
+    if obj.get("hugetlb"):
+        # One whole copy per trial, in the order: the seed's claims (but target-last NT).
+        check_hugetlb_cow(obj, where, per_cow=1)
+        if not (obj.get("non_temporal") and obj.get("order") == "target-last") \
+                and obj.get("claim") is None:
+            fail(f"{where}: a hugetlb copy in the order makes no claim")
         return
     # One split and one 4 KiB copy per trial; the claim is hugetlb's.
     for side in ("baseline", "optimized"):

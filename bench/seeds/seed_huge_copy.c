@@ -5,10 +5,13 @@
  * copying the one the fault is about last leaves it cache hot for the access
  * that follows. That was the THP COW of its day; since 5.8, and so in the 6.18
  * the library models, the child's write splits the PMD and copies the target
- * 4 KiB alone, whatever the order. The trial below is that COW: it still runs
- * every order, variant and target, and shows the split (pmd_split 1,
+ * 4 KiB alone, whatever the order. The THP trial below is that COW: it still
+ * runs every order, variant and target, and shows the split (pmd_split 1,
  * subpage_copy 1), but claims nothing: "no claim: 6.18 splits THP on COW;
- * measured on hugetlb", where the whole copy and its order remain. For each copy variant and sub-page order, and with and without
+ * measured on hugetlb". The hugetlb trial ("hugetlb/" cases) is where 6.18
+ * copies a whole 2 MiB page in process_huge_page's order (hugetlb_wp,
+ * copy_user_large_folio: fault_hugetlb_cow 1, subpage_copy 512): those cases
+ * carry the seed's claim. For each copy variant and sub-page order, and with and without
  * a thread sweeping the shared LLC from another core: the COW fault time, the
  * time to read the target 4 KiB right after (classed L1/L2/L3/DRAM against a
  * calibration in the same run), and how much of an L2-sized victim working set,
@@ -81,7 +84,7 @@
  */
 #define HC_HOT_MISSES	0.25
 #define HC_COLD_MISSES	0.5
-/* Why no case claims the seed's hot target: its whole-THP copy is not 6.18's THP COW. */
+/* Why no THP case claims the seed's hot target: its whole-THP copy is not 6.18's THP COW. */
 #define HC_NO_CLAIM	"no claim: 6.18 splits THP on COW; measured on hugetlb"
 
 enum hc_decide { HC_DECIDE_PERF, HC_DECIDE_CACHEGRIND, HC_DECIDE_LATENCY, HC_NR_DECIDE };
@@ -135,6 +138,7 @@ _Static_assert(MMP_HUGE_ORDER_SEQUENTIAL + 1 == MMP_NR_HUGE_ORDERS, "a read func
 struct hc_run {
 	const struct mmp_seed_opts *opts;
 	const char *arch;
+	bool hugetlb;		/* the trial's page is a hugetlb page, copied whole: the claims */
 	struct bench_topo topo;
 	bool have_topo;
 	struct hc_rig rig;
@@ -260,7 +264,7 @@ static bool cg_parse(const char *path, double d1mr[MMP_NR_HUGE_ORDERS][HC_TARGET
  * This binary, --deterministic with copy variant @variant, under cachegrind:
  * true with @d1mr filled when valgrind is there, ran it and counted every read.
  */
-static bool cg_run(const char *arch, const char *variant,
+static bool cg_run(const char *arch, const char *variant, bool hugetlb,
 		   double d1mr[MMP_NR_HUGE_ORDERS][HC_TARGETS])
 {
 	char self[4096], out[] = "/tmp/mmprim-hc-cg-XXXXXX", outarg[64];
@@ -287,6 +291,7 @@ static bool cg_run(const char *arch, const char *variant,
 			dup2(null, STDERR_FILENO);
 		}
 		setenv("MMPRIM_HUGE_VARIANT", variant, 1);
+		setenv("MMPRIM_HUGE_HUGETLB", hugetlb ? "1" : "0", 1);
 		execlp("valgrind", "valgrind", "--tool=cachegrind", "--cache-sim=yes",
 		       "--D1=32768,8,64", "--LL=1048576,8,64", outarg, self, "huge-copy",
 		       "--deterministic", "--arch", arch, (char *)NULL);
@@ -321,7 +326,7 @@ static void pick_decide(struct hc_run *h)
 	for (int v = 0; v < h->nr_variants; v++) {
 		if (variant_nt(h->variants[v]))
 			continue;	/* cachegrind fills the cache on non-temporal stores */
-		h->cg_ok[v] = cg_run(h->arch, h->variants[v], h->cg_d1mr[v]);
+		h->cg_ok[v] = cg_run(h->arch, h->variants[v], h->hugetlb, h->cg_d1mr[v]);
 		if (h->cg_ok[v])
 			h->decide = HC_DECIDE_CACHEGRIND;
 	}
@@ -714,8 +719,9 @@ static void print_verdicts(const struct hc_run *h, int p, int v)
 				       misses_per_line(h, p, v, MMP_HUGE_ORDER_ASCENDING, t, how));
 			printf("), hot at <= %.2f: ", HC_HOT_MISSES);
 		}
-		printf("seen %s%s%s; %s\n", bench_verdict_name(hot), *miss ? ", not at" : "", miss,
-		       HC_NO_CLAIM);
+		printf("%s %s%s%s%s%s\n", h->hugetlb ? "claim" : "seen", bench_verdict_name(hot),
+		       *miss ? ", not at" : "", miss, h->hugetlb ? "" : "; ",
+		       h->hugetlb ? "" : HC_NO_CLAIM);
 	}
 	{
 		double a[HC_RUNS], b[HC_RUNS];
@@ -774,7 +780,7 @@ static void report_case(const struct hc_run *h, int p, int v, int o)
 		claim.note = "no claim: a non-temporal copy bypasses the cache, so no order "
 			     "makes the target hot (the kernel's copy_user_highpage uses "
 			     "ordinary stores)";
-	} else {
+	} else if (!h->hugetlb) {
 		/* One 4 KiB copy at every order: a hot target proves nothing about the order. */
 		claim.what = NULL;
 		claim.note = HC_NO_CLAIM;
@@ -787,15 +793,16 @@ static void report_case(const struct hc_run *h, int p, int v, int o)
 	opt.seconds = med(h, p, v, o, -1, 0) * 1e-9;
 	base.counters = sample(h, p, v, MMP_HUGE_ORDER_ASCENDING, 0, 0)->counters;
 	opt.counters = sample(h, p, v, o, 0, 0)->counters;
-	snprintf(name, sizeof(name), "%s/%s/%s", h->variants[v], p ? "pressure" : "quiet",
-		 mmp_huge_order_name(o));
+	snprintf(name, sizeof(name), "%s%s/%s/%s", h->hugetlb ? "hugetlb/" : "", h->variants[v],
+		 p ? "pressure" : "quiet", mmp_huge_order_name(o));
 	bench_append(extra, sizeof(extra), &off,
-		     "\"variant\":\"%s\",\"order\":\"%s\",\"pressure\":%s,"
+		     "\"hugetlb\":%s,\"variant\":\"%s\",\"order\":\"%s\",\"pressure\":%s,"
 		     "\"runs\":%d,\"neighbourhood\":%ld,\"deterministic\":%s,"
 		     "\"seconds_is\":\"median COW fault (copy) time over targets and runs\","
 		     "\"not_hot_at\":\"%s\",\"non_temporal\":%s,\"decided_by\":\"%s\","
 		     "\"calibration\":",
-		     h->variants[v], mmp_huge_order_name(o), p ? "true" : "false", h->runs, h->nbhd,
+		     h->hugetlb ? "true" : "false", h->variants[v], mmp_huge_order_name(o),
+		     p ? "true" : "false", h->runs, h->nbhd,
 		     h->opts->deterministic ? "true" : "false", miss,
 		     variant_nt(h->variants[v]) ? "true" : "false", decide_names[how]);
 	off += hc_calib_json(&h->calib[p], extra + off, sizeof(extra) - off);
@@ -818,8 +825,8 @@ static void report_case(const struct hc_run *h, int p, int v, int o)
 		     ",\"baseline_victim_kept\":%.3f,\"optimized_victim_kept\":%.3f",
 		     isnan(kb) ? -1.0 : kb, isnan(ko) ? -1.0 : ko);
 	if (!h->opts->json)
-		printf("  [%s, %s] copy seconds (median over targets and runs):\n", h->variants[v],
-		       press_name(p));
+		printf("  [%s%s, %s] copy seconds (median over targets and runs):\n",
+		       h->hugetlb ? "hugetlb, " : "", h->variants[v], press_name(p));
 	mmp_seed_report(h->opts, "huge-copy", h->arch, name, &base, &opt, &ci, &claim, extra);
 }
 
@@ -827,8 +834,9 @@ static void write_csv(const struct hc_run *h)
 {
 	char name[32];
 
-	fprintf(h->csv, "arch,pressure,variant,order,target,n,run,copy_ns,read_ns,read_class,"
-			"victim_ns,victim_kept\n");
+	if (!h->hugetlb || h->opts->deterministic)
+		fprintf(h->csv, "arch,page,pressure,variant,order,target,n,run,copy_ns,read_ns,"
+				"read_class,victim_ns,victim_kept\n");
 	for (int p = 0; p < h->nr_press; p++)
 		for (int v = 0; v < h->nr_variants; v++)
 			for (int o = 0; o < MMP_NR_HUGE_ORDERS; o++)
@@ -836,8 +844,9 @@ static void write_csv(const struct hc_run *h)
 					for (int r = 0; r < h->runs; r++) {
 						const struct hc_sample *s = sample(h, p, v, o, t, r);
 
-						fprintf(h->csv, "%s,%d,%s,%s,%s,%u,%d,%.0f,%.0f,%s,%.0f,%.3f\n",
-							h->arch, p, h->variants[v], mmp_huge_order_name(o),
+						fprintf(h->csv, "%s,%s,%d,%s,%s,%s,%u,%d,%.0f,%.0f,%s,%.0f,%.3f\n",
+							h->arch, h->hugetlb ? "hugetlb" : "thp", p,
+							h->variants[v], mmp_huge_order_name(o),
 							target_names[t],
 							h->n[cell(h, p, v, o, t) * h->runs + r], r,
 							s->copy_ns, s->read_ns,
@@ -851,9 +860,10 @@ static void write_csv(const struct hc_run *h)
 
 static void print_deterministic(const struct hc_run *h)
 {
-	printf("huge-copy [%s] --deterministic: one COW of a 2 MiB THP per order and target, variant "
-	       "generic, neighbourhood %ld, source swept out of a %zu MiB cache first\n", h->arch,
-	       h->nbhd, h->evict.len / (size_t)BENCH_MIB);
+	printf("huge-copy [%s] --deterministic: one COW of a 2 MiB %s per order and target, "
+	       "variant %s, neighbourhood %ld, source swept out of a %zu MiB cache first\n", h->arch,
+	       h->hugetlb ? "hugetlb page (copied whole)" : "THP (split, 4 KiB copied)",
+	       h->variants[0], h->nbhd, h->evict.len / (size_t)BENCH_MIB);
 	printf("  each target 4 KiB is read in its own function; count its misses with\n"
 	       "    valgrind --tool=cachegrind --cache-sim=yes --D1=32768,8,64 --LL=1048576,8,64 \\\n"
 	       "      --cachegrind-out-file=hc.cg mmprim-seeds huge-copy --deterministic\n"
@@ -903,7 +913,7 @@ static int huge_copy_setup(struct hc_run *h)
 		h->pressure_bytes = HC_PRESSURE_MAX;
 	h->rng = 0x2545f4914f6cdd1dULL;
 
-	err = hc_rig_create(&h->rig, h->arch);
+	err = hc_rig_create(&h->rig, h->arch, h->hugetlb);
 	if (err)
 		return err;
 	/* 4 x L1d for calibration; 8 MiB stands in for a flush under cachegrind (LL 1 MiB). */
@@ -956,10 +966,16 @@ static void print_header(const struct hc_run *h)
 {
 	char a[32], b[32], c[32];
 
-	printf("huge-copy [%s]%s: the seed copies the sub-page a COW fault is about last, so it is "
-	       "cache hot\n", h->arch, mmp_seed_quick_tag(h->opts));
-	printf("  6.18 splits a shared THP on COW and copies the target 4 KiB alone, whatever the "
-	       "order: the cases run, and claim nothing (%s)\n", HC_NO_CLAIM);
+	printf("huge-copy [%s]%s, %s: the seed copies the sub-page a COW fault is about last, so "
+	       "it is cache hot\n", h->arch, mmp_seed_quick_tag(h->opts),
+	       h->hugetlb ? "hugetlb" : "THP");
+	if (h->hugetlb)
+		printf("  a 2 MiB hugetlb page: 6.18's hugetlb_wp copies all 512 sub-pages with "
+		       "copy_user_large_folio, in the order (the seed's mechanism): the claims hold "
+		       "here\n");
+	else
+		printf("  6.18 splits a shared THP on COW and copies the target 4 KiB alone, "
+		       "whatever the order: the cases run, and claim nothing (%s)\n", HC_NO_CLAIM);
 	printf("  (Huang Ying, 2018; vm-scalability anon-cow-seq +16.6%% with 36 processes on a "
 	       "2-socket Xeon E5-2699 v3: see `mmprim-seeds anon-cow-seq`)\n");
 	printf("  host: PU %d, L1d %s, L2 %s, LLC (L%d) %s; ", h->topo.main_pu,
@@ -970,7 +986,7 @@ static void print_header(const struct hc_run *h)
 		       h->pressure_bytes / (size_t)BENCH_MIB);
 	else
 		printf("no other core shares the LLC: no pressure runs\n");
-	printf("  per trial: fork, flush the parent's THP (%s), warm a %zu KiB victim, time the "
+	printf("  per trial: fork, flush the parent's page (%s), warm a %zu KiB victim, time the "
 	       "child's write to sub-page n (the COW fault), time reading that 4 KiB, chase the "
 	       "victim\n", hc_can_flush() ? "clflush/DC CIVAC" : "cannot flush here",
 	       h->victim.nr_lines * 64 / (size_t)BENCH_KIB);
@@ -984,9 +1000,10 @@ static void print_header(const struct hc_run *h)
 		       " (no hardware cache counters, no cachegrind run, or MMPRIM_HUGE_DECIDE)" : "");
 }
 
-static int huge_copy_arch(const struct mmp_seed_opts *opts, const char *arch)
+/* One page kind: THP (split, no claim) or hugetlb (copied whole, the seed's claims). */
+static int huge_copy_mode(const struct mmp_seed_opts *opts, const char *arch, bool hugetlb)
 {
-	struct hc_run h = { .opts = opts, .arch = arch };
+	struct hc_run h = { .opts = opts, .arch = arch, .hugetlb = hugetlb };
 	int err;
 
 	err = huge_copy_setup(&h);
@@ -995,7 +1012,8 @@ static int huge_copy_arch(const struct mmp_seed_opts *opts, const char *arch)
 	if (err)
 		goto out;
 	if (opts->csv) {
-		h.csv = fopen(opts->csv, "w");
+		/* THP's rows and header, then hugetlb's rows after them. */
+		h.csv = fopen(opts->csv, hugetlb && !opts->deterministic ? "a" : "w");
 		if (!h.csv) {
 			err = -errno;
 			fprintf(stderr, "mmprim-seeds: huge-copy: cannot write --csv %s: %s\n",
@@ -1042,10 +1060,27 @@ out:
 	return err;
 }
 
+/*
+ * THP, then hugetlb. --deterministic runs one kind (hugetlb unless
+ * MMPRIM_HUGE_HUGETLB=0), as its read functions count the misses of one.
+ */
+static int huge_copy_arch(const struct mmp_seed_opts *opts, const char *arch)
+{
+	const char *env = getenv("MMPRIM_HUGE_HUGETLB");
+	int err = 0;
+
+	if (opts->deterministic)
+		return huge_copy_mode(opts, arch, !env || strcmp(env, "0"));
+	for (int hugetlb = 0; hugetlb < 2 && !err; hugetlb++)
+		err = huge_copy_mode(opts, arch, hugetlb);
+	return err;
+}
+
 const struct mmp_seed mmp_seed_huge_copy = {
 	.name = "huge-copy",
 	.takes = MMP_SEED_TAKES_CSV | MMP_SEED_TAKES_DETERMINISTIC,
-	.title = "COW of a 2 MiB THP (split since 5.8): target-read latency per order and variant",
+	.title = "COW of a 2 MiB page, THP (split since 5.8) and hugetlb (copied whole): "
+		 "target-read latency per order and variant",
 	/* Data movement is host code: one back end shows it; --arch picks another. */
 	.archs = (const char *const[]){ "x86_64", NULL },
 	.run_arch = huge_copy_arch,
