@@ -183,6 +183,7 @@ static void tlb_table_flush(struct mmp_gather *tlb)
 		 */
 		for (unsigned int i = 0; i < tlb->nr_tables; i++) {
 			count_inc(s, MMP_C_RCU_SYNC);
+			debug_point(s, MMP_DEBUG_GRACE_PERIOD);
 			synchronize_rcu();
 			pgtable_release(s, tlb->tables[i], MMP_C_PGTABLE_FREE_SYNC);
 		}
