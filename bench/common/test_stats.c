@@ -65,7 +65,7 @@ static void check_paired(void)
 	       fabs(a.ratio * (1 + BENCH_WINDOW_SPREAD) - a.hi) < 1e-9,
 	       "one pair: the spread between windows alone");
 
-	/* No noise in the window: the interval is what moves between windows, and decides no 1% claim. */
+	/* No noise in the window: the interval is the spread between windows, too wide for 1%. */
 	for (int i = 0; i < 200; i++) {
 		base[i] = 1.34;
 		opt[i] = 1.0;
