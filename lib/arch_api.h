@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What arch/ code may use of the core, and all it includes: the back end
- * interface (arch.h), the entry formats (format.h), page and table geometry,
+ * interface (arch.h), the entry formats (format_dispatch.h), page and table geometry,
  * the types of mm and folios, the counters, TLB flushes and the entry rewrite
  * below.
  * Faults, VMAs, the mmu_gather, reclaim and the simulated CPUs are the core's
