@@ -25,6 +25,7 @@ static void irq_wait(struct mmp_space *s, uint64_t *w)
 
 	if (!(v & IRQS_OFF_COUNT) || READ_ONCE(s->debug[MMP_DEBUG_SKIP_IPI_WAIT]))
 		return;
+	debug_point(s, MMP_DEBUG_IPI_WAIT);
 	__atomic_fetch_add(&s->ipi_waiting, 1, __ATOMIC_RELAXED);
 	/* The walker may be off its host CPU: yield rather than spin against it. */
 	for (unsigned int spin = 0;

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What arch/ code may use of the core, and all it includes: the back end
- * interface (arch.h), the entry formats (format.h), page and table geometry,
- * the types of mm and folios, the counters, TLB flushes and the entry rewrite
- * below.
+ * interface (arch.h), the entry formats (format_dispatch.h), page and table
+ * geometry, the types of mm and folios, the counters, TLB flushes, the release
+ * rules an operation may follow (release_follows) and the entry rewrite below.
  * Faults, VMAs, the mmu_gather, reclaim and the simulated CPUs are the core's
- * own: no arch header reaches them.
+ * own: no arch header reaches them. A format.h, compiled into the core below
+ * this header (format_dispatch.h), includes arch.h alone; any other file under
+ * arch/ includes of lib/ this header only (scripts/check-arch-includes.py).
  */
 #ifndef MMP_ARCH_API_H
 #define MMP_ARCH_API_H
@@ -16,6 +18,7 @@
 #include "format_dispatch.h"
 #include "geometry.h"
 #include "mm_types.h"
+#include "release.h"
 #include "tlbflush.h"
 #include "vmstat.h"
 

@@ -52,6 +52,76 @@ enum mmp_debug_opt {
 	MMP_NR_DEBUG_OPTS
 };
 
+/*
+ * Debug points: places where a test may hold the thread that reaches them, so
+ * that a negative control meets its window every time instead of when a race
+ * happens to be won. Each names the protection whose window it opens, and the
+ * points where the other side would wait for the held thread (a protection at
+ * work), so that the test can let it go there instead of deadlocking.
+ */
+enum mmp_debug_point {
+	/*
+	 * filemap_fault() holds a reference on the folio it looked up (or just
+	 * read in) and has not locked it yet: a truncation now takes it out of
+	 * the page cache, which only the recheck under the folio lock sees
+	 * (MMP_DEBUG_SKIP_TRUNCATE_RECHECK). No lock held; not inside RCU.
+	 */
+	MMP_DEBUG_FILE_FAULT_LOOKUP,
+	/*
+	 * A fault has its VMA and has not handled it yet: read-locked under
+	 * the per-VMA lock, so that a writer must wait for it
+	 * (MMP_DEBUG_VMA_WRITE_WAIT), or with MMP_DEBUG_SKIP_VMA_LOCK not
+	 * locked at all, only kept allocated by rcu_read_lock. Not reached on
+	 * the mmap-lock fallback.
+	 */
+	MMP_DEBUG_FAULT_VMA,
+	/*
+	 * vma_start_write() found readers on the VMA and is about to wait for
+	 * them to leave. The mmap lock is held for writing.
+	 */
+	MMP_DEBUG_VMA_WRITE_WAIT,
+	/*
+	 * A grace period is about to be waited for so that lockless walkers
+	 * let go of a table: tlb_remove_table_sync_one() of MADV_COLLAPSE, and
+	 * each table freed by the synchronous base line. Not reached with the
+	 * wait removed (MMP_DEBUG_SKIP_COLLAPSE_SYNC, MMP_DEBUG_BROKEN_TABLE_FREE).
+	 */
+	MMP_DEBUG_GRACE_PERIOD,
+	/*
+	 * GUP-fast has read a PMD that points to a PTE table and has not read
+	 * the table yet, inside its read-side section: a table freed now with
+	 * no grace period is read after its free (MMP_DEBUG_BROKEN_TABLE_FREE).
+	 */
+	MMP_DEBUG_GUP_FAST_PMD,
+	/*
+	 * MADV_COLLAPSE has scanned a PMD range and holds no lock before it
+	 * allocates and locks for the collapse: a GUP-fast pin taken now is
+	 * caught only by the reference recheck of the isolated pages
+	 * (MMP_DEBUG_SKIP_COLLAPSE_REFCHECK).
+	 */
+	MMP_DEBUG_COLLAPSE_SCANNED,
+	/*
+	 * A shootdown's IPI, or tlb_remove_table_sync_one()'s, is about to wait
+	 * for a CPU (or a walker with no CPU) whose IRQs are off: a GUP-fast walk
+	 * that may still read what was unlinked. Not reached with the wait
+	 * removed (MMP_DEBUG_SKIP_IPI_WAIT).
+	 */
+	MMP_DEBUG_IPI_WAIT,
+	MMP_NR_DEBUG_POINTS
+};
+
+/* Called on the thread that reaches @point of @space; it may block there. */
+typedef void (*mmp_debug_hook_fn)(struct mmp_space *space, enum mmp_debug_point point, void *arg);
+
+/*
+ * Call @fn(@space, point, @arg) at every debug point @space reaches, or at
+ * none with @fn NULL; 0, or -EINVAL for a NULL @space. Set it while no other
+ * thread uses @space. @fn runs with what the point holds (see each point) and
+ * must not call into @space on that thread; other threads may, which is how a
+ * test makes its interleaving.
+ */
+int mmp_debug_set_hook(struct mmp_space *space, mmp_debug_hook_fn fn, void *arg);
+
 /* Set fault injection @opt of @space; 0 or -EINVAL for a bad value. */
 int mmp_debug_set(struct mmp_space *space, enum mmp_debug_opt opt, long value);
 /* Read it back; -EINVAL for an unknown @opt. */

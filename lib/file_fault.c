@@ -209,6 +209,7 @@ static uint32_t filemap_fault(struct vm_fault *vmf, uint64_t index, int *err)
 				return NO_PFN;
 			}
 		}
+		debug_point(s, MMP_DEBUG_FILE_FAULT_LOOKUP);
 		head = pfn_to_page(s->phys, pfn);
 		folio_lock(head);
 		/*

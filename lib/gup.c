@@ -168,6 +168,7 @@ static mmp_pte_t *gup_fast_walk(struct mmp_space *s, uint64_t addr, enum mmp_lev
 		table = entry_table(s, e, l);
 	}
 	*level = MMP_PTE;
+	debug_point(s, MMP_DEBUG_GUP_FAST_PMD);
 	if (table_poisoned(s, 0, table))
 		return NULL;
 	if (unlikely(READ_ONCE(s->debug[MMP_DEBUG_PARK_GUP_FAST])))

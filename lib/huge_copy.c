@@ -126,7 +126,7 @@ static unsigned int huge_neighbourhood(struct mmp_space *s)
 
 /* ---- the orders ---------------------------------------------------------------------- */
 
-/* Huang Ying's order, from its description (kernel-semantics.md 3.1). */
+/* Huang Ying's order, as the 2018 patch that copies the target sub-page last describes it. */
 static void walk_target_last(unsigned int n, unsigned int nr, subpages_fn fn, void *arg)
 {
 	unsigned int base, l, i;

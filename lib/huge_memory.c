@@ -317,6 +317,9 @@ void split_huge_pmd_locked(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t haddr)
 	} else {
 		struct mmp_page *head = pfn_to_page(s->phys, pfn);
 
+		/* The PMD's dirty bit is the folio's now (folio_set_dirty), as well as each PTE's. */
+		if (f & MMP_E_DIRTY)
+			page_flag_set(head, PG_dirty);
 		/* One set_ptes over the empty deposited table: arm64 maps it as contpte blocks. */
 		set_ptes(s, haddr, ptes, mk_entry(s, pfn, f, MMP_PTE), HPAGE_PMD_NR);
 		folio_add_rmap_ptes(s, head, head, HPAGE_PMD_NR);

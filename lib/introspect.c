@@ -422,9 +422,18 @@ MMP_EXPORT int mmp_space_pagemap(struct mmp_space *s, uint64_t addr, unsigned in
 /* ---- one VMA, as smaps sums it -------------------------------------------------------- */
 
 /* smaps_account() for @pg's pages: their mapcount decides shared or private, and the Pss share. */
+/* Pss is summed in fixed point, as smaps does, so that shares of a third do not round away. */
+#define PSS_SHIFT	12
+
+struct smaps_sums {
+	struct mmp_vma_info *v;
+	uint64_t pss, pss_dirty;	/* bytes << PSS_SHIFT */
+};
+
 static int smaps_page(struct mmp_space *s, const struct introspect_page *pg, void *arg)
 {
-	struct mmp_vma_info *v = arg;
+	struct smaps_sums *sums = arg;
+	struct mmp_vma_info *v = sums->v;
 	uint64_t bytes = (uint64_t)pg->nr << PAGE_SHIFT;
 	bool dirty, young;
 
@@ -459,9 +468,9 @@ static int smaps_page(struct mmp_space *s, const struct introspect_page *pg, voi
 
 		if (mc < 1)
 			mc = 1;
-		v->pss += PAGE_SIZE / (uint64_t)mc;
+		sums->pss += (PAGE_SIZE << PSS_SHIFT) / (uint64_t)mc;
 		if (dirty)
-			v->pss_dirty += PAGE_SIZE / (uint64_t)mc;
+			sums->pss_dirty += (PAGE_SIZE << PSS_SHIFT) / (uint64_t)mc;
 		if (mc >= 2)
 			*(dirty ? &v->shared_dirty : &v->shared_clean) += PAGE_SIZE;
 		else
@@ -507,6 +516,8 @@ static uint32_t thp_smaps_orders(struct mmp_space *s, struct mmp_vma *vma)
 
 void introspect_vma(struct mmp_space *s, struct mmp_vma *vma, struct mmp_vma_info *v)
 {
+	struct smaps_sums sums = { .v = v };
+
 	memset(v, 0, sizeof(*v));
 	v->start = vma->start;
 	v->end = vma->end;
@@ -521,7 +532,9 @@ void introspect_vma(struct mmp_space *s, struct mmp_vma *vma, struct mmp_vma_inf
 		v->file_id = vma->vm_file->id;
 	}
 	v->thp_orders = thp_smaps_orders(s, vma);
-	introspect_walk(s, vma->start, vma->end, smaps_page, v);
+	introspect_walk(s, vma->start, vma->end, smaps_page, &sums);
+	v->pss = sums.pss >> PSS_SHIFT;
+	v->pss_dirty = sums.pss_dirty >> PSS_SHIFT;
 }
 
 MMP_EXPORT int mmp_space_vma_info_sized(struct mmp_space *s, uint64_t addr,

@@ -246,6 +246,7 @@ static void tlb_remove_table_sync_one(struct mmp_space *s)
 	if (READ_ONCE(s->debug[MMP_DEBUG_SKIP_COLLAPSE_SYNC]))
 		return;	/* fault injection: test_collapse_stress must notice */
 	count_inc(s, MMP_C_TABLE_SYNC_ONE);
+	debug_point(s, MMP_DEBUG_GRACE_PERIOD);
 	synchronize_rcu();
 }
 
@@ -463,6 +464,7 @@ static enum scan_result collapse_pmd_range(struct mmp_space *s, uint64_t haddr)
 	mmap_read_unlock(s);
 	if (result != SCAN_SUCCEED)
 		return result;
+	debug_point(s, MMP_DEBUG_COLLAPSE_SCANNED);
 	return collapse_huge_page(s, haddr, unmapped);
 }
 

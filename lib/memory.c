@@ -573,8 +573,10 @@ static int handle_mm_fault_unlocked(struct mmp_space *s, uint64_t addr, unsigned
 	int ret = -EFAULT;
 
 	rcu_read_lock();
-	if (vma_tree_lookup_rcu(&s->vmas, addr, &vma) && vma && vma_access_ok(vma, flags))
+	if (vma_tree_lookup_rcu(&s->vmas, addr, &vma) && vma && vma_access_ok(vma, flags)) {
+		debug_point(s, MMP_DEBUG_FAULT_VMA);
 		ret = __handle_mm_fault(s, vma, addr, flags);
+	}
 	rcu_read_unlock();
 	return ret;
 }
@@ -673,6 +675,7 @@ static int do_user_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
 				count_inc(s, MMP_C_FAULT_SIGSEGV);
 				return -EFAULT;
 			}
+			debug_point(s, MMP_DEBUG_FAULT_VMA);
 			ret = __handle_mm_fault(s, vma, addr, flags | FAULT_FLAG_VMA_LOCK);
 			vma_end_read(vma);
 			if (ret != VM_FAULT_RETRY) {

@@ -2,8 +2,8 @@
 /*
  * Core mm, gathered: what the core's files and the tests include (the kernel's
  * linux/mm.h). Each concept has its own header; this one only brings them
- * together. Arch code includes arch_api.h instead, the simulated hardware
- * hw/hw.h.
+ * together. Arch code includes arch_api.h instead; the simulated hardware has
+ * its own, hw/cpu.h.
  */
 #ifndef MMP_MM_H
 #define MMP_MM_H

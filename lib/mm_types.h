@@ -311,6 +311,8 @@ struct mmp_space {
 	/* IPIs now waiting for a CPU to turn IRQs back on (atomic; tests watch it). */
 	unsigned int ipi_waiting;
 	long debug[MMP_NR_DEBUG_OPTS];	/* fault injection for tests (debug.h) */
+	mmp_debug_hook_fn debug_hook;	/* atomic: debug points for tests (debug.h) */
+	void *debug_hook_arg;
 	struct mmp_huge_trace *huge_trace;	/* tests: the sub-page order of huge copies */
 	/* Bit o: order o is enabled always / in MADV_HUGEPAGE VMAs (the sysfs enabled files). */
 	uint32_t thp_orders_always;
@@ -321,6 +323,15 @@ struct mmp_space {
 	/* Per-order mTHP events, as the kernel's mthp_stats (lib/mthp_stat.h): atomic. */
 	uint64_t mthp_stat[MMP_NR_MTHP_STAT_EVENTS][HPAGE_PMD_ORDER + 1];
 };
+
+/* A debug point (debug.h): a test's hook may hold this thread here; else a load and a branch. */
+static __always_inline void debug_point(struct mmp_space *s, enum mmp_debug_point point)
+{
+	mmp_debug_hook_fn fn = __atomic_load_n(&s->debug_hook, __ATOMIC_ACQUIRE);
+
+	if (unlikely(fn))
+		fn(s, point, s->debug_hook_arg);
+}
 
 /* Does the MMU of @s set accessed and dirty itself, as its back end declares? */
 static __always_inline bool space_hw_ad(const struct mmp_space *s)

@@ -73,10 +73,14 @@ static inline void vma_start_write(struct mmp_space *s, struct mmp_vma *vma)
 
 	if (vma->vm_lock_seq == s->mm_lock_seq)
 		return;
-	while (!__atomic_compare_exchange_n(&vma->vm_refcnt, &zero, VMA_LOCK_WRITER, false,
-					    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-		zero = 0;
-		sched_yield();
+	if (!__atomic_compare_exchange_n(&vma->vm_refcnt, &zero, VMA_LOCK_WRITER, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		debug_point(s, MMP_DEBUG_VMA_WRITE_WAIT);
+		do {
+			zero = 0;
+			sched_yield();
+		} while (!__atomic_compare_exchange_n(&vma->vm_refcnt, &zero, VMA_LOCK_WRITER,
+						      false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
 	}
 	__atomic_store_n(&vma->vm_lock_seq, s->mm_lock_seq, __ATOMIC_RELAXED);
 	__atomic_store_n(&vma->vm_refcnt, 0, __ATOMIC_RELEASE);

@@ -212,6 +212,7 @@ static void tlb_remove_table_one_rcu(struct rcu_head *head)
 static void table_free_sync(struct mmp_space *s, uint32_t pfn)
 {
 	count_inc(s, MMP_C_RCU_SYNC);
+	debug_point(s, MMP_DEBUG_GRACE_PERIOD);
 	synchronize_rcu();
 	pgtable_release(s, pfn, MMP_C_PGTABLE_FREE_SYNC);
 }

@@ -344,6 +344,17 @@ int mmp_debug_set(struct mmp_space *s, enum mmp_debug_opt opt, long value)
 	return 0;
 }
 
+int mmp_debug_set_hook(struct mmp_space *s, mmp_debug_hook_fn fn, void *arg)
+{
+	if (!s)
+		return -EINVAL;
+	/* The argument first: a thread that sees the hook sees its argument. */
+	__atomic_store_n(&s->debug_hook, NULL, __ATOMIC_RELEASE);
+	s->debug_hook_arg = arg;
+	__atomic_store_n(&s->debug_hook, fn, __ATOMIC_RELEASE);
+	return 0;
+}
+
 int mmp_debug_get(struct mmp_space *s, enum mmp_debug_opt opt, long *value)
 {
 	if (!s || !value || (unsigned int)opt >= MMP_NR_DEBUG_OPTS)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # ABI check of the built libmmprim.so against the baseline of its soname,
-# abi/libmmprim.so.N.abi (libabigail's abidw/abidiff, Debian's abigail-tools),
+# abi/libmmprim.so.<N>.abi (libabigail's abidw/abidiff, Debian's abigail-tools),
 # and of the exported symbols against the public headers.
 #   scripts/abi-check.sh BUILD_DIR            check (exit 1 on a break)
 #   scripts/abi-check.sh BUILD_DIR --update   rewrite the baseline: a deliberate

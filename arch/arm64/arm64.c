@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * arm64, 4 KiB granule, 4 levels (48-bit VA; arm64-va39 in va39.c shares all of
- * this file with three levels). The format is the architecture's: VALID,
- * AP[1] (user), AP[2] (read-only), AF, DBM as the kernel's PTE_WRITE, CONT,
- * PXN/UXN, and the kernel's software bits (dirty 55, special 56; PROT_NONE is
- * nG without VALID, PTE_PRESENT_INVALID).
+ * arm64, 4 KiB granule, 4 levels, 48-bit VA. arm64-va39 (va39.c) is the same
+ * family with three levels: the format, contpte and the MMU model described
+ * here are both's (family.h). The format is the architecture's: VALID, AP[1]
+ * (user), AP[2] (read-only), AF, DBM as the kernel's PTE_WRITE, CONT, PXN/UXN,
+ * and the kernel's software bits (dirty 55, special 56; PROT_NONE is nG
+ * without VALID, PTE_PRESENT_INVALID).
  * Dirty is either software dirty or "hardware dirty": DBM set with AP[2]
  * clear. There is no soft-dirty bit (arm64 does not select HAVE_ARCH_SOFT_DIRTY).
  *

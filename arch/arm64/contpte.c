@@ -12,7 +12,6 @@
  */
 #include "../shared/cont_block.h"
 #include "family.h"
-#include "release.h"
 
 static inline mmp_pte_t *contpte_align_down(mmp_pte_t *ptep)
 {

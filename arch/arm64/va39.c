@@ -3,7 +3,7 @@
  * arm64, 4 KiB granule, 39-bit VA (CONFIG_ARM64_VA_BITS_39, common on Android
  * and embedded kernels): three levels, the PUD folded into the PGD, whose
  * 1 GiB entries may be level 1 blocks. 512 GiB of user space. Format, contpte
- * and the MMU are arm64's (pgtable.h).
+ * and the MMU are arm64's (family.h).
  */
 #include "family.h"
 

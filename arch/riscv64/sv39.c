@@ -2,7 +2,7 @@
 /*
  * RISC-V Sv39: three levels, the PUD folded into the PGD, 256 GiB of user
  * space (half the 39-bit space, TASK_SIZE_64). Format, Svnapot and the
- * walker are riscv64's (pgtable.h).
+ * walker are riscv64's (family.h).
  */
 #include "family.h"
 

@@ -3,7 +3,7 @@
  * RISC-V Sv57: five levels, 64 PiB of user space (half the 57-bit space).
  * Like the kernel (DEFAULT_MAP_WINDOW is the Sv48 size), the stack and mmap
  * stay below 47 bits unless a hint lies above; MAP_FIXED may use it all.
- * Format, Svnapot and the walker are riscv64's (pgtable.h).
+ * Format, Svnapot and the walker are riscv64's (family.h).
  */
 #include "family.h"
 

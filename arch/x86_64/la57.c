@@ -5,7 +5,7 @@
  * DEFAULT_MAP_WINDOW), the stack and mmap stay below 47 bits unless a hint
  * lies above that window: old programs that keep tags in the high pointer
  * bits keep working. MAP_FIXED may use the whole space. Format and MMU are
- * x86-64's (pgtable.h).
+ * x86-64's (family.h).
  */
 #include "family.h"
 

@@ -84,6 +84,20 @@ void bench_median_ci(const double *v, size_t n, double *med, double *lo, double 
 	free(s);
 }
 
+/* Add BENCH_WINDOW_SPREAD to each half-width of @ci, in quadrature and on a log scale. */
+static void widen_by_window_spread(struct bench_ci *ci)
+{
+	const double s = log1p(BENCH_WINDOW_SPREAD);
+	double below, above;
+
+	if (!(ci->ratio > 0) || !(ci->lo > 0) || !(ci->hi > 0))
+		return;
+	below = log(ci->ratio / ci->lo);
+	above = log(ci->hi / ci->ratio);
+	ci->lo = ci->ratio * exp(-sqrt(below * below + s * s));
+	ci->hi = ci->ratio * exp(sqrt(above * above + s * s));
+}
+
 void bench_ratio_ci(const double *base, const double *opt, size_t n, struct bench_ci *ci)
 {
 	double *r = malloc((n ? n : 1) * sizeof(*r));
@@ -93,6 +107,7 @@ void bench_ratio_ci(const double *base, const double *opt, size_t n, struct benc
 	for (size_t i = 0; i < n; i++)
 		r[i] = base[i] / opt[i];
 	bench_median_ci(r, n, &ci->ratio, &ci->lo, &ci->hi);
+	widen_by_window_spread(ci);
 	ci->samples = n;
 	free(r);
 }
@@ -192,6 +207,7 @@ void bench_block_pct_ratio_ci(const struct bench_blocks *base, const struct benc
 	qsort(ratio, BENCH_BLOCK_BOOTSTRAP, sizeof(*ratio), cmp_double);
 	ci->lo = ratio[(size_t)(0.025 * BENCH_BLOCK_BOOTSTRAP)];
 	ci->hi = ratio[(size_t)(0.975 * BENCH_BLOCK_BOOTSTRAP) - 1];
+	widen_by_window_spread(ci);
 	free(buf[0]);
 	free(buf[1]);
 	free(ratio);
@@ -267,14 +283,12 @@ const char *bench_ci_str(const struct bench_ci *ci, char *buf, size_t len)
 	return buf;
 }
 
-void bench_pairs_init(struct bench_pairs *p, size_t min, size_t max, double budget_s,
-		      double threshold)
+void bench_pairs_init(struct bench_pairs *p, size_t min, size_t max, double budget_s)
 {
 	memset(p, 0, sizeof(*p));
 	p->min = min < BENCH_MIN_SAMPLES ? BENCH_MIN_SAMPLES : min;
 	p->max = max < p->min ? p->min : max;
 	p->budget = budget_s;
-	p->threshold = threshold;
 	p->t0 = bench_now();
 }
 
@@ -307,8 +321,6 @@ bool bench_pairs_more(const struct bench_pairs *p)
 	if (p->n >= p->max || bench_now() - p->t0 >= p->budget)
 		return false;
 	bench_pairs_ci(p, &ci);
-	if (p->threshold > 0 && ci.lo < p->threshold && ci.hi >= p->threshold)
-		return true;
 	return ci.hi - ci.lo > BENCH_WIDTH * ci.ratio;
 }
 

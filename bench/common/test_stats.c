@@ -2,7 +2,8 @@
 /*
  * stats.c: the intervals and verdicts the seeds decide with. Intervals
  * must contain their point estimate, repeat for the same samples, narrow with
- * more samples; verdicts must never decide from fewer than 10 samples a side.
+ * more samples down to the spread between windows of time; sampling stops on
+ * the width alone; verdicts must never decide from fewer than 10 samples a side.
  * And calib.c's cache classes: strictly increasing, merged when the
  * noise cannot tell two levels apart.
  */
@@ -60,7 +61,45 @@ static void check_paired(void)
 	       wide.hi - wide.lo);
 
 	bench_ratio_ci(base, opt, 1, &a);
-	tap_ok(a.lo == a.ratio && a.hi == a.ratio, "one pair: a point");
+	tap_ok(fabs(a.lo * (1 + BENCH_WINDOW_SPREAD) - a.ratio) < 1e-9 &&
+	       fabs(a.ratio * (1 + BENCH_WINDOW_SPREAD) - a.hi) < 1e-9,
+	       "one pair: the spread between windows alone");
+
+	/* No noise in the window: the interval is the spread between windows, too wide for 1%. */
+	for (int i = 0; i < 200; i++) {
+		base[i] = 1.34;
+		opt[i] = 1.0;
+	}
+	bench_ratio_ci(base, opt, 200, &a);
+	tap_ok(fabs(a.lo * (1 + BENCH_WINDOW_SPREAD) - 1.34) < 1e-9 &&
+	       fabs(1.34 * (1 + BENCH_WINDOW_SPREAD) - a.hi) < 1e-9,
+	       "identical pairs: 1.34 widened by the spread between windows ([%.3f, %.3f])",
+	       a.lo, a.hi);
+	tap_eq(bench_verdict_at_least(&a, 1.35), BENCH_INCONCLUSIVE,
+	       "a claim within that spread is inconclusive");
+}
+
+/*
+ * The stop does not look at any claim: samples from a ratio that sits on a
+ * claim stop as they would for any other claim, so no claim can be decided by
+ * choosing when to stop.
+ */
+static void check_stopping(void)
+{
+	struct bench_pairs p;
+	struct bench_ci ci;
+	double base[60], opt[60];
+
+	pairs(base, opt, 60, 1.35, 0.2);
+	bench_pairs_init(&p, 0, 60, 1e9);
+	tap_eq(p.min, BENCH_MIN_SAMPLES, "at least %d pairs", BENCH_MIN_SAMPLES);
+	for (int i = 0; i < 60 && bench_pairs_more(&p); i++)
+		if (bench_pairs_add(&p, base[i], opt[i]))
+			break;
+	bench_pairs_ci(&p, &ci);
+	tap_ok(p.n == p.max || ci.hi - ci.lo <= BENCH_WIDTH * ci.ratio,
+	       "stopped at %zu pairs: at the maximum or once the interval was narrow", p.n);
+	bench_pairs_free(&p);
 }
 
 static void check_verdicts(void)
@@ -226,6 +265,7 @@ static void check_calibration(void)
 int main(void)
 {
 	check_paired();
+	check_stopping();
 	check_verdicts();
 	check_blocks();
 	check_median_ci();

@@ -173,7 +173,7 @@ static int acs_processes(const struct mmp_seed_opts *opts, const char *arch,
 
 	for (int o = 0; o < MMP_NR_HUGE_ORDERS; o++)
 		bench_pairs_init(&pairs[o], opts->quick ? ACS_RUNS_QUICK : ACS_RUNS, ACS_MAX_RUNS,
-				 budget, 0);
+				 budget);
 	/* The parent's memory, each child's copy of its region, tables; in 4 MiB blocks. */
 	phys_bytes = (2 * region * n + 16 * BENCH_MIB + 4 * BENCH_MIB - 1) & ~(4 * BENCH_MIB - 1);
 	err = bench_phys_create_warm(phys_bytes, &phys);

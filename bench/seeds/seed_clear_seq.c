@@ -164,7 +164,7 @@ static int clear_seq_arch(const struct mmp_seed_opts *opts, const char *arch)
 		claim.published = "no change (Icelake-X, N1)";
 	}
 	bench_pairs_init(&pairs, CS_MIN_PAIRS, CS_MAX_PAIRS,
-			 opts->quick ? CS_BUDGET_QUICK : CS_BUDGET, cpu.zen ? CS_ZEN_RATIO : 0);
+			 opts->quick ? CS_BUDGET_QUICK : CS_BUDGET);
 	/* One mapping at a time; tables and the allocator's slack beside it. */
 	err = bench_env_create(&env, NULL, bytes + 32 * BENCH_MIB, arch, BENCH_THP(MMP_PMD_ORDER));
 	if (err)

@@ -120,8 +120,8 @@ static int file_reclaim_arch(const struct mmp_seed_opts *opts, const char *arch)
 	bool arm64 = !strncmp(arch, "arm64", 5);
 	int err;
 
-	bench_pairs_init(&pairs, FR_MIN_RUNS, FR_MAX_RUNS, opts->quick ? FR_BUDGET_QUICK : FR_BUDGET,
-			 0);
+	bench_pairs_init(&pairs, FR_MIN_RUNS, FR_MAX_RUNS,
+			 opts->quick ? FR_BUDGET_QUICK : FR_BUDGET);
 	err = bench_phys_create_warm(2 * bytes + 64 * BENCH_MIB, &phys);
 	if (err)
 		goto out_pairs;

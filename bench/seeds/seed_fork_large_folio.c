@@ -285,9 +285,8 @@ static int flf_case_run(const struct mmp_seed_opts *opts, const char *arch,
 	int err = 0;
 
 	memset(side, 0, sizeof(side));
-	bench_pairs_init(&pairs[FLF_FORK], 0, FLF_MAX_PAIRS, budget, c->fork.at_least);
-	bench_pairs_init(&pairs[FLF_EXIT], 0, FLF_MAX_PAIRS, budget, 0);
-	bench_pairs_init(&pairs[FLF_MUNMAP], 0, FLF_MAX_PAIRS, budget, c->munmap.at_least);
+	for (int op = 0; op < FLF_NR_OPS; op++)
+		bench_pairs_init(&pairs[op], 0, FLF_MAX_PAIRS, budget);
 	/* Neither path needs a CPU: populate, fork and munmap are calls on the space. */
 	for (int v = 0; v < 2 && !err; v++) {
 		err = bench_env_create(&side[v].env, phys, 0, arch,

@@ -200,8 +200,7 @@ static int lf_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 	int err = 0, iters;
 
 	memset(side, 0, sizeof(side));
-	bench_pairs_init(&pairs, counted, LF_MAX_ITERS, opts->quick ? LF_BUDGET_QUICK : LF_BUDGET,
-			 c->redirty == LF_ALL ? SEED_TARGET : 0);
+	bench_pairs_init(&pairs, counted, LF_MAX_ITERS, opts->quick ? LF_BUDGET_QUICK : LF_BUDGET);
 	for (int v = 0; v < 2 && !err; v++) {
 		side[v].stable = true;
 		err = bench_env_create(&side[v].env, phys, 0, arch, 0);

@@ -209,7 +209,7 @@ static int mb_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 
 	memset(side, 0, sizeof(side));
 	bench_pairs_init(&pairs, BENCH_MIN_SAMPLES, MB_MAX_PAIRS,
-			 opts->quick ? MB_BUDGET_QUICK : MB_BUDGET, c->target);
+			 opts->quick ? MB_BUDGET_QUICK : MB_BUDGET);
 	err = mb_side_setup(&side[0], phys, arch, c, c->base_rel, bytes);
 	if (!err)
 		err = mb_side_setup(&side[1], phys, arch, c, c->opt_rel, bytes);

@@ -120,9 +120,8 @@ static int mr_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 	int err = 0;
 
 	memset(side, 0, sizeof(side));
-	bench_pairs_init(&loop, MR_SLICES, MR_MAX_SLICES, 0, 0);
-	bench_pairs_init(&mr, MR_SLICES, MR_MAX_SLICES, opts->quick ? MR_BUDGET_QUICK : MR_BUDGET,
-			 0);
+	bench_pairs_init(&loop, MR_SLICES, MR_MAX_SLICES, 0);
+	bench_pairs_init(&mr, MR_SLICES, MR_MAX_SLICES, opts->quick ? MR_BUDGET_QUICK : MR_BUDGET);
 	for (int v = 0; v < 2 && !err; v++) {
 		err = bench_env_create(&side[v].env, phys, 0, arch, c->thp);
 		if (!err)

@@ -63,8 +63,8 @@ static int page_fault_arch(const struct mmp_seed_opts *opts, const char *arch)
 	char extra[512];
 	int err;
 
-	bench_pairs_init(&pairs, PF_MIN_RUNS, PF_MAX_RUNS, opts->quick ? PF_BUDGET_QUICK : PF_BUDGET,
-			 0);
+	bench_pairs_init(&pairs, PF_MIN_RUNS, PF_MAX_RUNS,
+			 opts->quick ? PF_BUDGET_QUICK : PF_BUDGET);
 	/* Room for one mapping at a time plus its tables, whatever the folio size. */
 	err = bench_phys_create_warm(2 * bytes, &phys);
 	if (err)

@@ -181,7 +181,7 @@ static int pm_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 	for (unsigned int i = 0; i < ranges; i++)
 		vec[i] = (struct mmp_iovec){ PM_ADDR + (uint64_t)i * PM_REGION, PM_REGION };
 	bench_pairs_init(&pairs, BENCH_MIN_SAMPLES, PM_MAX_PAIRS,
-			 opts->quick ? PM_BUDGET_QUICK : PM_BUDGET, x86 ? c->target : 0);
+			 opts->quick ? PM_BUDGET_QUICK : PM_BUDGET);
 	for (int v = 0; v < 2 && !err; v++) {
 		uint64_t addr;
 

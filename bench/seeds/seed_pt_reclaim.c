@@ -117,7 +117,7 @@ static int ptr_case(const struct mmp_seed_opts *opts, const char *arch, struct m
 
 	memset(side, 0, sizeof(side));
 	/* Every slice a pair: the loop's length, not a budget, sets the samples. */
-	bench_pairs_init(&pairs, 0, bytes / slice, 1e9, 0);
+	bench_pairs_init(&pairs, 0, bytes / slice, 1e9);
 	for (int v = 0; v < 2 && !err; v++) {
 		err = mmp_space_create(phys, &cfg, &side[v].space);
 		if (!err)

@@ -179,6 +179,8 @@ static void test_opts(struct env *e)
 	       "%s: debug_set: BROKEN_TABLE_FREE 2", e->arch);
 	tap_eq(mmp_debug_set(e->s, MMP_NR_DEBUG_OPTS, 0), -EINVAL,
 	       "%s: debug_set: opt MMP_NR_DEBUG_OPTS", e->arch);
+	tap_eq(mmp_debug_set_hook(NULL, NULL, NULL), -EINVAL, "%s: debug_set_hook: NULL space",
+	       e->arch);
 	tap_eq(mmp_space_set_opt(e->s, MMP_OPT_HUGE_ORDER, MMP_NR_HUGE_ORDERS), -EINVAL,
 	       "%s: set_opt: HUGE_ORDER MMP_NR_HUGE_ORDERS", e->arch);
 	tap_eq(mmp_space_set_opt(e->s, MMP_OPT_HUGE_ORDER, -1), -EINVAL,

@@ -228,11 +228,22 @@ static uint64_t min_flt(void)
  * child. Where mlock is refused (RLIMIT_MEMLOCK), faulting in is the best
  * that can be done.
  */
+/* Grow the stack by @bytes below here, so that locking it covers the agent's deepest calls. */
+static __attribute__((noinline)) void grow_stack(size_t bytes)
+{
+	volatile char deep[256 << 10];
+
+	for (size_t i = 0; i < sizeof(deep) && i < bytes; i += 4096)
+		deep[i] = 0;
+}
+
 static void agent_settle(void)
 {
-	FILE *f = fopen("/proc/self/maps", "r");
+	FILE *f;
 	char line[512];
 
+	grow_stack(256 << 10);
+	f = fopen("/proc/self/maps", "r");
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
@@ -243,8 +254,12 @@ static void agent_settle(void)
 			continue;
 		if (end > KD_WIN_BASE - (2ULL << 20) && start < KD_THREAD_BASE + (64ULL << 20))
 			continue;	/* the window and what lies around it */
+		/*
+		 * Not the special mappings, nor reservations far larger than the
+		 * agent's working set (a sanitizer's shadow, the simulated phys).
+		 */
 		if (perms[0] != 'r' || !strcmp(name, "[vvar]") || !strcmp(name, "[vvar_vclock]") ||
-		    !strcmp(name, "[vsyscall]"))
+		    !strcmp(name, "[vsyscall]") || end - start > (1ULL << 30))
 			continue;
 		if (mlock((void *)start, end - start))
 			madvise((void *)start, end - start,

@@ -97,6 +97,23 @@ static inline uint64_t kd_pages_touched(uint64_t addr, uint64_t len)
 
 /* ---- the kernel's view of a process (state.c) ---- */
 
+/*
+ * Under AddressSanitizer the agent's own memory moves with its every call
+ * (shadow pages, the allocator's quarantine): its status lines and faults are
+ * not the window's alone, and are not compared. smaps and pagemap, which are
+ * the window's, are.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define KD_SANITIZED	1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KD_SANITIZED	1
+#endif
+#endif
+#ifndef KD_SANITIZED
+#define KD_SANITIZED	0
+#endif
+
 /* The THP events compared: thp_fault_alloc, thp_split_pmd, thp_collapse_alloc. */
 #define KD_NR_THP_EVENTS	3
 

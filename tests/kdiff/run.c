@@ -1511,9 +1511,10 @@ static void compare_state(struct run *r, const struct kd_op *op)
 			compare_smaps(r, v, p);
 			if (!failed(r))
 				compare_pagemap(r, v, p);
-			if (!failed(r))
+			if (!failed(r) && !KD_SANITIZED)
 				compare_status(r, v, p, skip | r->status_skip[p]);
-			if (!failed(r) && p == op->proc && r->faults_comparable && !r->placed_outside)
+			if (!failed(r) && !KD_SANITIZED && p == op->proc && r->faults_comparable &&
+			    !r->placed_outside)
 				compare_faults(r, v, p, host_faults);
 		}
 		r->hlast[p] = r->hstate.status;

@@ -14,10 +14,20 @@
  * table (tlb_remove_table_sync_one) and by rechecking the page references
  * afterwards, backing out (-EAGAIN) when a pin came in between.
  *
- * Then each protection is removed in a forked child, which must see it fail
- * within its budget (exit 0), or exits 1: MMP_DEBUG_SKIP_COLLAPSE_SYNC must
- * let the walker read a freed table, MMP_DEBUG_SKIP_COLLAPSE_REFCHECK must
- * leave a pin on a page the address no longer maps.
+ * Then the window each protection closes, forced on every back end by debug
+ * hooks (lib/debug.h), with the protection and without:
+ *  - the test's own walker reads the PMD inside rcu_read_lock and holds
+ *    itself while another thread collapses the range and zaps the THP; it
+ *    goes on when the collapse starts to wait for it (MMP_DEBUG_GRACE_PERIOD)
+ *    or when collapse and zap are done. Then it reads the table: live with
+ *    tlb_remove_table_sync_one, freed under it with
+ *    MMP_DEBUG_SKIP_COLLAPSE_SYNC;
+ *  - the collapse is held after its scan (MMP_DEBUG_COLLAPSE_SCANNED) while
+ *    GUP-fast pins a page of the range, then goes on: -EAGAIN with the
+ *    reference recheck, and the pin still the mapped page; with
+ *    MMP_DEBUG_SKIP_COLLAPSE_REFCHECK the collapse copies the page and the
+ *    pin is left on a page the address no longer maps.
+ * Neither depends on timing or forks, so both run under qemu-user too.
  *
  * Duration: MMP_STRESS_SECONDS per back end (default 0.5).
  */
@@ -25,11 +35,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "mm.h"
+#include "park.h"
 #include "rcu.h"
 #include "stress.h"
 #include "util.h"
@@ -38,8 +47,7 @@
 #define RW		(MMP_PROT_READ | MMP_PROT_WRITE)
 #define BASE		0x40000000ULL
 #define NR		512
-#define BROKEN_BUDGET	6.0
-#define BROKEN_TRIES	4
+#define PINNED_PAGE	5	/* the page a forced pin takes */
 
 struct run {
 	struct mmp_phys *phys;
@@ -152,11 +160,11 @@ static void *pinner(void *arg)
 }
 
 /* The collapser, on the calling thread: fill, collapse, zap. */
-static void collapser(struct run *r, struct mmp_cpu *cpu, bool stop_on_detect)
+static void collapser(struct run *r, struct mmp_cpu *cpu)
 {
-	/* A loaded machine may starve a walker: a checked run goes on (up to 10 s) until both ran. */
+	/* A loaded machine may starve a walker: the run goes on (up to 10 s) until both ran. */
 	while (now() < r->end ||
-	       (!stop_on_detect && now() < r->end + 10 &&
+	       (now() < r->end + 10 &&
 		!(__atomic_load_n(&r->walks_live, __ATOMIC_RELAXED) &&
 		  __atomic_load_n(&r->pins_live, __ATOMIC_RELAXED)))) {
 		int err;
@@ -179,18 +187,11 @@ static void collapser(struct run *r, struct mmp_cpu *cpu, bool stop_on_detect)
 			r->eagain++;
 		else
 			r->errors++;
-		if (stop_on_detect && (__atomic_load_n(&r->freed_seen, __ATOMIC_RELAXED) ||
-				       __atomic_load_n(&r->incoherent, __ATOMIC_RELAXED)))
-			break;
 	}
 }
 
-/*
- * One run on @arch for @seconds. With @debug set (a fault injection), the
- * walkers' findings are added up as they come, so the run can stop at the
- * first one.
- */
-static void run_one(struct run *r, const char *arch, double seconds, int debug)
+/* One run on @arch for @seconds. */
+static void run_one(struct run *r, const char *arch, double seconds)
 {
 	pthread_t w, p;
 	struct mmp_cpu *cpu;
@@ -203,31 +204,10 @@ static void run_one(struct run *r, const char *arch, double seconds, int debug)
 	r->s = new_space(r->phys, arch);
 	tap_require(mmp_cpu_attach(r->s, &cpu) == 0, "%s: cpu", arch);
 	tap_require(mmp_mmap(r->s, BASE, 2 * MiB, RW, MMP_MAP_FIXED, &got) == 0, "%s: map", arch);
-	if (debug >= 0)
-		tap_require(mmp_debug_set(r->s, debug, 1) == 0, "%s: fault injection", arch);
 	r->end = now() + seconds;
 	pthread_create(&w, NULL, walker, r);
 	pthread_create(&p, NULL, pinner, r);
-	if (debug >= 0) {
-		/* Findings are only added at the walkers' end: let them report as they go. */
-		while (now() < r->end && !r->freed_seen && !r->incoherent) {
-			double slice = now() + 0.25 < r->end ? now() + 0.25 : r->end, end = r->end;
-
-			r->end = slice;
-			collapser(r, cpu, true);
-			r->end = end;
-			__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
-			pthread_join(w, NULL);
-			pthread_join(p, NULL);
-			if (r->freed_seen || r->incoherent || now() >= r->end)
-				break;
-			r->stop = 0;
-			pthread_create(&w, NULL, walker, r);
-			pthread_create(&p, NULL, pinner, r);
-		}
-		return;	/* the child exits: its state may be broken */
-	}
-	collapser(r, cpu, false);
+	collapser(r, cpu);
 	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(w, NULL);
 	pthread_join(p, NULL);
@@ -247,28 +227,154 @@ static void run_one(struct run *r, const char *arch, double seconds, int debug)
 	tap_eq(mmp_phys_destroy(r->phys), 0, "%s: nothing leaked", arch);
 }
 
-/* A child with the protection @debug removed: exit 0 once the failure it allows was seen. */
-static bool broken_detected(const char *arch, int debug)
+/* ---- the windows, forced ---------------------------------------------------------- */
+
+/* A space with BASE mapped and filled with small pages, @debug removed when @broken. */
+static struct mmp_space *held_space(struct mmp_phys **phys, const char *arch, int debug,
+				    bool broken, struct mmp_cpu **cpu, const char *what)
 {
-	for (int t = 0; t < BROKEN_TRIES; t++) {
-		pid_t pid;
-		int status = 0;
+	struct mmp_space *s;
+	uint64_t got;
+	int err = 0;
 
-		fflush(stdout);
-		pid = fork();
-		if (pid == 0) {
-			struct run r;
+	tap_require(mmp_phys_create(32 * MiB, phys) == 0, "%s: phys", what);
+	s = new_space(*phys, arch);
+	tap_require(mmp_cpu_attach(s, cpu) == 0 &&
+		    mmp_mmap(s, BASE, 2 * MiB, RW, MMP_MAP_FIXED, &got) == 0 &&
+		    mmp_debug_set(s, debug, broken) == 0, "%s: a space", what);
+	for (unsigned int i = 0; !err && i < NR; i++)
+		err = mmp_memset(*cpu, BASE + (uint64_t)i * PG, (int)(i & 0xff), 128);
+	tap_require(!err, "%s: fill the range", what);
+	return s;
+}
 
-			tap_in_child();
-			run_one(&r, arch, BROKEN_BUDGET, debug);
-			_exit(r.freed_seen || r.incoherent ? 0 : 1);
-		}
-		if (pid < 0 || waitpid(pid, &status, 0) != pid)
-			return false;
-		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-			return true;
+struct held_collapse {
+	struct mmp_space *s;
+	struct park *park;
+	int collapse, zap;
+};
+
+/* Collapse the range and zap the THP, which frees its deposit (the old table) at once. */
+static void *collapse_and_zap(void *arg)
+{
+	struct held_collapse *c = arg;
+
+	c->collapse = mmp_madvise(c->s, BASE, 2 * MiB, MMP_MADV_COLLAPSE);
+	c->zap = mmp_madvise(c->s, BASE, 2 * MiB, MMP_MADV_DONTNEED);
+	/* Done: a walker the collapse did not wait for goes on now. */
+	if (c->park)
+		park_release(c->park);
+	return NULL;
+}
+
+/*
+ * The test's walker holds a PMD's table inside rcu_read_lock while another
+ * thread collapses the range and zaps the THP, then reads the table.
+ */
+static void held_walker(const char *arch, bool broken)
+{
+	struct held_collapse c = { 0 };
+	struct mmp_phys *phys;
+	struct mmp_cpu *cpu;
+	struct park park;
+	mmp_pte_t *pmdp, *ptes;
+	uint64_t pfn;
+	bool freed;
+	pthread_t th;
+	char what[160];
+
+	snprintf(what, sizeof(what), "%s%s: a walker holds the table while the range collapses",
+		 arch, broken ? " (no tlb_remove_table_sync_one)" : "");
+	c.s = held_space(&phys, arch, MMP_DEBUG_SKIP_COLLAPSE_SYNC, broken, &cpu, what);
+	c.park = &park;
+	park_init(&park, c.s);
+	park_arm(&park, -1, PARK_AT(MMP_DEBUG_GRACE_PERIOD));
+	rcu_read_lock();	/* an RCU reader: this thread has a CPU */
+	pmdp = pmd_offset(c.s, BASE);
+	ptes = pte_table(c.s, __atomic_load_n(pmdp, __ATOMIC_ACQUIRE));
+	tap_require(ptes != NULL, "%s: a PTE table", what);
+	pfn = ((uint8_t *)ptes - c.s->phys->base) >> PAGE_SHIFT;
+	tap_require(!pthread_create(&th, NULL, collapse_and_zap, &c), "start a thread");
+	park_self(&park);
+	freed = __atomic_load_n(&ptes[7], __ATOMIC_ACQUIRE) == PT_POISON ||
+		!(__atomic_load_n(&pfn_to_page(c.s->phys, pfn)->flags, __ATOMIC_ACQUIRE) & PG_table);
+	rcu_read_unlock();
+	pthread_join(th, NULL);
+
+	tap_eq(park.timeouts, 0, "%s: the walker was let go", what);
+	tap_eq(c.collapse, 0, "%s: collapsed", what);
+	tap_eq(c.zap, 0, "%s: zapped", what);
+	if (broken) {
+		tap_ok(freed, "%s: the walker reads the table after its free", what);
+	} else {
+		tap_ok(!freed, "%s: the walker reads a live table", what);
+		tap_eq(park.waited, 1, "%s: the collapse waited for it", what);
 	}
-	return false;
+	tap_eq(mmp_space_verify(c.s), 0, "%s: verify", what);
+	park_fini(&park, c.s);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(c.s);
+	tap_eq(mmp_phys_destroy(phys), 0, "%s: nothing leaked", what);
+}
+
+static void *collapse_only(void *arg)
+{
+	struct held_collapse *c = arg;
+
+	c->collapse = mmp_madvise(c->s, BASE, 2 * MiB, MMP_MADV_COLLAPSE);
+	return NULL;
+}
+
+/*
+ * The collapse is held after its scan while GUP-fast pins a page of the
+ * range for writing; then it goes on. A device writes through the pin and
+ * the CPU reads the address: one page, or two.
+ */
+static void held_pin(const char *arch, bool broken)
+{
+	const uint64_t addr = BASE + PINNED_PAGE * PG;
+	struct held_collapse c = { 0 };
+	uint64_t pfn = 0, v = 0x5a5a5a5a00000001ULL, back = 0;
+	struct mmp_phys *phys;
+	struct mmp_cpu *cpu;
+	struct park park;
+	pthread_t th;
+	bool held;
+	int pinned;
+	char what[160];
+
+	snprintf(what, sizeof(what), "%s%s: a page pinned while the collapse is held after its scan",
+		 arch, broken ? " (no reference recheck)" : "");
+	c.s = held_space(&phys, arch, MMP_DEBUG_SKIP_COLLAPSE_REFCHECK, broken, &cpu, what);
+	park_init(&park, c.s);
+	park_arm(&park, MMP_DEBUG_COLLAPSE_SCANNED, 0);
+	tap_require(!pthread_create(&th, NULL, collapse_only, &c), "start a thread");
+	held = park_wait_parked(&park);
+	pinned = mmp_gup_fast(c.s, addr, 1, true, &pfn);
+	park_release(&park);
+	pthread_join(th, NULL);
+	if (pinned == 1) {
+		__atomic_store_n((uint64_t *)((uint8_t *)pfn_to_virt(c.s->phys, pfn) + 64), v,
+				 __ATOMIC_RELEASE);
+		tap_require(mmp_read(cpu, addr + 64, &back, sizeof(back)) == 0, "%s: read", what);
+	}
+
+	tap_ok(held && !park.timeouts, "%s: the collapse was held at the window", what);
+	tap_eq(pinned, 1, "%s: GUP-fast pinned the page", what);
+	if (broken) {
+		tap_eq(c.collapse, 0, "%s: the collapse went through", what);
+		tap_ok(back != v, "%s: the pin is on a page the address no longer maps", what);
+	} else {
+		tap_eq(c.collapse, -EAGAIN, "%s: the collapse backs out", what);
+		tap_eq(back, v, "%s: the pin is the mapped page", what);
+	}
+	if (pinned == 1)
+		mmp_unpin(c.s, &pfn, 1);
+	tap_eq(mmp_space_verify(c.s), 0, "%s: verify", what);
+	park_fini(&park, c.s);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(c.s);
+	tap_eq(mmp_phys_destroy(phys), 0, "%s: nothing leaked", what);
 }
 
 int main(int argc, char **argv)
@@ -280,14 +386,13 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for_each_arch(i, arch) {
 		printf("# back end %s\n", arch);
-		run_one(&r, arch, seconds, -1);
+		run_one(&r, arch, seconds);
 	}
-	/* Under qemu-user a forked child of a threaded process cannot start threads. */
-	if (getenv("MMPRIM_QEMU_USER"))
-		return tap_done();
-	tap_ok(broken_detected(mmp_arch_name(0), MMP_DEBUG_SKIP_COLLAPSE_SYNC),
-	       "without tlb_remove_table_sync_one a walker reads a freed table");
-	tap_ok(broken_detected(mmp_arch_name(0), MMP_DEBUG_SKIP_COLLAPSE_REFCHECK),
-	       "without the reference recheck a pin is left on a page no longer mapped");
+	for_each_arch(i, arch) {
+		for (int broken = 0; broken < 2; broken++) {
+			held_walker(arch, broken);
+			held_pin(arch, broken);
+		}
+	}
 	return tap_done();
 }

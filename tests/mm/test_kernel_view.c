@@ -14,6 +14,7 @@
  *    as asked (__get_user_pages: follow_page_mask first), so a fault-around
  *    that mapped the rest costs no more faults;
  *  - min_flt counts each fault handled, GUP's too, not those that failed;
+ *  - splitting a dirty PMD makes the folio dirty (__split_huge_pmd_locked);
  *  - MADV_PAGEOUT unmaps a shmem folio even with no swap, which keeps it in
  *    the page cache, and leaves anonymous memory mapped (add_to_swap fails
  *    before the unmap).
@@ -179,6 +180,29 @@ static void check_faults(const char *arch)
 	must(mmp_space_destroy(s) == 0, "destroy");
 }
 
+static void check_split_dirties(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_addr_info q;
+	struct mmp_cpu *cpu;
+	uint64_t a;
+
+	must(mmp_cpu_attach(s, &cpu) == 0, "attach");
+	a = map_pmd_aligned(s, MMP_PMD_SIZE);
+	must(mmp_madvise(s, a, MMP_PMD_SIZE, MMP_MADV_HUGEPAGE) == 0, "MADV_HUGEPAGE");
+	must(mmp_memset(cpu, a, 1, PG) == 0, "write");
+	must(mmp_space_query(s, a, &q) == 0 && q.leaf_level == 1, "a THP");
+	tap_ok(!(q.folio_flags & MMP_FOLIO_DIRTY), "%s: a THP written through its PMD: the PMD is "
+	       "dirty, the folio not yet", arch);
+	/* mprotect of one page splits the PMD. */
+	must(mmp_mprotect(s, a + PG, PG, MMP_PROT_READ) == 0, "mprotect");
+	must(mmp_space_query(s, a + 2 * PG, &q) == 0 && q.leaf_level == 0, "split");
+	tap_ok(q.folio_flags & MMP_FOLIO_DIRTY, "%s: splitting the dirty PMD dirtied the folio", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: split: verify", arch);
+	must(mmp_cpu_detach(cpu) == 0, "detach");
+	must(mmp_space_destroy(s) == 0, "destroy");
+}
+
 static void check_pageout(const char *arch)
 {
 	struct mmp_space *s = new_space(phys, arch);
@@ -221,6 +245,7 @@ int main(void)
 		check_shared_write_dirties(arch);
 		check_sigbus_leaves_no_table(arch);
 		check_faults(arch);
+		check_split_dirties(arch);
 		check_pageout(arch);
 	}
 	tap_eq(mmp_phys_destroy(phys), 0, "phys destroyed");
