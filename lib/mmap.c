@@ -36,24 +36,32 @@ int do_munmap(struct mmp_space *s, uint64_t start, uint64_t end)
 
 /*
  * What maps @addr, as __get_user_pages' follow_page_mask finds it: 0 when
- * nothing does, or the leaf's flags, with MMP_E_LEAF for a huge PMD. Under
- * the mmap read lock.
+ * nothing does, or the leaf's flags, with MMP_E_LEAF for a huge PMD. A page
+ * found writable for a @write populate is touched as FOLL_TOUCH does: its
+ * folio dirtied unless the entry is. Under the mmap read lock.
  */
-static unsigned int populate_follow(struct mmp_space *s, uint64_t addr)
+static unsigned int populate_follow(struct mmp_space *s, uint64_t addr, bool write)
 {
-	mmp_pte_t *pmdp = pmd_offset(s, addr), *ptes, pmd;
-	unsigned int f = 0;
+	mmp_pte_t *pmdp = pmd_offset(s, addr), *ptes, pmd, e = 0;
+	enum mmp_level level = MMP_PMD;
+	unsigned int f;
 
 	if (!pmdp || !(pmd = READ_ONCE(*pmdp)))
 		return 0;
-	if (entry_test(s, pmd, MMP_PMD, MMP_E_LEAF))
-		return entry_flags(s, pmd, MMP_PMD) | MMP_E_LEAF;
 	rcu_read_lock();
-	ptes = pte_table(s, pmd);
-	if (ptes)
-		f = entry_flags(s, READ_ONCE(ptes[level_index(addr, MMP_PTE)]), MMP_PTE);
+	if (entry_test(s, pmd, MMP_PMD, MMP_E_LEAF)) {
+		e = pmd;
+	} else if ((ptes = pte_table(s, pmd))) {
+		e = READ_ONCE(ptes[level_index(addr, MMP_PTE)]);
+		level = MMP_PTE;
+	}
+	f = e ? entry_flags(s, e, level) : 0;
+	if (write && (f & MMP_E_PRESENT) && (f & MMP_E_WRITE) && !(f & (MMP_E_DIRTY | MMP_E_SPECIAL)))
+		page_flag_set(pfn_to_page(s->phys, folio_pfn(s->phys, entry_pfn(s, e, level))),
+			      PG_dirty);
 	rcu_read_unlock();
-	return f & ~MMP_E_LEAF;
+	/* MMP_E_LEAF only for a huge PMD. */
+	return level == MMP_PMD && e ? f | MMP_E_LEAF : f & ~MMP_E_LEAF;
 }
 
 /*
@@ -70,14 +78,14 @@ int populate_range(struct mmp_space *s, uint64_t start, uint64_t end, bool write
 		int err;
 
 		mmap_read_lock(s);
-		f = populate_follow(s, addr);
+		f = populate_follow(s, addr, write);
 		mmap_read_unlock(s);
 		if (!(f & MMP_E_PRESENT) || (write && !(f & MMP_E_WRITE))) {
 			err = handle_mm_fault(s, addr, write ? FAULT_FLAG_WRITE : 0);
 			if (err)
 				return err;
 			mmap_read_lock(s);
-			f = populate_follow(s, addr);
+			f = populate_follow(s, addr, false);
 			mmap_read_unlock(s);
 		}
 		/* A huge PMD covers the rest of its range. */

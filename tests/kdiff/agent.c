@@ -364,18 +364,15 @@ static void agent_loop(int fd, int lifeline, int *slot_fds)
 			}
 			break;
 		case CMD_TOUCH:
-			/* Fault each page in as a GUP pin would: rewrite a byte (write) or read it. */
-			rep.ret = len;
-			for (uint64_t i = 0; i < len; i++) {
-				volatile uint8_t *pg = (volatile uint8_t *)(m.op.addr + i * KD_PAGE);
-				uint8_t b;
-
-				if (!guarded_copy(&b, (const void *)pg, 1) ||
-				    (m.op.flags && !guarded_copy((void *)pg, &b, 1))) {
-					rep.ret = -EFAULT;
-					break;
-				}
-			}
+			/*
+			 * Fault the pages in as GUP does for a pin: MADV_POPULATE_WRITE
+			 * (FOLL_WRITE, breaking COW, checking the VMA's permission before
+			 * any fault) or _READ. Only unsharing a page a read pin needs
+			 * (FOLL_PIN) is beyond it.
+			 */
+			rep.ret = syscall(SYS_madvise, m.op.addr, len * KD_PAGE,
+					  m.op.flags ? 23 /* MADV_POPULATE_WRITE */ :
+						       22 /* MADV_POPULATE_READ */) ? -EFAULT : (int64_t)len;
 			break;
 		case CMD_STATE:
 			rep.ret = agent_state((struct kd_state *)agent_buf);

@@ -43,7 +43,7 @@ enum kd_kind {
 	KD_EXIT,	/* proc exits */
 	KD_RECLAIM,	/* library only: mmp_reclaim (the host under memory pressure) */
 	KD_SETOPT,	/* library only: variant v sets switch flags to value len */
-	KD_PIN,		/* GUP pin of len pages at addr for writing; the host faults them in */
+	KD_PIN,		/* GUP pin of len pages at addr (for writing: flags); the host populates them */
 	KD_UNPIN,	/* library only: drop the oldest pin of proc */
 	KD_CHECK,	/* read every page of the window and compare */
 	KD_MMAP_FILE,	/* addr, len, prot, flags (MMP_MAP_*), file proc2, offset addr2 */

@@ -95,6 +95,11 @@ static void check_shared_write_dirties(const char *arch)
 	tap_ok(v.private_dirty == PG && v.private_clean == PG, "%s: smaps Private_Dirty %llu, "
 	       "Private_Clean %llu", arch, (unsigned long long)v.private_dirty,
 	       (unsigned long long)v.private_clean);
+	/* A write populate of the page read dirties it too (a fault, or FOLL_TOUCH's set_page_dirty). */
+	must(mmp_madvise(s, a + PG, PG, MMP_MADV_POPULATE_WRITE) == 0, "populate write");
+	must(mmp_space_query(s, a + PG, &q) == 0, "query");
+	tap_ok(q.folio_flags & MMP_FOLIO_DIRTY, "%s: MADV_POPULATE_WRITE dirties a page it finds",
+	       arch);
 	must(mmp_munmap(s, a, 4 * PG) == 0, "munmap");
 	must(mmp_file_destroy(f) == 0, "memfd destroy");
 	must(mmp_cpu_detach(cpu) == 0, "detach");
