@@ -324,18 +324,30 @@ static void lazy_set(struct run *r, int p, uint64_t addr, uint64_t len, uint8_t 
 			break;
 }
 
-/* MADV_FREE: pages of droppable mappings stay droppable. */
+/*
+ * MADV_FREE: pages of droppable mappings stay droppable. A page another
+ * process maps too (fork) is lazy there as well: the host may make a folio
+ * lazyfree whoever else maps it, and reclaim then drops it from all.
+ */
 static void lazy_mark_free(struct run *r, int p, uint64_t addr, uint64_t len)
 {
 	for (uint64_t a = addr; a < addr + len && a >= addr; a += KD_PAGE) {
+		struct mmp_addr_info mine, theirs;
 		struct mmp_vma *vma;
 
 		if (a >= KD_WIN_END)
 			break;
 		/* Only anonymous private memory becomes lazyfree. */
 		vma = in_window(a) ? find_vma(r->v[0].sp[p], a) : NULL;
-		if (vma && vma_is_anonymous(vma) && *lazy_at(r, p, a) == DATA)
-			*lazy_at(r, p, a) = LAZYFREE;
+		if (!vma || !vma_is_anonymous(vma) || vma->start > a || *lazy_at(r, p, a) != DATA)
+			continue;
+		*lazy_at(r, p, a) = LAZYFREE;
+		if (mmp_space_query(r->v[0].sp[p], a, &mine) || mine.pfn == MMP_NO_PFN)
+			continue;
+		for (int q = 0; q < KD_MAX_PROCS; q++)
+			if (q != p && r->live[q] && *lazy_at(r, q, a) == DATA &&
+			    !mmp_space_query(r->v[0].sp[q], a, &theirs) && theirs.pfn == mine.pfn)
+				*lazy_at(r, q, a) = LAZYFREE;
 	}
 }
 
@@ -1435,7 +1447,8 @@ static void compare_status(struct run *r, struct variant *v, int p, unsigned int
 			{ "RssAnon", offsetof(struct kd_status, rss_anon), STATUS_ANON },
 			{ "RssFile", offsetof(struct kd_status, rss_file), STATUS_FILE },
 			{ "RssShmem", offsetof(struct kd_status, rss_shmem), 0 },
-			{ "VmPTE", offsetof(struct kd_status, vm_pte), 0 },
+			/* The host's reads that settle a lazy page may bring tables. */
+			{ "VmPTE", offsetof(struct kd_status, vm_pte), STATUS_ANON },
 		};
 
 		for (unsigned int i = 0; i < sizeof(lines) / sizeof(lines[0]) && !failed(r); i++) {

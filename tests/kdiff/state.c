@@ -22,7 +22,6 @@ const struct kd_smaps_field kd_smaps_fields[] = {
 	F("Private_Clean", private_clean),
 	F("Private_Dirty", private_dirty),
 	F("Anonymous", anonymous),
-	F("LazyFree", lazyfree),
 	F("AnonHugePages", anon_huge),
 	F("ShmemPmdMapped", shmem_pmd),
 	F("FilePmdMapped", file_pmd),
