@@ -625,20 +625,3 @@ uint64_t kd_host_take_faults(struct kd_host *h, int slot)
 	h->faults[slot] = 0;
 	return n;
 }
-
-/* The host's PMD THP mode (transparent_hugepage/enabled), or -1 if unknown. */
-int kd_host_thp_mode(void)
-{
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-	char line[128] = "";
-	int mode = -1;
-
-	if (!f)
-		return -1;
-	if (fgets(line, sizeof(line), f))
-		mode = strstr(line, "[always]") ? MMP_THP_ALWAYS :
-		       strstr(line, "[madvise]") ? MMP_THP_MADVISE :
-		       strstr(line, "[never]") ? MMP_THP_NEVER : -1;
-	fclose(f);
-	return mode;
-}

@@ -185,8 +185,6 @@ int64_t kd_host_fread(struct kd_host *h, int slot, int file, uint64_t off, uint6
 int kd_host_write(struct kd_host *h, int slot, uint64_t addr, uint64_t len, const uint8_t *buf);
 /* Fault @npages pages in as a pin would (writing a byte back if @write): npages or -EFAULT. */
 int kd_host_touch(struct kd_host *h, int slot, uint64_t addr, uint64_t npages, bool write);
-/* The host's PMD THP mode (MMP_THP_*, from transparent_hugepage/enabled), or -1. */
-int kd_host_thp_mode(void);
 /* The VMAs inside the window; returns how many, or KD_AGENT_DIED. */
 int kd_host_maps(struct kd_host *h, int slot, struct kd_vma *v, int max);
 /* What the kernel shows of proc @slot now: 0, or KD_AGENT_DIED, or -errno. */
@@ -219,6 +217,8 @@ struct kd_host_config {
 void kd_host_probe(struct kd_host_config *c);
 void kd_host_config_print(const struct kd_host_config *c);
 bool kd_host_has_maybe_guard(void);
+/* The host's PMD THP mode (MMP_THP_*, from transparent_hugepage/enabled), or -1. */
+int kd_host_thp_mode(void);
 
 /* ---- the run (run.c) ---- */
 

@@ -86,6 +86,7 @@ static char *map_aligned(size_t len)
 	return (char *)a;
 }
 
+/* A THP "enabled" file's mode: MMP_THP_*, KD_THP_INHERIT, or -1 with no file. */
 static int read_mode(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -131,6 +132,12 @@ bool kd_host_has_maybe_guard(void)
 		fclose(f);
 	munmap(p, 2 * 4096);
 	return has;
+}
+
+/* The host's PMD THP mode (transparent_hugepage/enabled), or -1 if unknown. */
+int kd_host_thp_mode(void)
+{
+	return read_mode("/sys/kernel/mm/transparent_hugepage/enabled");
 }
 
 void kd_host_probe(struct kd_host_config *c)
