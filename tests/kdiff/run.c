@@ -753,6 +753,9 @@ static void do_syscall_op(struct run *r, const struct kd_op *op)
 		if (!same && op->kind == KD_MADVISE && op->flags == MMP_MADV_COLLAPSE &&
 		    got[k] == -ENOTSUP && got[0] == -ENOTSUP)
 			same = true;
+		/* Shmem the host may have collapsed: what is resident there differs for good. */
+		if (op->kind == KD_MADVISE && op->flags == MMP_MADV_COLLAPSE && got[k] == -ENOTSUP)
+			r->v[k].host_like = false;
 		/*
 		 * An mprotect running out of the window meets the host process's
 		 * own mappings there (libraries, stack), which the spaces lack:
@@ -760,6 +763,13 @@ static void do_syscall_op(struct run *r, const struct kd_op *op)
 		 * PROT_GROWSDOWN range's first VMA not a stack: EINVAL; none: ENOMEM).
 		 */
 		if (!same && op->kind == KD_MPROTECT && ref < 0 && got[k] < 0 &&
+		    (op->addr + op->len < op->addr || !in_window(op->addr + op->len - 1)))
+			same = true;
+		/*
+		 * So does an msync: the agent's own mappings there are locked
+		 * (MS_INVALIDATE: EBUSY), where the spaces have none (ENOMEM).
+		 */
+		if (!same && op->kind == KD_MSYNC && ref < 0 && got[k] < 0 &&
 		    (op->addr + op->len < op->addr || !in_window(op->addr + op->len - 1)))
 			same = true;
 		if (!same && skip[k])
