@@ -170,6 +170,20 @@ void free_huge_folio(struct mmp_phys *phys, uint32_t pfn)
 		release_to_buddy(phys, pfn, h->order);
 }
 
+/* Free up to @nr surplus pages of the pool to the buddy allocator; hugetlb_lock held, and kept. */
+static void free_surplus_pages(struct mmp_phys *phys, struct hstate *h, uint64_t nr)
+{
+	while (nr--) {
+		uint32_t pfn = remove_pool_hugetlb_folio(phys, h, true);
+
+		if (pfn == NO_PFN)
+			break;
+		spin_unlock(&phys->hugetlb_lock);
+		release_to_buddy(phys, pfn, h->order);
+		spin_lock(&phys->hugetlb_lock);
+	}
+}
+
 /*
  * Promise @delta more pages, gathering surplus pages first when the free ones
  * do not cover the promises (gather_surplus_pages); or, @delta below zero,
@@ -185,18 +199,10 @@ int hugetlb_acct_memory(struct mmp_phys *phys, struct hstate *h, int64_t delta)
 		return 0;
 	spin_lock(&phys->hugetlb_lock);
 	if (delta < 0) {
-		uint64_t unused = -delta, nr;
+		uint64_t unused = -delta;
 
 		h->resv_huge_pages -= unused;
-		nr = MIN(unused, h->surplus_huge_pages);
-		while (nr--) {
-			pfn = remove_pool_hugetlb_folio(phys, h, true);
-			if (pfn == NO_PFN)
-				break;
-			spin_unlock(&phys->hugetlb_lock);
-			release_to_buddy(phys, pfn, h->order);
-			spin_lock(&phys->hugetlb_lock);
-		}
+		free_surplus_pages(phys, h, MIN(unused, h->surplus_huge_pages));
 		spin_unlock(&phys->hugetlb_lock);
 		return 0;
 	}
@@ -219,14 +225,7 @@ int hugetlb_acct_memory(struct mmp_phys *phys, struct hstate *h, int64_t delta)
 	}
 	/* Not enough: the surplus pages gathered go back. */
 	spin_lock(&phys->hugetlb_lock);
-	while (nr_got--) {
-		pfn = remove_pool_hugetlb_folio(phys, h, true);
-		if (pfn == NO_PFN)
-			break;
-		spin_unlock(&phys->hugetlb_lock);
-		release_to_buddy(phys, pfn, h->order);
-		spin_lock(&phys->hugetlb_lock);
-	}
+	free_surplus_pages(phys, h, nr_got);
 	spin_unlock(&phys->hugetlb_lock);
 	return -ENOMEM;
 }

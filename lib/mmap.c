@@ -272,8 +272,6 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 			fput(shm);	/* the VMA holds its own reference, if it was made */
 		return err;
 	}
-	if ((flags & MMP_MAP_SHARED) && (flags & MMP_MAP_PRIVATE))
-		return -EINVAL;
 	/* MAP_DROPPABLE is a mapping type of its own: not shared. */
 	if ((flags & MMP_MAP_SHARED) && (flags & MMP_MAP_DROPPABLE))
 		return -EINVAL;
