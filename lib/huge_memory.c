@@ -121,6 +121,20 @@ static int map_huge_zero(struct vm_fault *vmf, uint64_t haddr)
 }
 
 /*
+ * A new anonymous THP's PMD, as map_anon_folio_pmd makes it: always dirty
+ * (pmd_mkdirty, a read fault's included: the folio is new and has no backing
+ * copy), writable only if the VMA is (maybe_pmd_mkwrite). A small folio's
+ * PTE is dirty only when writable (do_anonymous_page).
+ */
+static unsigned int anon_pmd_flags(const struct mmp_vma *vma, unsigned int f)
+{
+	f |= pte_mkdirty_flags(vma->vm_mm);
+	if (vma->flags & VM_WRITE)
+		f |= MMP_E_WRITE;
+	return f;
+}
+
+/*
  * The first touch of an empty, THP-eligible PMD range (do_huge_pmd_anonymous_page).
  * The PMD is encoded from the VMA's flags, not from vm_page_prot as the
  * kernel's mk_huge_pmd() does: vm_page_prot holds a PTE-level encoding, and a
@@ -166,9 +180,7 @@ int do_huge_pmd_anonymous_page(struct vm_fault *vmf)
 	folio_add_new_anon_rmap(head, vmf->vma, haddr, HPAGE_PMD_NR, true);
 	rss_add(s, HPAGE_PMD_NR);
 	pgtable_trans_huge_deposit(s, vmf->pmdp, pgtable);
-	if (vmf->vma->flags & VM_WRITE)
-		f |= MMP_E_WRITE | MMP_E_DIRTY;
-	set_pmd_at(s, vmf->pmdp, mk_entry(s, pfn, f, MMP_PMD));
+	set_pmd_at(s, vmf->pmdp, mk_entry(s, pfn, anon_pmd_flags(vmf->vma, f), MMP_PMD));
 	spin_unlock(&s->page_table_lock);
 	count_inc(s, MMP_C_FAULT_HUGE_ANON);
 	count_mthp_stat(s, HPAGE_PMD_ORDER, MTHP_STAT_ANON_FAULT_ALLOC);
@@ -225,9 +237,7 @@ static int do_huge_zero_wp_pmd(struct vm_fault *vmf)
 	pmdp_huge_clear_flush(s, vmf->pmdp, haddr);
 	folio_add_new_anon_rmap(pfn_to_page(s->phys, pfn), vmf->vma, haddr, HPAGE_PMD_NR, true);
 	rss_add(s, HPAGE_PMD_NR);
-	if (vmf->vma->flags & VM_WRITE)
-		f |= MMP_E_WRITE | MMP_E_DIRTY;
-	set_pmd_at(s, vmf->pmdp, mk_entry(s, pfn, f, MMP_PMD));
+	set_pmd_at(s, vmf->pmdp, mk_entry(s, pfn, anon_pmd_flags(vmf->vma, f), MMP_PMD));
 	spin_unlock(&s->page_table_lock);
 	count_inc(s, MMP_C_FAULT_HUGE_ANON);
 	count_mthp_stat(s, HPAGE_PMD_ORDER, MTHP_STAT_ANON_FAULT_ALLOC);

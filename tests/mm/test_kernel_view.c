@@ -15,6 +15,9 @@
  *    that mapped the rest costs no more faults;
  *  - min_flt counts each fault handled, GUP's too, not those that failed;
  *  - splitting a dirty PMD makes the folio dirty (__split_huge_pmd_locked);
+ *  - a new anonymous THP's PMD is dirty even when a read fault made it in a
+ *    read-only VMA (map_anon_folio_pmd's pmd_mkdirty), where a small page's
+ *    PTE is dirty only if the VMA is writable (do_anonymous_page);
  *  - MADV_PAGEOUT unmaps a shmem folio even with no swap, which keeps it in
  *    the page cache, and leaves anonymous memory mapped (add_to_swap fails
  *    before the unmap).
@@ -208,6 +211,38 @@ static void check_split_dirties(const char *arch)
 	must(mmp_space_destroy(s) == 0, "destroy");
 }
 
+static void check_thp_read_fault_dirty(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_addr_info q;
+	struct mmp_vma_info v;
+	struct mmp_cpu *cpu;
+	uint8_t byte;
+	uint64_t a, b;
+
+	/* With no zero page a read fault allocates: the THP and the small page both. */
+	must(mmp_space_set_opt(s, MMP_OPT_FORBID_ZEROPAGE, 1) == 0, "FORBID_ZEROPAGE");
+	must(mmp_cpu_attach(s, &cpu) == 0, "attach");
+	a = map_pmd_aligned(s, MMP_PMD_SIZE);
+	must(mmp_madvise(s, a, MMP_PMD_SIZE, MMP_MADV_HUGEPAGE) == 0, "MADV_HUGEPAGE");
+	must(mmp_mprotect(s, a, MMP_PMD_SIZE, MMP_PROT_READ) == 0, "mprotect read-only");
+	must(mmp_read(cpu, a + 5 * PG, &byte, 1) == 0, "read");
+	must(mmp_space_query(s, a, &q) == 0, "query");
+	tap_eq(q.leaf_level, 1, "%s: a read fault in a read-only MADV_HUGEPAGE VMA maps a THP", arch);
+	must(mmp_space_vma_info(s, a, &v) == 0, "vma_info");
+	tap_ok(v.private_dirty == MMP_PMD_SIZE, "%s: and its PMD is dirty: smaps Private_Dirty "
+	       "%llu kB", arch, (unsigned long long)v.private_dirty >> 10);
+	b = map(s, 4 * PG, MMP_PROT_READ);
+	must(mmp_read(cpu, b, &byte, 1) == 0, "read small");
+	must(mmp_space_vma_info(s, b, &v) == 0, "vma_info");
+	tap_ok(v.rss == PG && v.private_dirty == 0, "%s: a small page read in a read-only VMA is "
+	       "clean: Rss %llu, Private_Dirty %llu", arch, (unsigned long long)v.rss,
+	       (unsigned long long)v.private_dirty);
+	tap_eq(mmp_space_verify(s), 0, "%s: THP read fault: verify", arch);
+	must(mmp_cpu_detach(cpu) == 0, "detach");
+	must(mmp_space_destroy(s) == 0, "destroy");
+}
+
 static void check_pageout(const char *arch)
 {
 	struct mmp_space *s = new_space(phys, arch);
@@ -251,6 +286,7 @@ int main(void)
 		check_sigbus_leaves_no_table(arch);
 		check_faults(arch);
 		check_split_dirties(arch);
+		check_thp_read_fault_dirty(arch);
 		check_pageout(arch);
 	}
 	tap_eq(mmp_phys_destroy(phys), 0, "phys destroyed");
