@@ -18,8 +18,32 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/*
+ * Under AddressSanitizer the agent's own memory moves with its every call
+ * (shadow pages, the allocator's quarantine): its status lines and faults are
+ * not the window's alone, and are not compared. smaps and pagemap, which are
+ * the window's, are.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define KD_SANITIZED	1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KD_SANITIZED	1
+#endif
+#endif
+#ifndef KD_SANITIZED
+#define KD_SANITIZED	0
+#endif
+
 #define KD_PAGE		4096ULL
-#define KD_WIN_BASE	0x300000000000ULL	/* free on the host and far below any mmap base */
+/*
+ * The window: free on the host and far below any mmap base. At 192 GiB every
+ * back end takes part, three-level ones (256 and 512 GiB of user space)
+ * included. AddressSanitizer's shadow and its gap hold x86_64's addresses
+ * from 2 GiB to 16 TiB: sanitized, the window moves above them, and the
+ * three-level back ends are left out.
+ */
+#define KD_WIN_BASE	(KD_SANITIZED ? 0x300000000000ULL : 0x3000000000ULL)
 #define KD_WIN_SIZE	(64ULL << 20)
 #define KD_WIN_END	(KD_WIN_BASE + KD_WIN_SIZE)
 #define KD_NPAGES	(KD_WIN_SIZE / KD_PAGE)
@@ -97,22 +121,6 @@ static inline uint64_t kd_pages_touched(uint64_t addr, uint64_t len)
 
 /* ---- the kernel's view of a process (state.c) ---- */
 
-/*
- * Under AddressSanitizer the agent's own memory moves with its every call
- * (shadow pages, the allocator's quarantine): its status lines and faults are
- * not the window's alone, and are not compared. smaps and pagemap, which are
- * the window's, are.
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define KD_SANITIZED	1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KD_SANITIZED	1
-#endif
-#endif
-#ifndef KD_SANITIZED
-#define KD_SANITIZED	0
-#endif
 
 /* The THP events compared: thp_fault_alloc, thp_split_pmd, thp_collapse_alloc. */
 #define KD_NR_THP_EVENTS	3

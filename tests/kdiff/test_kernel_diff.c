@@ -7,8 +7,12 @@
  * (tests/kdiff/). Each sequence prints its seed; a failure writes the op log
  * and a minimized log that replay with --replay FILE.
  *
- *   test_kernel_diff [--seed S] [--ops N] [--seconds T] [--arch A] [--no-host]
- *                    [--verify-every N] [--threads N] [--replay FILE] [--no-minimize] [-v]
+ *   test_kernel_diff [--seed S] [--ops N] [--seconds T | --total N] [--arch A]
+ *                    [--no-host] [--no-state] [--verify-every N] [--threads N]
+ *                    [--replay FILE] [--no-minimize] [-v]
+ *
+ * --seconds T runs sequences of --ops N ops, one seed after another, for T
+ * seconds; --total N until N ops in all (every op runs on every back end).
  *
  * --threads N adds N threads, each on CPUs of its own, writing and reading back
  * their own regions of process 0 while the sequence runs; their data and
@@ -244,7 +248,7 @@ int main(int argc, char **argv)
 {
 	struct kd_options opt = { .host = true, .verify_every = 1, .only_variant = -1,
 				   .thp_pmd_mode = -1 };
-	uint64_t nops = 1000, seed = 0;
+	uint64_t nops = 1000, seed = 0, total_target = 0;
 	double seconds = 0;
 	const char *replay = NULL;
 	bool do_minimize = true, have_seed = false;
@@ -265,6 +269,9 @@ int main(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--seconds") && next) {
 			seconds = strtod(next, NULL);
+			i++;
+		} else if (!strcmp(a, "--total") && next) {
+			total_target = strtoull(next, NULL, 0);
 			i++;
 		} else if (!strcmp(a, "--arch") && next) {
 			opt.only_arch = next;
@@ -308,8 +315,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "-v")) {
 			opt.verbose = true;
 		} else {
-			fprintf(stderr, "usage: %s [--seed S] [--ops N] [--seconds T] [--arch A] "
-				"[--release A.B] [--no-host] [--zero-page yes|no|other] [--soft-dirty yes|no] "
+			fprintf(stderr, "usage: %s [--seed S] [--ops N] [--seconds T | --total N] "
+				"[--arch A] [--release A.B] [--no-host] [--zero-page yes|no|other] [--soft-dirty yes|no] "
 				"[--no-state] [--verify-every N] [--threads N] [--replay FILE] [--no-minimize] [-v]\n",
 				argv[0]);
 			return 2;
@@ -373,7 +380,7 @@ int main(int argc, char **argv)
 			break;
 		total += nops;
 		runs++;
-	} while (now() < end);
+	} while (total_target ? total < total_target : now() < end);
 	printf("# %" PRIu64 " sequences, %" PRIu64 " ops, %s\n", runs, total,
 	       opt.host ? "against the host kernel" : "back ends against each other");
 	free(ops);
