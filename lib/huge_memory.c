@@ -566,6 +566,8 @@ int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint64_t table_addr
 
 		p->order = 0;
 		p->anon_vma = head->anon_vma;
+		/* The first tail's owner slots share these words: a new head has no pins. */
+		p->pincount = 0;
 		p->index = head->index + i;
 		p->folio.large_mapcount = 0;
 		p->folio.entire_mapcount = 0;

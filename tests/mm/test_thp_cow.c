@@ -413,6 +413,39 @@ static void check_owners(const char *arch, bool p_first)
 	destroy(p, pcpu);
 }
 
+/*
+ * The child owns the PTE-mapped THP in its second slot once the parent has
+ * unmapped it; MADV_FREE of part of it splits it (it is the child's alone).
+ * The owner slots live in the words of the first tail page that a head keeps
+ * its GUP pins in: the new order-0 folio there must start with none.
+ */
+static void check_split_second_owner(const char *arch)
+{
+	uint64_t a;
+	struct mmp_cpu *pc;
+	struct mmp_space *p = thp_space(arch, 0, &a, &pc), *c;
+	struct mmp_addr_info pi;
+
+	must(!mmp_mprotect(p, a + 300 * PG, PG, MMP_PROT_READ), "mprotect");
+	must(!mmp_mprotect(p, a + 300 * PG, PG, RW), "mprotect");
+	must(!mmp_fork(p, &c), "fork");
+	struct mmp_cpu *cc;
+
+	must(!mmp_munmap(p, a, MMP_PMD_SIZE), "P unmaps");
+	/* Its writes reuse the pages (6.15), which makes them exclusive: MADV_FREE's test. */
+	must(!mmp_cpu_attach(c, &cc), "attach");
+	write_tag(cc, a, 0, 0xa0);
+	write_tag(cc, a, 1, 0xa1);
+	tap_eq(mmp_madvise(c, a, 2 * PG, MMP_MADV_FREE), 0, "%s: the child frees 2 pages of it",
+	       arch);
+	tap_eq(counter(c, MMP_C_FOLIO_SPLIT), 1, "%s: ... which splits the THP", arch);
+	must(!mmp_space_query(c, a + PG, &pi), "query");
+	tap_eq(pi.pincount, 0, "%s: the first tail, a folio now, holds no pins", arch);
+	tap_eq(mmp_space_verify(c), 0, "%s: verify", arch);
+	destroy(c, cc);
+	destroy(p, pc);
+}
+
 /* Before 6.15 a page of a large folio is never reused: the write copies it. */
 static void check_reuse_release(const char *arch)
 {
@@ -494,6 +527,7 @@ int main(void)
 		check_owners(arch, true);
 		check_owners(arch, false);
 		check_reuse_release(arch);
+		check_split_second_owner(arch);
 		check_collapse(arch);
 	}
 	tap_eq(mmp_phys_destroy(phys), 0, "phys destroyed");
