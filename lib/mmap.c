@@ -230,9 +230,11 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 /*
  * ksys_mmap_pgoff's MAP_HUGETLB: the anonymous hugetlbfs file behind the
  * mapping, of the size the MAP_HUGE_* bits name, which the back end must be
- * able to map; its length is rounded up to that size.
+ * able to map; *@len is rounded up to that size, as the kernel's ALIGN()
+ * does: a length within a huge page of 2^64 wraps to 0, which do_mmap then
+ * refuses with EINVAL.
  */
-static int hugetlb_mmap_file(struct mmp_space *s, uint64_t len, int flags,
+static int hugetlb_mmap_file(struct mmp_space *s, uint64_t *len, int flags,
 			     struct mmp_file **out)
 {
 	struct hstate *h = hstate_sizelog(s->phys, ((unsigned int)flags >> MMP_MAP_HUGE_SHIFT) &
@@ -244,10 +246,10 @@ static int hugetlb_mmap_file(struct mmp_space *s, uint64_t len, int flags,
 	/* MAP_GROWSDOWN and MAP_DROPPABLE are refused on hugetlbfs, as on a 6.18 host. */
 	if (flags & (MMP_MAP_GROWSDOWN | MMP_MAP_DROPPABLE))
 		return -EINVAL;
-	if (!len || len > TASK_SIZE(s))
+	*len = (*len + huge_page_size(h) - 1) & ~(huge_page_size(h) - 1);
+	if (!*len || *len > TASK_SIZE(s))
 		return 0;	/* do_mmap says why */
-	return hugetlb_file_setup(s->phys, h,
-				  (len + huge_page_size(h) - 1) & ~(huge_page_size(h) - 1), out);
+	return hugetlb_file_setup(s->phys, h, *len, out);
 }
 
 MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, int flags,
@@ -264,7 +266,7 @@ MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int pr
 	if ((flags & MMP_MAP_SHARED) && (flags & MMP_MAP_PRIVATE))
 		return -EINVAL;
 	if (flags & MMP_MAP_HUGETLB) {
-		err = hugetlb_mmap_file(s, len, flags, &shm);
+		err = hugetlb_mmap_file(s, &len, flags, &shm);
 		if (err)
 			return err;
 		err = do_mmap(s, hint, len, prot, flags, shm, 0, 0, addr_out);
