@@ -129,7 +129,8 @@ static inline uint64_t kd_pages_touched(uint64_t addr, uint64_t len)
 struct kd_smaps {
 	uint64_t start, end;
 	uint64_t rss, pss, pss_dirty, shared_clean, shared_dirty, private_clean, private_dirty;
-	uint64_t anonymous, lazyfree, anon_huge, shmem_pmd, file_pmd, swap, locked;
+	uint64_t anonymous, lazyfree, anon_huge, shmem_pmd, file_pmd, shared_hugetlb, private_hugetlb;
+	uint64_t swap, locked;
 	int64_t thp_eligible;
 	char vmflags[96];	/* the mnemonics both sides know, in the kernel's order */
 };
@@ -144,7 +145,7 @@ extern const unsigned int kd_nr_smaps_fields;
 
 /* The lines of /proc/PID/status compared, in kB. */
 struct kd_status {
-	uint64_t rss_anon, rss_file, rss_shmem, vm_pte;
+	uint64_t rss_anon, rss_file, rss_shmem, vm_pte, hugetlb;
 };
 
 /* What the kernel shows of one process: its window's VMAs and pages, and its status. */
@@ -221,6 +222,15 @@ struct kd_host_config {
 	unsigned long mmap_min_addr;
 };
 
+/*
+ * 2 MiB hugetlb pages for every space and, grown by as many, for the host
+ * (hugetlb_pool.c): more than four processes can map in the window, so
+ * neither side runs short.
+ */
+#define KD_HUGETLB_POOL	160
+/* Grow the host's pool by @nr pages until exit; false, and why, if it cannot be. */
+bool kd_host_hugetlb_reserve(unsigned long nr, const char **why);
+
 /* Ask the host; call before anything else makes threads. */
 void kd_host_probe(struct kd_host_config *c);
 void kd_host_config_print(const struct kd_host_config *c);
@@ -244,6 +254,7 @@ struct kd_options {
 	/* What the host is (with the host) or is taken to be (--host-like): the variants follow it. */
 	struct kd_host_config cfg;
 	bool compare_state;	/* compare smaps, status, pagemap and faults after each op */
+	bool hugetlb;		/* a pool of KD_HUGETLB_POOL pages on both sides: hugetlb ops run */
 };
 
 /* Each extra thread owns [KD_THREAD_BASE + i * KD_THREAD_SIZE, + KD_THREAD_SIZE) of proc 0. */

@@ -125,6 +125,21 @@ static int pick_placement(struct kd_rng *r, struct kd_op *op)
 	}
 }
 
+/*
+ * A hugetlb mapping of 2 MiB pages, private or shared (left out of runs with
+ * no pool on the host): mostly at a huge page boundary, for the kernel's
+ * EINVAL otherwise; its length is rounded up to whole huge pages, which at a
+ * boundary of the window still ends inside it.
+ */
+static void pick_hugetlb(struct kd_rng *r, struct kd_op *op)
+{
+	op->flags |= MMP_MAP_HUGETLB;
+	if (kd_below(r, 3) == 0)
+		op->flags |= MMP_MAP_SHARED;
+	if (kd_below(r, 6))
+		op->addr &= ~((2ULL << 20) - 1);
+}
+
 static int pick_prot(struct kd_rng *r)
 {
 	static const int prots[] = { MMP_PROT_NONE, MMP_PROT_READ, MMP_PROT_READ | MMP_PROT_WRITE,
@@ -245,6 +260,8 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 			op->flags |= MMP_MAP_GROWSDOWN;	/* a stack: reads below grow it */
 		else if (kd_below(r, 8) == 0)
 			op->flags |= MMP_MAP_SHARED;	/* shared anonymous: a shmem object */
+		else if (kd_below(r, 10) == 0)
+			pick_hugetlb(r, op);
 		if (invalid)
 			op->addr ? make_invalid(r, op) : (void)(op->len = 0);
 		break;

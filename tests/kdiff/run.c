@@ -233,6 +233,8 @@ static int make_variants(struct run *r)
 				if (mmp_file_create(v->phys, 0, kd_file_shmem(i) ? MMP_FILE_SHMEM : 0,
 						    &v->files[i]))
 					return -ENOMEM;
+			if (r->opt->hugetlb)
+				mmp_phys_set_hugepages(v->phys, 2ULL << 20, KD_HUGETLB_POOL);
 			mmp_space_set_thp(v->sp[0], 9, r->thp_pmd_mode);
 			host_like(r, v->sp[0]);
 			if (r->opt->kernel_version)
@@ -580,6 +582,8 @@ static uint64_t page_align(uint64_t len)
 static void drop_elsewhere(struct run *r, int p, int64_t ref, const int64_t *got, uint64_t len,
 			   uint64_t cmp, uint64_t src)
 {
+	struct mmp_vma_info vi;
+
 	for (uint64_t off = 0; off < cmp && !failed(r); off += KD_MAX_IO) {
 		uint64_t n = cmp - off < KD_MAX_IO ? cmp - off : KD_MAX_IO;
 
@@ -600,6 +604,9 @@ static void drop_elsewhere(struct run *r, int p, int64_t ref, const int64_t *got
 			}
 		}
 	}
+	/* A hugetlb VMA is unmapped in whole huge pages (hugetlb_vm_op_split refuses less). */
+	if (r->nv && !mmp_space_vma_info(r->v[0].sp[p], got[0], &vi) && vi.page_size > KD_PAGE)
+		len = (len + vi.page_size - 1) & ~(vi.page_size - 1);
 	if (r->opt->host) {
 		struct kd_op un = { .kind = KD_MUNMAP, .proc = p, .addr = ref, .len = len };
 
@@ -1442,6 +1449,7 @@ static void compare_status(struct run *r, struct variant *v, int p, unsigned int
 	ln.rss_file = st.rss_file_pages * (KD_PAGE >> 10);
 	ln.rss_shmem = st.rss_shmem_pages * (KD_PAGE >> 10);
 	ln.vm_pte = st.pgtable_bytes >> 10;
+	ln.hugetlb = st.hugetlb_pages * (KD_PAGE >> 10);
 	mmp_space_get_opt(v->sp[p], MMP_OPT_PT_RECLAIM, &reclaim);
 	if (r->opt->verbose)
 		fprintf(stderr, "# op %" PRIu64 " proc %d %s: RssAnon %" PRIu64 "/%" PRIu64 " RssFile %"
@@ -1459,6 +1467,7 @@ static void compare_status(struct run *r, struct variant *v, int p, unsigned int
 			{ "RssShmem", offsetof(struct kd_status, rss_shmem), 0 },
 			/* The host's reads that settle a lazy page may bring tables. */
 			{ "VmPTE", offsetof(struct kd_status, vm_pte), STATUS_ANON },
+			{ "HugetlbPages", offsetof(struct kd_status, hugetlb), 0 },
 		};
 
 		for (unsigned int i = 0; i < sizeof(lines) / sizeof(lines[0]) && !failed(r); i++) {
@@ -1564,6 +1573,8 @@ static void apply(struct run *r, const struct kd_op *op)
 {
 	if (!r->live[op->proc])
 		return;		/* a minimized log may have lost the fork */
+	if (op->kind == KD_MMAP && (op->flags & MMP_MAP_HUGETLB) && !r->opt->hugetlb)
+		return;		/* no pool on the host: left out on both sides */
 	switch (op->kind) {
 	case KD_MMAP: case KD_MUNMAP: case KD_MPROTECT: case KD_MREMAP: case KD_MADVISE:
 	case KD_MMAP_FILE: case KD_FTRUNCATE: case KD_FWRITE: case KD_MSYNC:

@@ -25,6 +25,8 @@ const struct kd_smaps_field kd_smaps_fields[] = {
 	F("AnonHugePages", anon_huge),
 	F("ShmemPmdMapped", shmem_pmd),
 	F("FilePmdMapped", file_pmd),
+	F("Shared_Hugetlb", shared_hugetlb),
+	F("Private_Hugetlb", private_hugetlb),
 	F("Swap", swap),
 	F("Locked", locked),
 	F("THPeligible", thp_eligible),
@@ -108,6 +110,7 @@ int kd_parse_status(FILE *f, struct kd_status *st)
 		{ "RssFile", offsetof(struct kd_status, rss_file) },
 		{ "RssShmem", offsetof(struct kd_status, rss_shmem) },
 		{ "VmPTE", offsetof(struct kd_status, vm_pte) },
+		{ "HugetlbPages", offsetof(struct kd_status, hugetlb) },
 	};
 	unsigned int found = 0;
 	char line[256];

@@ -7,7 +7,7 @@
  * (tests/kdiff/). Each sequence prints its seed; a failure writes the op log
  * and a minimized log that replay with --replay FILE.
  *
- *   test_kernel_diff [--seed S] [--ops N] [--seconds T | --total N] [--arch A]
+ *   test_kernel_diff [--seed S] [--ops N] [--seconds T | --total N] [--arch A] [--variant N]
  *                    [--no-host] [--no-state] [--verify-every N] [--threads N]
  *                    [--replay FILE] [--no-minimize] [-v]
  *
@@ -276,6 +276,9 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--arch") && next) {
 			opt.only_arch = next;
 			i++;
+		} else if (!strcmp(a, "--variant") && next) {
+			opt.only_variant = atoi(next);	/* as "# variant N" of -v numbers them */
+			i++;
 		} else if (!strcmp(a, "--verify-every") && next) {
 			opt.verify_every = atoi(next);
 			i++;
@@ -316,7 +319,7 @@ int main(int argc, char **argv)
 			opt.verbose = true;
 		} else {
 			fprintf(stderr, "usage: %s [--seed S] [--ops N] [--seconds T | --total N] "
-				"[--arch A] [--release A.B] [--no-host] [--zero-page yes|no|other] [--soft-dirty yes|no] "
+				"[--arch A] [--variant N] [--release A.B] [--no-host] [--zero-page yes|no|other] [--soft-dirty yes|no] "
 				"[--no-state] [--verify-every N] [--threads N] [--replay FILE] [--no-minimize] [-v]\n",
 				argv[0]);
 			return 2;
@@ -343,6 +346,18 @@ int main(int argc, char **argv)
 	       opt.cfg.forbids_zeropage ? "no zero page (MMP_OPT_FORBID_ZEROPAGE)" : "the zero page",
 	       opt.cfg.soft_dirty ? ", soft-dirty (MMP_OPT_SOFT_DIRTY)" : "");
 	version_table(&opt);
+	if (opt.host) {
+		const char *why;
+
+		opt.hugetlb = kd_host_hugetlb_reserve(KD_HUGETLB_POOL, &why);
+		if (opt.hugetlb)
+			printf("# hugetlb: the host's pool grown by %d 2 MiB pages until exit, every "
+			       "phys's pool as many\n", KD_HUGETLB_POOL);
+		else
+			printf("# hugetlb ops left out: %s\n", why);
+	} else {
+		opt.hugetlb = true;	/* the back ends against each other, each with its pool */
+	}
 	opt.thp_pmd_mode = opt.host ? kd_host_thp_mode() : -1;
 	if (opt.host)
 		printf("# PMD THP mode of every space: the host's (%d); mTHP orders are drawn\n",
