@@ -78,6 +78,9 @@ static void truncate_pagecache(struct mmp_file *f, uint64_t old, uint64_t size)
 		struct mmp_page *head = pfn_to_page(f->phys, pfn);
 		uint64_t end = (head->index + folio_nr_pages(head)) << PAGE_SHIFT;
 
+		/* shmem_undo_range dirties it: its zeroed tail exists nowhere else. */
+		if (shmem_file(f))
+			page_flag_set(head, PG_dirty);
 		__folio_put_refs(f->phys, pfn, 1);
 		filemap_zero_range(f, size, MIN(old, end));
 	}

@@ -18,6 +18,9 @@
  *  - a new anonymous THP's PMD is dirty even when a read fault made it in a
  *    read-only VMA (map_anon_folio_pmd's pmd_mkdirty), where a small page's
  *    PTE is dirty only if the VMA is writable (do_anonymous_page);
+ *  - shrinking a shmem file dirties the folio it cuts in two (shmem_undo_range's
+ *    folio_mark_dirty before truncate_inode_partial_folio), even when only
+ *    read faults brought it in;
  *  - MADV_PAGEOUT unmaps a shmem folio even with no swap, which keeps it in
  *    the page cache, and leaves anonymous memory mapped (add_to_swap fails
  *    before the unmap).
@@ -275,6 +278,40 @@ static void check_pageout(const char *arch)
 	must(mmp_space_destroy(s) == 0, "destroy");
 }
 
+static void check_shmem_truncate_dirties(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_addr_info q;
+	struct mmp_vma_info v;
+	struct mmp_file *f;
+	uint64_t a;
+
+	must(mmp_memfd_create(phys, 0, &f) == 0, "memfd");
+	must(mmp_file_truncate(f, 4 * PG) == 0, "ftruncate");
+	must(mmp_mmap_file(s, 0, 4 * PG, MMP_PROT_READ, MMP_MAP_SHARED | MMP_MAP_POPULATE, f, 0,
+			   &a) == 0, "mmap memfd populated");
+	must(mmp_space_vma_info(s, a, &v) == 0, "vma_info");
+	tap_ok(v.rss == 4 * PG && v.private_dirty == 0, "%s: read-populated shmem is clean: Rss %llu, "
+	       "Private_Dirty %llu", arch, (unsigned long long)v.rss,
+	       (unsigned long long)v.private_dirty);
+	tap_eq(mmp_file_truncate(f, PG + 100), 0, "%s: shrink the memfd into its second page", arch);
+	must(mmp_space_vma_info(s, a, &v) == 0, "vma_info");
+	tap_ok(v.rss == 2 * PG && v.private_dirty == PG, "%s: the cut page is dirty, the one below "
+	       "is not: Rss %llu, Private_Dirty %llu (the host: 8 kB, 4 kB)", arch,
+	       (unsigned long long)v.rss, (unsigned long long)v.private_dirty);
+	must(mmp_space_query(s, a, &q) == 0, "query");
+	tap_ok(!(q.folio_flags & MMP_FOLIO_DIRTY), "%s: the first page's folio stays clean", arch);
+	tap_eq(mmp_file_truncate(f, PG), 0, "%s: shrink to a page boundary", arch);
+	must(mmp_space_vma_info(s, a, &v) == 0, "vma_info");
+	tap_ok(v.rss == PG && v.private_dirty == 0, "%s: a cut at a page boundary dirties nothing: "
+	       "Rss %llu, Private_Dirty %llu", arch, (unsigned long long)v.rss,
+	       (unsigned long long)v.private_dirty);
+	must(mmp_munmap(s, a, 4 * PG) == 0, "munmap");
+	must(mmp_file_destroy(f) == 0, "memfd destroy");
+	tap_eq(mmp_space_verify(s), 0, "%s: shmem truncate: verify", arch);
+	must(mmp_space_destroy(s) == 0, "destroy");
+}
+
 int main(void)
 {
 	const char *arch;
@@ -288,6 +325,7 @@ int main(void)
 		check_split_dirties(arch);
 		check_thp_read_fault_dirty(arch);
 		check_pageout(arch);
+		check_shmem_truncate_dirties(arch);
 	}
 	tap_eq(mmp_phys_destroy(phys), 0, "phys destroyed");
 	return tap_done();
