@@ -448,7 +448,10 @@ static int do_mremap(struct mmp_space *s, struct remap *r, uint64_t *out)
 	if ((r->flags & MMP_MREMAP_FIXED) && r->old_len == r->new_len &&
 	    release_follows(s, RULE_MREMAP_MULTI_VMA))
 		return remap_move(s, r, out);
-	err = check_prep_vma(s, r);
+	/* check_prep_vma aligns a hugetlb call's lengths after that choice, not before. */
+	err = hugetlb_mremap_check(s, r);
+	if (!err)
+		err = check_prep_vma(s, r);
 	if (err)
 		return err;
 	return remap_implies_new_addr(r) ? mremap_to(s, r, out) : mremap_at(s, r, out);
@@ -485,9 +488,7 @@ MMP_EXPORT int mmp_mremap(struct mmp_space *s, uint64_t addr, uint64_t old_len, 
 	r.new_len = (new_len + PAGE_SIZE - 1) & PAGE_MASK;
 
 	mmap_write_lock(s);
-	err = hugetlb_mremap_check(s, &r);
-	if (!err)
-		err = do_mremap(s, &r, &out);
+	err = do_mremap(s, &r, &out);
 	WRITE_ONCE(s->last_op, "mmp_mremap");
 	mmap_write_unlock(s);
 	if (!err)

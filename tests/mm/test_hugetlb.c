@@ -593,6 +593,14 @@ static void check_mremap(const char *arch)
 	       -EINVAL, "%s: to an unaligned address", arch);
 	tap_eq(mmp_mremap(s, p, 0, HP, MMP_MREMAP_MAYMOVE, 0, &out), -EINVAL,
 	       "%s: old_len 0 (private)", arch);
+	/*
+	 * Lengths unequal as pages: not a multi-VMA move, whatever rounding to
+	 * huge pages makes of them afterwards; rounded, the old range crosses
+	 * the VMA's end (the host: EFAULT).
+	 */
+	tap_eq(mmp_mremap(s, p, 4 * HP, 4 * HP - 6 * 4096, MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED,
+			  dst, &out), -EFAULT, "%s: move past the VMA's end, lengths equal only as "
+	       "huge pages", arch);
 	tap_ok(verify_all(s), "%s: verify", arch);
 	put8(cpu, p, 11);
 	put8(cpu, p + 2 * HP, 33);
