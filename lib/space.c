@@ -35,7 +35,7 @@ static uint64_t mmap_base(const struct mmp_arch *arch)
  */
 void __mmdrop(struct mmp_space *s)
 {
-	pthread_rwlock_destroy(&s->mmap_lock);
+	mmap_destroy_lock(s);
 	free(s->rss);
 	free(s->counters);
 	free(s);
@@ -85,7 +85,7 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->opts[MMP_OPT_HUGE_CLEAR_ORDER] = -1;		/* as the release says */
 	s->opts[MMP_OPT_MPROTECT_SMALL_FOLIO] = -1;	/* as the release says */
 	space_apply_release(s);
-	pthread_rwlock_init(&s->mmap_lock, NULL);
+	mmap_init_lock(s);
 	/* The PGD belongs to the mm itself (pgd_alloc): not counted in VmPTE. */
 	s->pgd_pfn = phys_alloc_pages(phys, 0);
 	if (s->pgd_pfn == NO_PFN) {
@@ -404,14 +404,14 @@ MMP_EXPORT int mmp_space_stat_sized(struct mmp_space *s, struct mmp_space_stat *
 
 	if (!s || !st || size < sizeof(uint64_t))
 		return -EINVAL;
-	pthread_rwlock_rdlock(&s->mmap_lock);
+	mmap_read_lock(s);
 	k.nr_vmas = s->vmas.nr;
 	k.rss_anon_pages = get_mm_counter(s, MM_ANONPAGES);
 	k.rss_file_pages = get_mm_counter(s, MM_FILEPAGES);
 	k.rss_shmem_pages = get_mm_counter(s, MM_SHMEMPAGES);
 	k.pgtable_bytes = __atomic_load_n(&s->nr_pgtables, __ATOMIC_RELAXED) * PAGE_SIZE;
 	k.hugetlb_pages = __atomic_load_n(&s->hugetlb_usage, __ATOMIC_RELAXED);
-	pthread_rwlock_unlock(&s->mmap_lock);
+	mmap_read_unlock(s);
 	copy_struct_to_caller(st, size, &k, sizeof(k));
 	return 0;
 }
