@@ -4,6 +4,7 @@
 
 #include "mm.h"
 #include "mmap_lock.h"
+#include "opt_table.h"
 #include "rcu.h"
 #include "vma_tree.h"
 
@@ -74,16 +75,9 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->tlb_entries = 1536;
 	s->tlb_ways = 12;
 	s->thp_orders_madvise = 1u << HPAGE_PMD_ORDER;
-	s->opts[MMP_OPT_PTE_BATCH] = 1;
-	s->opts[MMP_OPT_RCU_TABLE_FREE] = -1;	/* as the release and the back end say */
-	s->opts[MMP_OPT_PT_RECLAIM] = -1;	/* as the release and the back end say */
-	s->opts[MMP_OPT_HUGE_ORDER] = MMP_HUGE_ORDER_TARGET_LAST;
-	s->opts[MMP_OPT_LAZYFREE_PMD] = 1;
-	s->opts[MMP_OPT_HW_AD] = 1;
-	s->opts[MMP_OPT_KERNEL_VERSION] = MMP_KERNEL_MODELED;
-	s->opts[MMP_OPT_PER_VMA_LOCK] = 1;
-	s->opts[MMP_OPT_HUGE_CLEAR_ORDER] = -1;		/* as the release says */
-	s->opts[MMP_OPT_MPROTECT_SMALL_FOLIO] = -1;	/* as the release says */
+	/* The switches' defaults (lib/opt_table.h); -1: as the release and the back end say. */
+	for (int o = 0; o < MMP_NR_OPTS; o++)
+		s->opts[o] = mmp_opt_descs[o].def;
 	space_apply_release(s);
 	mmap_init_lock(s);
 	/* The PGD belongs to the mm itself (pgd_alloc): not counted in VmPTE. */
@@ -257,42 +251,18 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 {
 	if (!s || (unsigned int)opt >= MMP_NR_OPTS)
 		return -EINVAL;
+	/* The range of lib/opt_table.h, then what a range cannot say. */
+	if (value < mmp_opt_descs[opt].min || value > mmp_opt_descs[opt].max)
+		return -EINVAL;
 	switch (opt) {
-	case MMP_OPT_PT_RECLAIM:
-	case MMP_OPT_MPROTECT_SMALL_FOLIO:
-		if (value < -1 || value > 1)
-			return -EINVAL;
-		break;
 	case MMP_OPT_RCU_TABLE_FREE:
 		/* No IPI would wait for GUP-fast where TLB invalidations are broadcast. */
-		if (value < -1 || value >= MMP_NR_TABLE_FREE ||
-		    (value == MMP_TABLE_FREE_NATIVE && s->arch->tlbi_broadcast))
+		if (value == MMP_TABLE_FREE_NATIVE && s->arch->tlbi_broadcast)
 			return -EINVAL;
 		break;
 	case MMP_OPT_TABLE_BATCH_FAIL:
-		if (value < 0)
-			return -EINVAL;
 		/* Every Nth try from now on. */
 		__atomic_store_n(&s->table_batch_tries, 0, __ATOMIC_RELAXED);
-		break;
-	case MMP_OPT_TLB_SANITIZER:
-	case MMP_OPT_PTE_BATCH:
-	case MMP_OPT_BBML2_NOABORT:
-	case MMP_OPT_LAZYFREE_PMD:
-	case MMP_OPT_HW_AD:
-	case MMP_OPT_PER_VMA_LOCK:
-	case MMP_OPT_FORBID_ZEROPAGE:
-	case MMP_OPT_SOFT_DIRTY:
-		if (value != 0 && value != 1)
-			return -EINVAL;
-		break;
-	case MMP_OPT_HUGE_ORDER:
-		if (value < 0 || value >= MMP_NR_HUGE_ORDERS)
-			return -EINVAL;
-		break;
-	case MMP_OPT_HUGE_CLEAR_ORDER:
-		if (value < -1 || value >= MMP_NR_HUGE_ORDERS)
-			return -EINVAL;
 		break;
 	case MMP_OPT_KERNEL_VERSION:
 		if (!kernel_release_known(value))
@@ -300,12 +270,8 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 		WRITE_ONCE(s->opts[opt], value);
 		space_apply_release(s);
 		return 0;
-	case MMP_OPT_HUGE_NEIGHBOURHOOD:
-		if (value < 0 || value > 1L << MMP_MAX_ORDER)
-			return -EINVAL;
-		break;
 	default:
-		return -EINVAL;
+		break;
 	}
 	WRITE_ONCE(s->opts[opt], value);
 	return 0;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "opt_table.h"
 #include "util.h"
 
 #define PG	MMP_PAGE_SIZE
@@ -25,16 +26,18 @@
 
 static struct mmp_phys *phys;
 
+/* The switch a row drives, as the README's column has it: from lib/opt_table.h. */
+#define OPT_ENUM_NAME(id, ...)	[MMP_OPT_##id] = "`MMP_OPT_" #id "`",
+static const char *const opt_enum_names[MMP_NR_OPTS] = { MMP_OPT_TABLE(OPT_ENUM_NAME) };
+#undef OPT_ENUM_NAME
+
 static const char *opt_name(int opt)
 {
-	switch (opt) {
-	case -1: return "-";
-	case MMP_OPT_PT_RECLAIM: return "`MMP_OPT_PT_RECLAIM`";
-	case MMP_OPT_HUGE_CLEAR_ORDER: return "`MMP_OPT_HUGE_CLEAR_ORDER`";
-	case MMP_OPT_MPROTECT_SMALL_FOLIO: return "`MMP_OPT_MPROTECT_SMALL_FOLIO`";
-	case MMP_OPT_RCU_TABLE_FREE: return "`MMP_OPT_RCU_TABLE_FREE`";
-	default: return NULL;
-	}
+	if (opt == -1)
+		return "-";
+	if (opt < 0 || opt >= MMP_NR_OPTS || !mmp_opt_descs[opt].rule)
+		return NULL;
+	return opt_enum_names[opt];
 }
 
 /* Row @r as the README's table has it. */
@@ -84,6 +87,26 @@ static void check_readme(const char *path)
 	for (unsigned int j = 0; mmp_release_rule(j); j++)
 		tap_ok(opt_name(mmp_release_rule(j)->opt) != NULL, "row %u: a switch this test names",
 		       j);
+	/* A switch's row in lib/opt_table.h names the rule whose rows name the switch. */
+	for (unsigned int j = 0; mmp_release_rule(j); j++) {
+		const struct mmp_release_rule *r = mmp_release_rule(j);
+
+		if (r->opt >= 0)
+			tap_ok(mmp_opt_descs[r->opt].rule &&
+				       !strcmp(mmp_opt_descs[r->opt].rule, r->name),
+			       "row %u (%s): the switch's table row names the rule", j, r->name);
+	}
+	for (int o = 0; o < MMP_NR_OPTS; o++) {
+		bool found = false;
+
+		if (!mmp_opt_descs[o].rule)
+			continue;
+		for (unsigned int j = 0; mmp_release_rule(j); j++)
+			found |= mmp_release_rule(j)->opt == o &&
+				 !strcmp(mmp_release_rule(j)->name, mmp_opt_descs[o].rule);
+		tap_ok(found, "switch %s: a row of rule %s drives it", mmp_opt_descs[o].name,
+		       mmp_opt_descs[o].rule);
+	}
 }
 
 /* Releases: 6.12 to 6.19, 7.0 and 7.1 at any patch level; the space says which it models. */
