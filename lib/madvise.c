@@ -287,9 +287,10 @@ static int madvise_walk(struct mmp_space *s, uint64_t start, uint64_t end, enum 
 	int err;
 
 	mmap_read_lock(s);
+	/* Reclaim is no madvise, and has no range to report holes in. */
 	if (kind != WALK_RECLAIM)
 		count_inc(s, MMP_C_MMAP_LOCK_MADVISE);
-	*hole = range_has_hole_locked(s, start, end);
+	*hole = kind != WALK_RECLAIM && range_has_hole_locked(s, start, end);
 	tlb_gather_mmu(&tlb, s, false);
 	err = madvise_walk_range(&tlb, start, end, kind);
 	tlb_finish_mmu(&tlb);
