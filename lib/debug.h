@@ -107,6 +107,19 @@ enum mmp_debug_point {
 	 * removed (MMP_DEBUG_SKIP_IPI_WAIT).
 	 */
 	MMP_DEBUG_IPI_WAIT,
+	/*
+	 * mmap_write_lock() has just taken the mmap lock: the thread holds it
+	 * for writing, and no VMA is write-locked yet. Held here, it keeps
+	 * out every mmap-lock reader (a fault's fallback, madvise before 6.17)
+	 * while VMA-lock readers go on.
+	 */
+	MMP_DEBUG_MMAP_WRITE_LOCKED,
+	/*
+	 * A thread wants the mmap lock, for reading or writing, and found it
+	 * taken (or a writer queued): it is about to queue and sleep. Nothing
+	 * held. The point where a held writer's protection is seen at work.
+	 */
+	MMP_DEBUG_MMAP_LOCK_WAIT,
 	MMP_NR_DEBUG_POINTS
 };
 

@@ -31,6 +31,11 @@ int handle_mm_fault(struct mmp_space *s, uint64_t addr, unsigned int flags);
 int do_fault(struct vm_fault *vmf);
 void wp_page_shared(struct vm_fault *vmf, mmp_pte_t *ptes);
 int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, unsigned int flags);
+/*
+ * The VMA holding @addr, read-locked, found without the mmap lock; NULL when
+ * the mmap lock must do (vma_lock_abort counts it). Unlock with vma_end_read().
+ */
+struct mmp_vma *lock_vma_under_rcu(struct mmp_space *s, uint64_t addr);
 
 /* mm_account_fault: a fault handled counts in the task's min_flt; one that failed does not. */
 static inline void mm_account_fault(struct mmp_space *s, int ret)

@@ -14,6 +14,7 @@
 
 #include "irqflags.h"
 #include "mm.h"
+#include "mmap_lock.h"
 #include "rcu.h"
 
 /* folio_try_get: a reference only if the folio is still alive. */
@@ -355,7 +356,8 @@ MMP_EXPORT int mmp_gup(struct mmp_space *s, uint64_t addr, unsigned int nr, bool
 
 	if (err)
 		return err;
-	pthread_rwlock_rdlock(&s->mmap_lock);
+	mmap_read_lock(s);
+	count_inc(s, MMP_C_MMAP_LOCK_GUP);
 	for (; got < nr; got++) {
 		uint64_t va = addr + (uint64_t)got * PAGE_SIZE;
 		struct mmp_vma *vma = find_vma(s, va);
@@ -373,7 +375,7 @@ MMP_EXPORT int mmp_gup(struct mmp_space *s, uint64_t addr, unsigned int nr, bool
 		if (err)
 			break;
 	}
-	pthread_rwlock_unlock(&s->mmap_lock);
+	mmap_read_unlock(s);
 	if (err) {
 		/* All or nothing: give back what was taken. */
 		__atomic_fetch_add(&s->phys->nr_pinned, real_pins(s->phys, pfns, got),

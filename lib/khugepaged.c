@@ -543,6 +543,7 @@ int madvise_collapse(struct mmp_space *s, uint64_t start, uint64_t end)
 	int err = 0;
 
 	mmap_read_lock(s);
+	count_inc(s, MMP_C_MMAP_LOCK_MADVISE);
 	while (addr < end) {
 		struct mmp_vma *vma = vma_find_next(s, addr);
 		uint64_t vend;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * madvise: MADV_DONTNEED zaps under the mmap read lock through an mmu_gather
- * (in a file mapping only the mapping goes: the page cache keeps the folio);
+ * (in a file mapping only the mapping goes: the page cache keeps the folio),
+ * from 6.17 under the lock of the one VMA the range lies in, as MADV_FREE;
  * MADV_FREE makes exclusive anonymous folios lazyfree and refuses file and
  * shared memory; MADV_PAGEOUT isolates folios this mm maps alone and
  * reclaims them now; MADV_HUGEPAGE / MADV_NOHUGEPAGE change VMA flags under
@@ -14,46 +15,72 @@
 #include "mmap_lock.h"
 #include "rcu.h"
 
+/* Is [start, end) fully mapped? madvise reports holes with -ENOMEM after acting. */
+static bool range_has_hole_locked(struct mmp_space *s, uint64_t start, uint64_t end)
+{
+	uint64_t addr = start;
+
+	for (struct mmp_vma *vma = vma_find_next(s, start); addr < end; vma = vma->vm_next) {
+		if (!vma || vma->start > addr)
+			return true;
+		addr = vma->end;
+	}
+	return false;
+}
+
 /*
- * MADV_DONTNEED of [start, end) into @tlb, the mmap lock held
- * (madvise_dontneed_single_vma). A hugetlb VMA takes whole huge pages only:
- * its part of the range must start on one (-EINVAL, the VMAs before keep
- * the advice) and ends rounded down, so no more goes than was asked
+ * MADV_DONTNEED of [lo, hi) of @vma into @tlb (madvise_dontneed_single_vma),
+ * under the mmap lock or @vma's own. A hugetlb VMA takes whole huge pages
+ * only: its part of the range must start on one (-EINVAL, the VMAs before
+ * keep the advice) and ends rounded down, so no more goes than was asked
  * (madvise_dontneed_free_valid_vma).
  */
+static int madvise_dontneed_single_vma(struct mmp_gather *tlb, struct mmp_vma *vma, uint64_t lo,
+				       uint64_t hi)
+{
+	if (unlikely(is_vm_hugetlb_page(vma))) {
+		uint64_t sz = huge_page_size(hstate_vma(vma));
+
+		if (lo & (sz - 1))
+			return -EINVAL;
+		hi &= ~(sz - 1);
+		if (lo >= hi)
+			return 0;
+	}
+	unmap_single_vma(tlb, vma, lo, hi);
+	return 0;
+}
+
+/* MADV_DONTNEED of [start, end) into @tlb, VMA by VMA, the mmap lock held. */
 static int madvise_dontneed_range(struct mmp_gather *tlb, uint64_t start, uint64_t end)
 {
 	tlb->drop_markers = false;	/* guard markers stay */
 	for (struct mmp_vma *vma = vma_find_next(tlb->s, start); vma && vma->start < end;
 	     vma = vma->vm_next) {
-		uint64_t lo = MAX(start, vma->start), hi = MIN(end, vma->end);
+		int err = madvise_dontneed_single_vma(tlb, vma, MAX(start, vma->start),
+						      MIN(end, vma->end));
 
-		if (unlikely(is_vm_hugetlb_page(vma))) {
-			uint64_t sz = huge_page_size(hstate_vma(vma));
-
-			if (lo & (sz - 1))
-				return -EINVAL;
-			hi &= ~(sz - 1);
-			if (lo >= hi)
-				continue;
-		}
-		unmap_single_vma(tlb, vma, lo, hi);
+		if (err)
+			return err;
 	}
 	return 0;
 }
 
-static int madvise_dontneed(struct mmp_space *s, uint64_t start, uint64_t end)
+/* MADV_DONTNEED under the mmap read lock; *@hole says whether the range has one. */
+static int madvise_dontneed(struct mmp_space *s, uint64_t start, uint64_t end, bool *hole)
 {
 	struct mmp_gather tlb;
 	int err;
 
-	pthread_rwlock_rdlock(&s->mmap_lock);
+	mmap_read_lock(s);
+	count_inc(s, MMP_C_MMAP_LOCK_MADVISE);
+	*hole = range_has_hole_locked(s, start, end);
 	tlb_gather_mmu(&tlb, s, false);
 	tlb.reclaim_pt = true;	/* zap_details.reclaim_pt */
 	err = madvise_dontneed_range(&tlb, start, end);
 	tlb_finish_mmu(&tlb);
 	WRITE_ONCE(s->last_op, "mmp_madvise(MADV_DONTNEED)");
-	pthread_rwlock_unlock(&s->mmap_lock);
+	mmap_read_unlock(s);
 	return err;
 }
 
@@ -201,64 +228,136 @@ static int madvise_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint
 }
 
 /*
- * The walk of [start, end) into @tlb, the mmap lock held: MADV_FREE and
- * MADV_COLD leave each VMA as tlb_end_vma says; MADV_PAGEOUT and reclaim
- * flush and reclaim what a VMA gave before the next (reclaim_pages per range).
+ * The walk of [start, end) of @w->vma, under the mmap lock or, for MADV_FREE,
+ * the VMA's own: MADV_FREE and MADV_COLD leave the VMA as tlb_end_vma says;
+ * MADV_PAGEOUT and reclaim flush and reclaim what it gave before the next
+ * (reclaim_pages per range).
  */
+static int madvise_walk_vma(struct madv_walk *w, uint64_t start, uint64_t end)
+{
+	struct mmp_gather *tlb = w->tlb;
+	struct mmp_space *s = tlb->s;
+	enum walk_kind kind = w->kind;
+
+	/* madvise_free_single_vma: anonymous private memory only; the VMAs before keep it. */
+	if (kind == WALK_FREE && !vma_is_anonymous(w->vma))
+		return -EINVAL;
+	/* can_madv_lru_vma: hugetlb pages are on no LRU; reclaim passes them by. */
+	if (unlikely(is_vm_hugetlb_page(w->vma)))
+		return kind == WALK_RECLAIM ? 0 : -EINVAL;
+	walk_pmd_range(s, MAX(start, w->vma->start), MIN(end, w->vma->end), madvise_pmd, w);
+	if (kind == WALK_FREE || kind == WALK_COLD) {
+		tlb_end_vma(tlb);
+		return 0;
+	}
+	tlb_flush_mmu(tlb);
+	reclaim_pages(s, &w->list, kind == WALK_PAGEOUT);
+	return 0;
+}
+
+/* The walk of [start, end) into @tlb, VMA by VMA, the mmap lock held. */
 static int madvise_walk_range(struct mmp_gather *tlb, uint64_t start, uint64_t end,
 			      enum walk_kind kind)
 {
 	struct madv_walk w = { .tlb = tlb, .kind = kind };
-	struct mmp_space *s = tlb->s;
 	int err = 0;
 
-	for (w.vma = vma_find_next(s, start); w.vma && w.vma->start < end; w.vma = w.vma->vm_next) {
-		/* madvise_free_single_vma: anonymous private memory only; the VMAs before keep it. */
-		if (kind == WALK_FREE && !vma_is_anonymous(w.vma)) {
-			err = -EINVAL;
-			break;
-		}
-		/* can_madv_lru_vma: hugetlb pages are on no LRU; reclaim passes them by. */
-		if (unlikely(is_vm_hugetlb_page(w.vma))) {
-			if (kind == WALK_RECLAIM)
-				continue;
-			err = -EINVAL;
-			break;
-		}
-		walk_pmd_range(s, MAX(start, w.vma->start), MIN(end, w.vma->end), madvise_pmd, &w);
-		if (kind == WALK_FREE || kind == WALK_COLD) {
-			tlb_end_vma(tlb);
-			continue;
-		}
-		tlb_flush_mmu(tlb);
-		reclaim_pages(s, &w.list, kind == WALK_PAGEOUT);
-	}
+	for (w.vma = vma_find_next(tlb->s, start); w.vma && w.vma->start < end && !err;
+	     w.vma = w.vma->vm_next)
+		err = madvise_walk_vma(&w, start, end);
 	free(w.list.pfns);
 	return err;
 }
 
-/* MADV_FREE, MADV_COLD, MADV_PAGEOUT, or (@kind WALK_RECLAIM) every folio of the space. */
-static int madvise_walk(struct mmp_space *s, uint64_t start, uint64_t end, enum walk_kind kind)
+static const char *madvise_op_name(enum walk_kind kind)
+{
+	return kind == WALK_FREE ? "mmp_madvise(MADV_FREE)" :
+	       kind == WALK_COLD ? "mmp_madvise(MADV_COLD)" :
+	       kind == WALK_PAGEOUT ? "mmp_madvise(MADV_PAGEOUT)" : "mmp_reclaim";
+}
+
+/*
+ * MADV_FREE, MADV_COLD, MADV_PAGEOUT, or (@kind WALK_RECLAIM) every folio of
+ * the space, under the mmap read lock; *@hole says whether the range has one.
+ */
+static int madvise_walk(struct mmp_space *s, uint64_t start, uint64_t end, enum walk_kind kind,
+			bool *hole)
 {
 	struct mmp_gather tlb;
 	int err;
 
-	pthread_rwlock_rdlock(&s->mmap_lock);
+	mmap_read_lock(s);
+	/* Reclaim is no madvise, and has no range to report holes in. */
+	if (kind != WALK_RECLAIM)
+		count_inc(s, MMP_C_MMAP_LOCK_MADVISE);
+	*hole = kind != WALK_RECLAIM && range_has_hole_locked(s, start, end);
 	tlb_gather_mmu(&tlb, s, false);
 	err = madvise_walk_range(&tlb, start, end, kind);
 	tlb_finish_mmu(&tlb);
-	WRITE_ONCE(s->last_op, kind == WALK_FREE ? "mmp_madvise(MADV_FREE)" :
-		     kind == WALK_COLD ? "mmp_madvise(MADV_COLD)" :
-		     kind == WALK_PAGEOUT ? "mmp_madvise(MADV_PAGEOUT)" : "mmp_reclaim");
-	pthread_rwlock_unlock(&s->mmap_lock);
+	WRITE_ONCE(s->last_op, madvise_op_name(kind));
+	mmap_read_unlock(s);
+	return err;
+}
+
+/*
+ * 6.17's try_vma_read_lock: MADV_DONTNEED, MADV_DONTNEED_LOCKED and MADV_FREE
+ * of a range inside one VMA take that VMA's read lock and no mmap lock, so a
+ * writer elsewhere in the space (mmap, munmap, mprotect) neither waits for
+ * them nor makes them wait. NULL: take the mmap read lock instead, as when
+ * the VMA lock cannot be had (no VMA at @start, a writer has it) or the
+ * range goes past the VMA. A uffd-armed VMA would fall back too (no
+ * userfaultfd here); process_madvise keeps the mmap lock.
+ */
+static struct mmp_vma *madvise_try_vma_read_lock(struct mmp_space *s, uint64_t start,
+						 uint64_t end, int advice)
+{
+	struct mmp_vma *vma;
+
+	if ((advice != MMP_MADV_DONTNEED && advice != MMP_MADV_DONTNEED_LOCKED &&
+	     advice != MMP_MADV_FREE) ||
+	    !release_follows(s, RULE_MADVISE_VMA_LOCK) || !READ_ONCE(s->opts[MMP_OPT_PER_VMA_LOCK]))
+		return NULL;
+	vma = lock_vma_under_rcu(s, start);
+	if (vma && end > READ_ONCE(vma->end)) {
+		vma_end_read(vma);
+		vma = NULL;
+	}
+	count_inc(s, vma ? MMP_C_MADV_VMA_LOCK_SUCCESS : MMP_C_MADV_VMA_LOCK_FALLBACK);
+	return vma;
+}
+
+/* MADV_DONTNEED or MADV_FREE of [start, end) in @vma, under its read lock alone. */
+static int madvise_vma_locked(struct mmp_space *s, struct mmp_vma *vma, uint64_t start,
+			      uint64_t end, int advice)
+{
+	struct mmp_gather tlb;
+	int err;
+
+	tlb_gather_mmu(&tlb, s, false);
+	if (advice == MMP_MADV_FREE) {
+		struct madv_walk w = { .tlb = &tlb, .kind = WALK_FREE, .vma = vma };
+
+		err = madvise_walk_vma(&w, start, end);
+		free(w.list.pfns);
+	} else {
+		tlb.reclaim_pt = true;	/* zap_details.reclaim_pt */
+		tlb.drop_markers = false;
+		err = madvise_dontneed_single_vma(&tlb, vma, start, end);
+	}
+	tlb_finish_mmu(&tlb);
+	WRITE_ONCE(s->last_op, advice == MMP_MADV_FREE ? "mmp_madvise(MADV_FREE)" :
+		   "mmp_madvise(MADV_DONTNEED)");
+	vma_end_read(vma);
 	return err;
 }
 
 MMP_EXPORT int mmp_reclaim(struct mmp_space *s)
 {
+	bool hole;
+
 	if (!s)
 		return -EINVAL;
-	return madvise_walk(s, 0, USER_TOP(s), WALK_RECLAIM);
+	return madvise_walk(s, 0, USER_TOP(s), WALK_RECLAIM, &hole);
 }
 
 static unsigned long hugepage_flags(const struct mmp_vma *vma, void *arg)
@@ -270,11 +369,13 @@ static unsigned long hugepage_flags(const struct mmp_vma *vma, void *arg)
 	return (vma->flags & ~VM_HUGEPAGE) | VM_NOHUGEPAGE;
 }
 
-static int madvise_hugepage(struct mmp_space *s, uint64_t start, uint64_t end, int advice)
+static int madvise_hugepage(struct mmp_space *s, uint64_t start, uint64_t end, int advice,
+			    bool *hole)
 {
 	int err;
 
 	mmap_write_lock(s);
+	*hole = range_has_hole_locked(s, start, end);
 	err = vma_modify_flags(s, start, end, hugepage_flags, NULL, &advice);
 	mmap_write_unlock(s);
 	return err;
@@ -285,9 +386,11 @@ static int madvise_hugepage(struct mmp_space *s, uint64_t start, uint64_t end, i
  * (vfs_fadvise's readahead), up to its end; anonymous memory and shmem (no
  * swap to read from) have nothing to read.
  */
-static int madvise_willneed(struct mmp_space *s, uint64_t start, uint64_t end)
+static int madvise_willneed(struct mmp_space *s, uint64_t start, uint64_t end, bool *hole)
 {
-	pthread_rwlock_rdlock(&s->mmap_lock);
+	mmap_read_lock(s);
+	count_inc(s, MMP_C_MMAP_LOCK_MADVISE);
+	*hole = range_has_hole_locked(s, start, end);
 	for (struct mmp_vma *vma = vma_find_next(s, start); vma && vma->start < end;
 	     vma = vma->vm_next) {
 		struct mmp_file *f = vma->vm_file;
@@ -309,7 +412,7 @@ static int madvise_willneed(struct mmp_space *s, uint64_t start, uint64_t end)
 		}
 		pthread_rwlock_unlock(&f->mapping.invalidate_lock);
 	}
-	pthread_rwlock_unlock(&s->mmap_lock);
+	mmap_read_unlock(s);
 	return 0;
 }
 
@@ -329,6 +432,7 @@ static int madvise_populate(struct mmp_space *s, uint64_t start, uint64_t end, b
 		int err;
 
 		mmap_read_lock(s);
+		count_inc(s, MMP_C_MMAP_LOCK_MADVISE);
 		vma = vma_find_next(s, addr);
 		if (!vma || vma->start > addr) {
 			mmap_read_unlock(s);
@@ -348,31 +452,9 @@ static int madvise_populate(struct mmp_space *s, uint64_t start, uint64_t end, b
 	return 0;
 }
 
-/* Is [start, end) fully mapped? madvise reports holes with -ENOMEM after acting. */
-static bool range_has_hole_locked(struct mmp_space *s, uint64_t start, uint64_t end)
-{
-	uint64_t addr = start;
-
-	for (struct mmp_vma *vma = vma_find_next(s, start); addr < end; vma = vma->vm_next) {
-		if (!vma || vma->start > addr)
-			return true;
-		addr = vma->end;
-	}
-	return false;
-}
-
-static bool range_has_hole(struct mmp_space *s, uint64_t start, uint64_t end)
-{
-	bool hole;
-
-	pthread_rwlock_rdlock(&s->mmap_lock);
-	hole = range_has_hole_locked(s, start, end);
-	pthread_rwlock_unlock(&s->mmap_lock);
-	return hole;
-}
-
 MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, int advice)
 {
+	struct mmp_vma *vma;
 	uint64_t end;
 	bool hole;
 	int err;
@@ -406,19 +488,23 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 		return madvise_collapse(s, start, end);	/* lib/khugepaged.c: holes too */
 	if (advice == MMP_MADV_GUARD_INSTALL || advice == MMP_MADV_GUARD_REMOVE)
 		return madvise_guard(s, start, end, advice == MMP_MADV_GUARD_INSTALL);
-	hole = range_has_hole(s, start, end);
+	/* Inside one VMA, under its lock: no hole to report. */
+	vma = madvise_try_vma_read_lock(s, start, end, advice);
+	if (vma)
+		return madvise_vma_locked(s, vma, start, end, advice);
+	/* Holes are looked for under the lock the advice is taken under, once. */
 	if (advice == MMP_MADV_DONTNEED || advice == MMP_MADV_DONTNEED_LOCKED)
-		err = madvise_dontneed(s, start, end);
+		err = madvise_dontneed(s, start, end, &hole);
 	else if (advice == MMP_MADV_COLD)
-		err = madvise_walk(s, start, end, WALK_COLD);
+		err = madvise_walk(s, start, end, WALK_COLD, &hole);
 	else if (advice == MMP_MADV_WILLNEED)
-		err = madvise_willneed(s, start, end);
+		err = madvise_willneed(s, start, end, &hole);
 	else if (advice == MMP_MADV_FREE)
-		err = madvise_walk(s, start, end, WALK_FREE);
+		err = madvise_walk(s, start, end, WALK_FREE, &hole);
 	else if (advice == MMP_MADV_PAGEOUT)
-		err = madvise_walk(s, start, end, WALK_PAGEOUT);
+		err = madvise_walk(s, start, end, WALK_PAGEOUT, &hole);
 	else
-		err = madvise_hugepage(s, start, end, advice);
+		err = madvise_hugepage(s, start, end, advice, &hole);
 	if (!err && hole)
 		err = -ENOMEM;
 	return err;
@@ -499,7 +585,9 @@ MMP_EXPORT long mmp_process_madvise(struct mmp_space *s, const struct mmp_iovec 
 		}
 		return done ? (long)done : err;
 	}
-	pthread_rwlock_rdlock(&s->mmap_lock);
+	/* The vector keeps the mmap lock from 6.17 too (no VMA lock for process_madvise). */
+	mmap_read_lock(s);
+	count_inc(s, MMP_C_MMAP_LOCK_MADVISE);
 	for (i = 0; i < vlen && left; i++) {
 		uint64_t len = MIN(vec[i].len, left);
 
@@ -518,6 +606,6 @@ MMP_EXPORT long mmp_process_madvise(struct mmp_space *s, const struct mmp_iovec 
 	if (one_gather && vlen)
 		tlb_finish_mmu(&tlb);
 	WRITE_ONCE(s->last_op, "mmp_process_madvise");
-	pthread_rwlock_unlock(&s->mmap_lock);
+	mmap_read_unlock(s);
 	return done ? (long)done : err;
 }

@@ -162,6 +162,7 @@ int madvise_guard(struct mmp_space *s, uint64_t start, uint64_t end, bool instal
 	if (!release_follows(s, RULE_GUARD_REGIONS))
 		return -EINVAL;
 	mmap_read_lock(s);
+	count_inc(s, MMP_C_MMAP_LOCK_MADVISE);
 	for (struct mmp_vma *vma = vma_find_next(s, start); addr < end; vma = vma->vm_next) {
 		uint64_t lo, hi;
 

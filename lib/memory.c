@@ -533,7 +533,7 @@ int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, u
  * (lock_vma_under_rcu); NULL when the mmap lock must do: no VMA found, or a
  * writer has it. Whatever the lookup found is checked again once locked.
  */
-static struct mmp_vma *lock_vma_under_rcu(struct mmp_space *s, uint64_t addr)
+struct mmp_vma *lock_vma_under_rcu(struct mmp_space *s, uint64_t addr)
 {
 	struct mmp_vma *vma;
 
@@ -618,33 +618,34 @@ int expand_downwards(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr)
 
 /*
  * The VMA holding @addr with the mmap read lock held (lock_mm_and_find_vma),
- * or NULL with no lock held. A fault just below a stack grows it, under the
- * write lock; a pthread rwlock cannot be downgraded, so the VMA is looked up
- * again under the read lock after that.
+ * or NULL with no lock held. A fault just below a stack grows it under the
+ * write lock, then goes on under the read lock it downgrades to: the stack
+ * it grew cannot go meanwhile.
  */
 static struct mmp_vma *lock_mm_and_find_vma(struct mmp_space *s, uint64_t addr)
 {
 	struct mmp_vma *vma;
-	bool stack;
 
-	for (;;) {
-		mmap_read_lock(s);
-		vma = vma_find_next(s, addr);
-		if (likely(vma && vma->start <= addr))
-			return vma;
-		/* Read under the lock: once it is dropped, an munmap may free the VMA. */
-		stack = vma && (vma->flags & VM_GROWSDOWN);
+	mmap_read_lock(s);
+	count_inc(s, MMP_C_MMAP_LOCK_FAULT);
+	vma = vma_find_next(s, addr);
+	if (likely(vma && vma->start <= addr))
+		return vma;
+	/* Read under the lock: once it is dropped, an munmap may free the VMA. */
+	if (!vma || !(vma->flags & VM_GROWSDOWN)) {
 		mmap_read_unlock(s);
-		if (!stack)
-			return NULL;
-		mmap_write_lock(s);
-		vma = vma_find_next(s, addr);
-		if (vma && vma->start > addr && expand_downwards(s, vma, addr))
-			vma = NULL;
-		mmap_write_unlock(s);
-		if (!vma)
-			return NULL;
+		return NULL;
 	}
+	/* No upgrade of a read lock: drop it, take the write lock, look again. */
+	mmap_read_unlock(s);
+	mmap_write_lock(s);
+	vma = vma_find_next(s, addr);
+	if (!vma || (vma->start > addr && expand_downwards(s, vma, addr))) {
+		mmap_write_unlock(s);
+		return NULL;
+	}
+	mmap_write_downgrade(s);
+	return vma;
 }
 
 /*

@@ -16,6 +16,7 @@
 #include "debug.h"
 #include "geometry.h"
 #include "seqlock.h"
+#include "rwsem.h"
 #include "spinlock.h"
 
 struct mmp_phys;
@@ -259,7 +260,7 @@ struct mmp_space {
 	uint64_t id;
 	struct mmp_space *phys_next;
 
-	pthread_rwlock_t mmap_lock;
+	struct rw_semaphore mmap_lock;	/* writer-preferring, as the kernel's (rwsem.h) */
 	mmp_spinlock_t page_table_lock;	/* upper tables and huge PMDs */
 	uint32_t pgd_pfn;
 

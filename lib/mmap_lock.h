@@ -19,31 +19,85 @@
 /* vm_refcnt while a writer stamps the VMA: readers' trylock fails. */
 #define VMA_LOCK_WRITER		(1u << 31)
 
+/*
+ * The mmap lock is an rwsem (rwsem.h): a writer that waits keeps new readers
+ * out. Every acquisition counts (mmap_lock_read, mmap_lock_write), and one
+ * that slept counts again (mmap_lock_*_wait: timing-dependent). A thread that
+ * finds the lock taken reaches MMP_DEBUG_MMAP_LOCK_WAIT before it sleeps, and
+ * a writer that has just got it reaches MMP_DEBUG_MMAP_WRITE_LOCKED, so a
+ * test can hold a writer inside and see who waits for it.
+ */
 static inline void mmap_read_lock(struct mmp_space *s)
 {
-	pthread_rwlock_rdlock(&s->mmap_lock);
+	count_inc(s, MMP_C_MMAP_LOCK_READ);
+	if (likely(down_read_trylock(&s->mmap_lock)))
+		return;
+	debug_point(s, MMP_DEBUG_MMAP_LOCK_WAIT);
+	if (rwsem_down_read_slowpath(&s->mmap_lock))
+		count_inc(s, MMP_C_MMAP_LOCK_READ_WAIT);
 }
 
 static inline bool mmap_read_trylock(struct mmp_space *s)
 {
-	return !pthread_rwlock_tryrdlock(&s->mmap_lock);
+	if (!down_read_trylock(&s->mmap_lock))
+		return false;
+	count_inc(s, MMP_C_MMAP_LOCK_READ);
+	return true;
 }
 
 static inline void mmap_read_unlock(struct mmp_space *s)
 {
-	pthread_rwlock_unlock(&s->mmap_lock);
+	up_read(&s->mmap_lock);
 }
 
 static inline void mmap_write_lock(struct mmp_space *s)
 {
-	pthread_rwlock_wrlock(&s->mmap_lock);
+	count_inc(s, MMP_C_MMAP_LOCK_WRITE);
+	if (unlikely(!down_write_trylock(&s->mmap_lock))) {
+		debug_point(s, MMP_DEBUG_MMAP_LOCK_WAIT);
+		if (rwsem_down_write_slowpath(&s->mmap_lock))
+			count_inc(s, MMP_C_MMAP_LOCK_WRITE_WAIT);
+	}
+	debug_point(s, MMP_DEBUG_MMAP_WRITE_LOCKED);
 }
 
 /* vma_end_write_all: every VMA this section stamped is unlocked at once. */
 static inline void mmap_write_unlock(struct mmp_space *s)
 {
 	__atomic_store_n(&s->mm_lock_seq, s->mm_lock_seq + 1, __ATOMIC_RELEASE);
-	pthread_rwlock_unlock(&s->mmap_lock);
+	up_write(&s->mmap_lock);
+}
+
+/*
+ * Go on as a reader with no window for another writer (mmap_write_downgrade):
+ * the VMAs this section stamped are unlocked as at a write unlock, and the
+ * readers queued at the head come in.
+ */
+static inline void mmap_write_downgrade(struct mmp_space *s)
+{
+	__atomic_store_n(&s->mm_lock_seq, s->mm_lock_seq + 1, __ATOMIC_RELEASE);
+	downgrade_write(&s->mmap_lock);
+}
+
+static inline void mmap_assert_locked(struct mmp_space *s)
+{
+	MMP_BUG_ON(!rwsem_is_locked(&s->mmap_lock));
+}
+
+static inline void mmap_assert_write_locked(struct mmp_space *s)
+{
+	MMP_BUG_ON(!rwsem_is_write_locked(&s->mmap_lock));
+}
+
+/* Set up and tear down a space's mmap lock (mm_init, mmdrop). */
+static inline void mmap_init_lock(struct mmp_space *s)
+{
+	init_rwsem(&s->mmap_lock);
+}
+
+static inline void mmap_destroy_lock(struct mmp_space *s)
+{
+	rwsem_destroy(&s->mmap_lock);
 }
 
 static inline bool vma_write_locked(struct mmp_space *s, struct mmp_vma *vma)

@@ -28,6 +28,7 @@ enum release_rule {
 	RULE_WP_REUSE_LARGE_ANON,	/* do_wp_page reuses a page of a large folio one space owns */
 	RULE_HUGE_ZERO_WP_THP,		/* a write to the huge zero page maps a new THP */
 	RULE_TABLE_FREE_RCU,		/* every table by RCU, the single one on its own rcu_head */
+	RULE_MADVISE_VMA_LOCK,		/* MADV_DONTNEED/FREE in one VMA under its lock alone */
 	NR_RELEASE_RULES
 };
 _Static_assert(NR_RELEASE_RULES <= 32, "a space keeps its rules in one word");

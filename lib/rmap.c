@@ -106,7 +106,7 @@ bool rmap_walk_anon(struct mmp_space *self, uint32_t head_pfn, rmap_fn fn, void 
 	if (pthread_mutex_trylock(&phys->spaces_lock))
 		return false;
 	for (struct mmp_space *s = phys->spaces; s && ok; s = s->phys_next) {
-		if (s != self && pthread_rwlock_tryrdlock(&s->mmap_lock)) {
+		if (s != self && !mmap_read_trylock(s)) {
 			ok = false;
 			break;
 		}
@@ -124,7 +124,7 @@ bool rmap_walk_anon(struct mmp_space *self, uint32_t head_pfn, rmap_fn fn, void 
 				vma->start + ((last - vma->pgoff) << PAGE_SHIFT), arg);
 		}
 		if (s != self)
-			pthread_rwlock_unlock(&s->mmap_lock);
+			mmap_read_unlock(s);
 	}
 	pthread_mutex_unlock(&phys->spaces_lock);
 	return ok;

@@ -4,6 +4,7 @@
 
 #include "mm.h"
 #include "mmap_lock.h"
+#include "opt_table.h"
 #include "rcu.h"
 #include "vma_tree.h"
 
@@ -35,7 +36,7 @@ static uint64_t mmap_base(const struct mmp_arch *arch)
  */
 void __mmdrop(struct mmp_space *s)
 {
-	pthread_rwlock_destroy(&s->mmap_lock);
+	mmap_destroy_lock(s);
 	free(s->rss);
 	free(s->counters);
 	free(s);
@@ -74,18 +75,11 @@ int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_s
 	s->tlb_entries = 1536;
 	s->tlb_ways = 12;
 	s->thp_orders_madvise = 1u << HPAGE_PMD_ORDER;
-	s->opts[MMP_OPT_PTE_BATCH] = 1;
-	s->opts[MMP_OPT_RCU_TABLE_FREE] = -1;	/* as the release and the back end say */
-	s->opts[MMP_OPT_PT_RECLAIM] = -1;	/* as the release and the back end say */
-	s->opts[MMP_OPT_HUGE_ORDER] = MMP_HUGE_ORDER_TARGET_LAST;
-	s->opts[MMP_OPT_LAZYFREE_PMD] = 1;
-	s->opts[MMP_OPT_HW_AD] = 1;
-	s->opts[MMP_OPT_KERNEL_VERSION] = MMP_KERNEL_MODELED;
-	s->opts[MMP_OPT_PER_VMA_LOCK] = 1;
-	s->opts[MMP_OPT_HUGE_CLEAR_ORDER] = -1;		/* as the release says */
-	s->opts[MMP_OPT_MPROTECT_SMALL_FOLIO] = -1;	/* as the release says */
+	/* The switches' defaults (lib/opt_table.h); -1: as the release and the back end say. */
+	for (int o = 0; o < MMP_NR_OPTS; o++)
+		s->opts[o] = mmp_opt_descs[o].def;
 	space_apply_release(s);
-	pthread_rwlock_init(&s->mmap_lock, NULL);
+	mmap_init_lock(s);
 	/* The PGD belongs to the mm itself (pgd_alloc): not counted in VmPTE. */
 	s->pgd_pfn = phys_alloc_pages(phys, 0);
 	if (s->pgd_pfn == NO_PFN) {
@@ -257,42 +251,18 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 {
 	if (!s || (unsigned int)opt >= MMP_NR_OPTS)
 		return -EINVAL;
+	/* The range of lib/opt_table.h, then what a range cannot say. */
+	if (value < mmp_opt_descs[opt].min || value > mmp_opt_descs[opt].max)
+		return -EINVAL;
 	switch (opt) {
-	case MMP_OPT_PT_RECLAIM:
-	case MMP_OPT_MPROTECT_SMALL_FOLIO:
-		if (value < -1 || value > 1)
-			return -EINVAL;
-		break;
 	case MMP_OPT_RCU_TABLE_FREE:
 		/* No IPI would wait for GUP-fast where TLB invalidations are broadcast. */
-		if (value < -1 || value >= MMP_NR_TABLE_FREE ||
-		    (value == MMP_TABLE_FREE_NATIVE && s->arch->tlbi_broadcast))
+		if (value == MMP_TABLE_FREE_NATIVE && s->arch->tlbi_broadcast)
 			return -EINVAL;
 		break;
 	case MMP_OPT_TABLE_BATCH_FAIL:
-		if (value < 0)
-			return -EINVAL;
 		/* Every Nth try from now on. */
 		__atomic_store_n(&s->table_batch_tries, 0, __ATOMIC_RELAXED);
-		break;
-	case MMP_OPT_TLB_SANITIZER:
-	case MMP_OPT_PTE_BATCH:
-	case MMP_OPT_BBML2_NOABORT:
-	case MMP_OPT_LAZYFREE_PMD:
-	case MMP_OPT_HW_AD:
-	case MMP_OPT_PER_VMA_LOCK:
-	case MMP_OPT_FORBID_ZEROPAGE:
-	case MMP_OPT_SOFT_DIRTY:
-		if (value != 0 && value != 1)
-			return -EINVAL;
-		break;
-	case MMP_OPT_HUGE_ORDER:
-		if (value < 0 || value >= MMP_NR_HUGE_ORDERS)
-			return -EINVAL;
-		break;
-	case MMP_OPT_HUGE_CLEAR_ORDER:
-		if (value < -1 || value >= MMP_NR_HUGE_ORDERS)
-			return -EINVAL;
 		break;
 	case MMP_OPT_KERNEL_VERSION:
 		if (!kernel_release_known(value))
@@ -300,12 +270,8 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 		WRITE_ONCE(s->opts[opt], value);
 		space_apply_release(s);
 		return 0;
-	case MMP_OPT_HUGE_NEIGHBOURHOOD:
-		if (value < 0 || value > 1L << MMP_MAX_ORDER)
-			return -EINVAL;
-		break;
 	default:
-		return -EINVAL;
+		break;
 	}
 	WRITE_ONCE(s->opts[opt], value);
 	return 0;
@@ -404,14 +370,14 @@ MMP_EXPORT int mmp_space_stat_sized(struct mmp_space *s, struct mmp_space_stat *
 
 	if (!s || !st || size < sizeof(uint64_t))
 		return -EINVAL;
-	pthread_rwlock_rdlock(&s->mmap_lock);
+	mmap_read_lock(s);
 	k.nr_vmas = s->vmas.nr;
 	k.rss_anon_pages = get_mm_counter(s, MM_ANONPAGES);
 	k.rss_file_pages = get_mm_counter(s, MM_FILEPAGES);
 	k.rss_shmem_pages = get_mm_counter(s, MM_SHMEMPAGES);
 	k.pgtable_bytes = __atomic_load_n(&s->nr_pgtables, __ATOMIC_RELAXED) * PAGE_SIZE;
 	k.hugetlb_pages = __atomic_load_n(&s->hugetlb_usage, __ATOMIC_RELAXED);
-	pthread_rwlock_unlock(&s->mmap_lock);
+	mmap_read_unlock(s);
 	copy_struct_to_caller(st, size, &k, sizeof(k));
 	return 0;
 }

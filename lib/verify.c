@@ -1101,10 +1101,12 @@ MMP_EXPORT int mmp_space_verify(struct mmp_space *space)
 	v.tally = phys->verify_scratch;
 	v.free = (uint64_t *)(v.tally + phys->nr_pages);
 	/*
-	 * Tables are unlinked, and frames allocated, only under mmap locks; the
-	 * only frees left are RCU batches of tables coming home, and pt_rcu_lock
-	 * holds those back. So no frame changes state under us, and tables still
-	 * in their grace period are accounted as in flight rather than waited for.
+	 * Tables are unlinked, and frames allocated, only under mmap locks or a
+	 * VMA's (faults; MADV_DONTNEED and MADV_FREE from 6.17), both taken
+	 * below; the only frees left are RCU batches of tables coming home, and
+	 * pt_rcu_lock holds those back. So no frame changes state under us, and
+	 * tables still in their grace period are accounted as in flight rather
+	 * than waited for.
 	 */
 	for (s = phys->spaces; s; s = s->phys_next) {
 		mmap_write_lock(s);

@@ -6,7 +6,7 @@ usage: check-seeds-repeat.py [--plot PLOT_PY] RUNS MMPRIM_SEEDS ARGS...
 
 Each run must pass check-seeds-json.py's checks. Counters are exact: every
 counter of every (seed, arch, case) object must be identical in every run,
-field by field. Verdicts may be inconclusive, but never "met" in one run and
+field by field, but for those in TIMING_DEPENDENT (the mmap lock's waits). Verdicts may be inconclusive, but never "met" in one run and
 "not met" in another. With --plot, the first run's JSON is also rendered by
 PLOT_PY and each figure checked (check-plots.py). Exit 0 when all holds, 1
 otherwise.
@@ -65,6 +65,12 @@ def check_plots(plot_py, output):
         fail("the figures of the first run do not check")
 
 
+# Counters that depend on how threads interleave, not on the work: a seed with
+# two busy threads keeps the rest of its contended counters out of its table
+# (docs/counters.md, "Lock counters"); these are never compared.
+TIMING_DEPENDENT = {"mmap_lock_read_wait", "mmap_lock_write_wait"}
+
+
 def check_counters(first, other, r):
     if set(first) != set(other):
         fail(f"run {r} printed other cases: {sorted(set(first) ^ set(other), key=str)}")
@@ -73,7 +79,7 @@ def check_counters(first, other, r):
         for side in ("baseline", "optimized"):
             a = obj[side]["counters"]
             b = other[key][side]["counters"]
-            for name in sorted(set(a) | set(b)):
+            for name in sorted((set(a) | set(b)) - TIMING_DEPENDENT):
                 if a.get(name) != b.get(name):
                     print(f"not ok {key} {side}.{name}: run 1 {a.get(name)}, "
                           f"run {r} {b.get(name)}")

@@ -31,7 +31,8 @@
 	X(fork_large_folio)	\
 	X(pt_reclaim)		\
 	X(mprotect_batch)	\
-	X(process_madvise)
+	X(process_madvise)	\
+	X(madvise_vma_lock)
 
 #define MMP_SEED_DECLARE(id)	extern const struct mmp_seed mmp_seed_##id;
 MMP_SEEDS(MMP_SEED_DECLARE)

@@ -145,7 +145,16 @@ extern "C" {
 	X(FAULT_HUGETLB_SIGBUS,	"fault_hugetlb_sigbus",	"hugetlb faults with no huge page to be had, or in a range its owner's COW took back (SIGBUS)") \
 	X(HUGETLB_ALLOC,	"hugetlb_alloc",	"huge pages taken from the hugetlb pool (a reserved one, a free one or a new surplus one)") \
 	X(HUGETLB_ALLOC_FAIL,	"hugetlb_alloc_fail",	"hugetlb allocations the pool refused: no free page beyond the reservations, no surplus") \
-	X(HUGETLB_UNMAP_REF,	"hugetlb_unmap_ref",	"huge pages a private mapping's owner took back from its children to COW with an empty pool (unmap_ref_private)")
+	X(HUGETLB_UNMAP_REF,	"hugetlb_unmap_ref",	"huge pages a private mapping's owner took back from its children to COW with an empty pool (unmap_ref_private)") \
+	X(MMAP_LOCK_READ,	"mmap_lock_read",	"mmap lock read acquisitions (mmap_read_lock, a successful mmap_read_trylock; a downgrade is none)") \
+	X(MMAP_LOCK_WRITE,	"mmap_lock_write",	"mmap lock write acquisitions (mmap_write_lock)") \
+	X(MMAP_LOCK_READ_WAIT,	"mmap_lock_read_wait",	"read acquisitions that slept: a writer held the lock or waited for it (timing-dependent)") \
+	X(MMAP_LOCK_WRITE_WAIT,	"mmap_lock_write_wait",	"write acquisitions that slept: anyone held the lock or waited for it (timing-dependent)") \
+	X(MMAP_LOCK_FAULT,	"mmap_lock_fault",	"mmap read acquisitions by the fault path (lock_mm_and_find_vma: no VMA lock to be had, or a retry)") \
+	X(MMAP_LOCK_MADVISE,	"mmap_lock_madvise",	"mmap read acquisitions by madvise and process_madvise, one a call (more where the call drops and retakes it: MADV_POPULATE_*, MADV_COLLAPSE)") \
+	X(MMAP_LOCK_GUP,	"mmap_lock_gup",	"mmap read acquisitions by GUP (mmp_gup, one a call; GUP-fast takes none)") \
+	X(MADV_VMA_LOCK_SUCCESS, "madv_vma_lock_success", "madvise calls done under one VMA's lock, with no mmap lock (6.17 madvise_vma_lock)") \
+	X(MADV_VMA_LOCK_FALLBACK, "madv_vma_lock_fallback", "madvise calls that could take a VMA lock and took the mmap read lock instead: the range spans VMAs, or the VMA lock could not be had")
 
 enum mmp_counter {
 #define MMP_COUNTER_ENUM(id, name, doc) MMP_C_##id,

@@ -8,6 +8,7 @@
  * simulated memory: mm/test_oom.c. Every check runs on every back end.
  */
 #include "badinput.h"
+#include "opt_table.h"
 
 /* ---- calls that take no space ---------------------------------------------------- */
 
@@ -195,22 +196,22 @@ static void test_opts(struct env *e)
 	tap_ok(!mmp_space_get_opt(e->s, MMP_OPT_HUGE_ORDER, &v) && v == order,
 	       "%s: HUGE_ORDER unchanged after refused values", e->arch);
 	/*
-	 * The boolean switches take 0 and 1 only; those the release may drive
-	 * also -1 (the release's rule), so they refuse -2.
+	 * Every switch refuses one below and one above the range its row of
+	 * lib/opt_table.h declares (the boolean ones 2, and -1 or, where the
+	 * release may drive them, -2), and a refusal changes nothing.
 	 */
 	for (int o = 0; o < MMP_NR_OPTS; o++) {
-		bool by_release = o == MMP_OPT_PT_RECLAIM || o == MMP_OPT_MPROTECT_SMALL_FOLIO;
-		long old = -1, now = -1, below = by_release ? -2 : -1;
+		const struct mmp_opt_desc *d = &mmp_opt_descs[o];
+		long old = -1, now = -1;
 
-		if (o == MMP_OPT_HUGE_ORDER || o == MMP_OPT_HUGE_NEIGHBOURHOOD ||
-		    o == MMP_OPT_HUGE_CLEAR_ORDER || o == MMP_OPT_KERNEL_VERSION ||
-		    o == MMP_OPT_RCU_TABLE_FREE || o == MMP_OPT_TABLE_BATCH_FAIL)
-			continue;
+		must(d->name != NULL, "every switch has a row");
 		must(!mmp_space_get_opt(e->s, o, &old), "get_opt");
-		tap_ok(mmp_space_set_opt(e->s, o, 2) == -EINVAL &&
-			       mmp_space_set_opt(e->s, o, below) == -EINVAL &&
+		tap_ok(mmp_space_set_opt(e->s, o, d->min - 1) == -EINVAL &&
+			       (d->max == LONG_MAX ||
+				mmp_space_set_opt(e->s, o, d->max + 1) == -EINVAL) &&
 			       !mmp_space_get_opt(e->s, o, &now) && now == old,
-		       "%s: set_opt: switch %d refuses 2 and %ld", e->arch, o, below);
+		       "%s: set_opt: %s refuses what is outside [%ld, %ld]", e->arch, d->name,
+		       d->min, d->max);
 	}
 	tap_ok(mmp_space_set_opt(e->s, MMP_OPT_HUGE_CLEAR_ORDER, -2) == -EINVAL &&
 		       mmp_space_set_opt(e->s, MMP_OPT_HUGE_CLEAR_ORDER, MMP_NR_HUGE_ORDERS) ==

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "opt_table.h"
 #include "util.h"
 
 #define PG	MMP_PAGE_SIZE
@@ -25,16 +26,18 @@
 
 static struct mmp_phys *phys;
 
+/* The switch a row drives, as the README's column has it: from lib/opt_table.h. */
+#define OPT_ENUM_NAME(id, ...)	[MMP_OPT_##id] = "`MMP_OPT_" #id "`",
+static const char *const opt_enum_names[MMP_NR_OPTS] = { MMP_OPT_TABLE(OPT_ENUM_NAME) };
+#undef OPT_ENUM_NAME
+
 static const char *opt_name(int opt)
 {
-	switch (opt) {
-	case -1: return "-";
-	case MMP_OPT_PT_RECLAIM: return "`MMP_OPT_PT_RECLAIM`";
-	case MMP_OPT_HUGE_CLEAR_ORDER: return "`MMP_OPT_HUGE_CLEAR_ORDER`";
-	case MMP_OPT_MPROTECT_SMALL_FOLIO: return "`MMP_OPT_MPROTECT_SMALL_FOLIO`";
-	case MMP_OPT_RCU_TABLE_FREE: return "`MMP_OPT_RCU_TABLE_FREE`";
-	default: return NULL;
-	}
+	if (opt == -1)
+		return "-";
+	if (opt < 0 || opt >= MMP_NR_OPTS || !mmp_opt_descs[opt].rule)
+		return NULL;
+	return opt_enum_names[opt];
 }
 
 /* Row @r as the README's table has it. */
@@ -84,6 +87,26 @@ static void check_readme(const char *path)
 	for (unsigned int j = 0; mmp_release_rule(j); j++)
 		tap_ok(opt_name(mmp_release_rule(j)->opt) != NULL, "row %u: a switch this test names",
 		       j);
+	/* A switch's row in lib/opt_table.h names the rule whose rows name the switch. */
+	for (unsigned int j = 0; mmp_release_rule(j); j++) {
+		const struct mmp_release_rule *r = mmp_release_rule(j);
+
+		if (r->opt >= 0)
+			tap_ok(mmp_opt_descs[r->opt].rule &&
+				       !strcmp(mmp_opt_descs[r->opt].rule, r->name),
+			       "row %u (%s): the switch's table row names the rule", j, r->name);
+	}
+	for (int o = 0; o < MMP_NR_OPTS; o++) {
+		bool found = false;
+
+		if (!mmp_opt_descs[o].rule)
+			continue;
+		for (unsigned int j = 0; mmp_release_rule(j); j++)
+			found |= mmp_release_rule(j)->opt == o &&
+				 !strcmp(mmp_release_rule(j)->name, mmp_opt_descs[o].rule);
+		tap_ok(found, "switch %s: a row of rule %s drives it", mmp_opt_descs[o].name,
+		       mmp_opt_descs[o].rule);
+	}
 }
 
 /* Releases: 6.12 to 6.19, 7.0 and 7.1 at any patch level; the space says which it models. */
@@ -623,6 +646,45 @@ static void check_guard_vma_flag(void)
 	}
 }
 
+/* process_madvise of 8 ranges: one madvise each before 6.15, one mmap read lock for all from 6.15. */
+static void check_process_madvise_lock_once(void)
+{
+	for_each_backend(a) {
+		uint64_t before = delta(*a, V(6, 14), 0, process_madvise_8, MMP_C_MMAP_LOCK_MADVISE);
+		uint64_t after = delta(*a, V(6, 15), 0, process_madvise_8, MMP_C_MMAP_LOCK_MADVISE);
+		uint64_t vma = delta(*a, V(6, 18), 0, process_madvise_8, MMP_C_MADV_VMA_LOCK_SUCCESS);
+
+		tap_ok(before == 8 && after == 1 && vma == 0, "%s: process_madvise_lock_once: "
+		       "%" PRIu64 " mmap locks at 6.14, %" PRIu64 " at 6.15, %" PRIu64
+		       " VMA locks at 6.18", *a, before, after, vma);
+	}
+}
+
+static void free_all(struct env *e)
+{
+	must(!mmp_madvise(e->s, e->a, 2 * MiB, MMP_MADV_FREE), "MADV_FREE");
+}
+
+/* MADV_DONTNEED and MADV_FREE of one VMA: the mmap read lock at 6.16, the VMA's lock from 6.17. */
+static void check_madvise_vma_lock(void)
+{
+	void (*const steps[])(struct env *) = { dontneed_all, free_all };
+
+	for_each_backend(a) {
+		for (int i = 0; i < 2; i++) {
+			uint64_t mm16 = delta(*a, V(6, 16), 0, steps[i], MMP_C_MMAP_LOCK_MADVISE);
+			uint64_t vma16 = delta(*a, V(6, 16), 0, steps[i], MMP_C_MADV_VMA_LOCK_SUCCESS);
+			uint64_t mm17 = delta(*a, V(6, 17), 0, steps[i], MMP_C_MMAP_LOCK_MADVISE);
+			uint64_t vma17 = delta(*a, V(6, 17), 0, steps[i], MMP_C_MADV_VMA_LOCK_SUCCESS);
+
+			tap_ok(mm16 == 1 && vma16 == 0 && mm17 == 0 && vma17 == 1,
+			       "%s: %s: mmap lock %" PRIu64 ", VMA lock %" PRIu64 " at 6.16; %" PRIu64
+			       ", %" PRIu64 " at 6.17", *a, i ? "MADV_FREE" : "MADV_DONTNEED", mm16,
+			       vma16, mm17, vma17);
+		}
+	}
+}
+
 /* Each rule of the table and its check; the file rule is checked where files are. */
 static const struct {
 	const char *rule;
@@ -639,8 +701,7 @@ static const struct {
 	{ "pt_reclaim", check_pt_reclaim, NULL },
 	{ "table_free_rcu", check_table_free_rcu, NULL },
 	{ "process_madvise_any_advice", check_process_madvise_any_advice, NULL },
-	{ "process_madvise_lock_once", NULL,
-	  "no counter sees the mmap lock taken once; bench process-madvise's baseline, 6.15, has it" },
+	{ "process_madvise_lock_once", check_process_madvise_lock_once, NULL },
 	{ "wp_reuse_large_anon", NULL,
 	  "tests/mm/test_thp_cow.c, check_reuse_release: a write at 6.14 and 6.15" },
 	{ "process_madvise_tlb_batch", check_process_madvise, NULL },
@@ -651,6 +712,7 @@ static const struct {
 	{ "clear_sequential", check_clear_sequential, NULL },
 	{ "file_batched_unmap", NULL, "tests/mm/test_file.c, test_large: reclaim at 6.18 and at 7.0" },
 	{ "mprotect_small_folio", check_mprotect_small_folio, NULL },
+	{ "madvise_vma_lock", check_madvise_vma_lock, NULL },
 };
 
 int main(int argc, char **argv)

@@ -273,6 +273,9 @@ static void check_per_vma_lock(const char *arch)
 {
 	static const struct claim cl[] = {
 		{ "faults", NULL, do_fault, MMP_C_VMA_LOCK_SUCCESS, true },
+		{ "MADV_DONTNEED of one VMA (6.17)", populate, do_dontneed,
+		  MMP_C_MADV_VMA_LOCK_SUCCESS, true },
+		{ "MADV_FREE of one VMA (6.17)", populate, do_free, MMP_C_MADV_VMA_LOCK_SUCCESS, true },
 		{ "munmap", populate, do_munmap, 0, false },
 	};
 

@@ -11,26 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt_table.h"
 #include "replay.h"
 
-static const char *const opt_names[MMP_NR_OPTS] = {
-	[MMP_OPT_TLB_SANITIZER] = "tlb_sanitizer",
-	[MMP_OPT_HUGE_ORDER] = "huge_order",
-	[MMP_OPT_PTE_BATCH] = "pte_batch",
-	[MMP_OPT_BBML2_NOABORT] = "bbml2_noabort",
-	[MMP_OPT_RCU_TABLE_FREE] = "rcu_table_free",
-	[MMP_OPT_PT_RECLAIM] = "pt_reclaim",
-	[MMP_OPT_LAZYFREE_PMD] = "lazyfree_pmd",
-	[MMP_OPT_HW_AD] = "hw_ad",
-	[MMP_OPT_HUGE_NEIGHBOURHOOD] = "huge_neighbourhood",
-	[MMP_OPT_KERNEL_VERSION] = "kernel_version",
-	[MMP_OPT_PER_VMA_LOCK] = "per_vma_lock",
-	[MMP_OPT_HUGE_CLEAR_ORDER] = "huge_clear_order",
-	[MMP_OPT_MPROTECT_SMALL_FOLIO] = "mprotect_small_folio",
-	[MMP_OPT_FORBID_ZEROPAGE] = "forbid_zeropage",
-	[MMP_OPT_SOFT_DIRTY] = "soft_dirty",
-	[MMP_OPT_TABLE_BATCH_FAIL] = "table_batch_fail",
-};
+/* The switches' names are lib/opt_table.h's, the one place a switch is declared. */
+#define RP_OPT_NAME(id, name, ...)	[MMP_OPT_##id] = name,
+static const char *const opt_names[MMP_NR_OPTS] = { MMP_OPT_TABLE(RP_OPT_NAME) };
+#undef RP_OPT_NAME
 
 const char *rp_opt_name(int opt)
 {
@@ -68,10 +55,21 @@ static void usage(FILE *f)
 	      "                     [--json] [--csv FILE] [--smaps FILE] [--phys-mib N] TRACE...\n"
 	      "TRACE: a file of `strace -f -e trace=memory,process -o FILE CMD` (-ttt, -T allowed),\n"
 	      "or the PREFIX of `strace -ff -o PREFIX` per-process files.\n"
-	      "Each --opt is one setting (a column); thp=MODE may be one of its pairs.\n"
-	      "Options: tlb_sanitizer huge_order pte_batch bbml2_noabort rcu_table_free pt_reclaim\n"
-	      "         lazyfree_pmd hw_ad huge_neighbourhood kernel_version per_vma_lock\n"
-	      "         huge_clear_order mprotect_small_folio table_batch_fail (values: integers)\n"
+	      "Each --opt is one setting (a column); thp=MODE may be one of its pairs.\n",
+	      f);
+	/* The names as the table has them, wrapped. */
+	fputs("Options:", f);
+	for (int i = 0, col = 8; i < MMP_NR_OPTS; i++) {
+		int n = (int)strlen(opt_names[i]) + 1;
+
+		if (col + n > 88) {
+			fputs("\n        ", f);
+			col = 8;
+		}
+		fprintf(f, " %s", opt_names[i]);
+		col += n;
+	}
+	fputs(" (values: integers)\n"
 	      "--arch all: every back end whose user space holds a 47-bit x86-64 process's;\n"
 	      "the 3-level ones (256 or 512 GiB) replay such traces only when named.\n"
 	      "Without process events, an exec is inferred from a brk(NULL) answering a new\n"
