@@ -690,9 +690,24 @@ MMP_EXPORT int mmp_file_create(struct mmp_phys *phys, uint64_t size, unsigned in
 	return file_alloc(phys, size, flags, true, out);
 }
 
+#define MMP_MFD_HUGE_BITS	((unsigned int)MMP_MFD_HUGE_MASK << MMP_MFD_HUGE_SHIFT)
+
 MMP_EXPORT int mmp_memfd_create(struct mmp_phys *phys, unsigned int flags, struct mmp_file **out)
 {
-	if (flags & MMP_FILE_SHMEM)
+	struct hstate *h;
+
+	if (!phys || !out || (flags & MMP_FILE_SHMEM))
+		return -EINVAL;
+	/* memfd_create: size bits only with MFD_HUGETLB, then a size the kernel has an hstate of. */
+	if (flags & MMP_MFD_HUGETLB) {
+		if (flags & ~(MMP_MFD_HUGETLB | MMP_MFD_HUGE_BITS))
+			return -EINVAL;
+		h = hstate_sizelog(phys, (flags >> MMP_MFD_HUGE_SHIFT) & MMP_MFD_HUGE_MASK);
+		if (!h)
+			return -ENODEV;
+		return hugetlb_file_setup(phys, h, 0, true, out);
+	}
+	if (flags & MMP_MFD_HUGE_BITS)
 		return -EINVAL;
 	return mmp_file_create(phys, 0, flags | MMP_FILE_SHMEM, out);
 }
@@ -738,6 +753,9 @@ MMP_EXPORT int mmp_file_write(struct mmp_file *f, uint64_t offset, const void *b
 		return -EINVAL;
 	if (f->flags & MMP_FILE_RDONLY)
 		return -EBADF;
+	/* hugetlbfs has no write_iter: vfs_write says EINVAL. */
+	if (is_file_hugepages(f))
+		return -EINVAL;
 	if (offset > MMP_FILE_MAX_SIZE || len > MMP_FILE_MAX_SIZE - offset)
 		return -EFBIG;
 	pthread_mutex_lock(&f->i_rwsem);
@@ -795,8 +813,8 @@ MMP_EXPORT int mmp_file_read(struct mmp_file *f, uint64_t offset, void *buf, siz
 			break;
 		n = MIN(len, size - offset);
 		pfn = filemap_get_folio(f, index);
-		if (pfn == NO_PFN && shmem_file(f)) {
-			/* A hole in shmem reads as zeroes and stays a hole (SGP_READ). */
+		if (pfn == NO_PFN && (shmem_file(f) || is_file_hugepages(f))) {
+			/* A hole in shmem or hugetlbfs reads as zeroes and stays a hole (SGP_READ). */
 			n = MIN(n, PAGE_SIZE - (offset & (PAGE_SIZE - 1)));
 			memset(dst, 0, n);
 			goto next;

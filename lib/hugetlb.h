@@ -147,18 +147,38 @@ void hugetlb_mremap_resv(struct mmp_space *s, struct mmp_vma *old, struct mmp_vm
 			 uint64_t addr, uint64_t len);
 /* fork: the child's copy of a private mapping owns no reservations (hugetlb_dup_vma_private). */
 void hugetlb_dup_vma_private(struct mmp_vma *vma);
+/*
+ * Indices from @first on leave @f's reserve map, @freed pages of them taken
+ * from its cache: what the rest promised goes back (hugetlb_unreserve_pages).
+ */
+void hugetlb_unreserve_pages(struct mmp_file *f, uint64_t first, uint64_t freed);
 /* The hugetlbfs file's last reference went with @freed pages: its reservations go (unreserve). */
 void hugetlb_file_release(struct mmp_file *f, uint64_t freed);
 
 /* ---- faults (lib/hugetlb_fault.c) ---- */
 
 int hugetlb_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, unsigned int flags);
+/* The mutex of huge page @idx of @f (hugetlb_fault_mutex_hash): faults and truncation take turns. */
+pthread_mutex_t *hugetlb_fault_mutex(struct mmp_phys *phys, struct mmp_file *f, uint64_t idx);
+
+/* ---- the hugetlbfs file (lib/hugetlbfs.c) ---- */
+
+/*
+ * A hugetlbfs file of @size bytes and pages of @h (hugetlb_file_setup): with
+ * the user's handle for a memfd (@handle), else the caller's reference for
+ * the anonymous file behind a MAP_HUGETLB mapping.
+ */
+int hugetlb_file_setup(struct mmp_phys *phys, struct hstate *h, uint64_t size, bool handle,
+		       struct mmp_file **out);
+/* ftruncate of a hugetlbfs file (hugetlbfs_setattr): 0, -EINVAL (not whole pages). */
+int hugetlbfs_truncate(struct mmp_file *f, uint64_t size);
+/* hugetlbfs_file_mmap's refusals: an unaligned @offset, a size @s's back end lacks. 0, -EINVAL. */
+int hugetlbfs_mmap_check(struct mmp_space *s, struct mmp_file *f, uint64_t offset);
+/* A writable mapping reaching past i_size grows the file to @end (hugetlbfs_file_mmap). */
+void hugetlbfs_mmap_extend(struct mmp_file *f, uint64_t end);
 
 /* ---- page tables (lib/hugetlb_vma.c) ---- */
 
-/* An anonymous hugetlbfs file of @size bytes for mmap (hugetlb_file_setup). */
-int hugetlb_file_setup(struct mmp_phys *phys, struct hstate *h, uint64_t size,
-		       struct mmp_file **out);
 /*
  * Zap the huge entries of [start, end) of @vma (__unmap_hugepage_range); with
  * @ref_pfn (else NO_PFN) only those mapping that folio, marking the VMA

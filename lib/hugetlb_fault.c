@@ -20,15 +20,13 @@
  */
 #include "mm.h"
 
-/* The mutex of huge page @idx of @f (hugetlb_fault_mutex_hash). */
-static pthread_mutex_t *fault_mutex(struct mmp_phys *phys, struct mmp_file *f, uint64_t idx)
+pthread_mutex_t *hugetlb_fault_mutex(struct mmp_phys *phys, struct mmp_file *f, uint64_t idx)
 {
 	uint64_t key = (((uint64_t)f->id << 40) ^ idx) * 0x9e3779b97f4a7c15ULL;
 
+	_Static_assert(HUGETLB_FAULT_MUTEXES == 64, "the hash keeps 6 bits");
 	return &phys->hugetlb_fault_mutex[key >> 58];
 }
-
-_Static_assert(HUGETLB_FAULT_MUTEXES == 64, "the hash keeps 6 bits");
 
 struct hugetlb_fault_ctx {
 	struct vm_fault vmf;		/* s, vma, address, flags; pmdp: the huge entry */
@@ -186,6 +184,9 @@ retry_avoidcopy:
 	    MMP_E_ACCESSED;
 	set_huge_pte_at(s, ptep, mk_entry(s, new_pfn, f, h->level));
 	spin_unlock(&s->page_table_lock);
+	/* A copy of a page-cache page took the owner's reservation: the map says it is used. */
+	if (!outside_reserve)
+		vma_commit_reservation(h, vma, c->haddr);
 	folio_put_refs(s, old_pfn, 2);	/* the old mapping's reference and ours */
 	count_inc(s, MMP_C_FAULT_HUGETLB_COW);
 	return 0;
@@ -304,7 +305,7 @@ int hugetlb_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, unsig
 	c.vmf.pmdp = huge_pte_offset(s, h, c.haddr, true);
 	if (!c.vmf.pmdp)
 		return -ENOMEM;
-	mutex = fault_mutex(s->phys, vma->vm_file, c.idx);
+	mutex = hugetlb_fault_mutex(s->phys, vma->vm_file, c.idx);
 	pthread_mutex_lock(mutex);
 	e = READ_ONCE(*c.vmf.pmdp);
 	f = entry_flags(s, e, h->level);

@@ -296,16 +296,22 @@ void hugetlb_dup_vma_private(struct mmp_vma *vma)
 	vma->resv_flags = 0;
 }
 
-void hugetlb_file_release(struct mmp_file *f, uint64_t freed)
+void hugetlb_unreserve_pages(struct mmp_file *f, uint64_t first, uint64_t freed)
 {
 	struct resv_map *map = f->resv_map;
 	int64_t held;
 
 	spin_lock(&map->lock);
-	held = region_del(map, 0, UINT64_MAX);	/* removing everything never splits */
+	held = region_del(map, first, UINT64_MAX);	/* removing a tail never splits */
 	spin_unlock(&map->lock);
+	/* What the map held and the cache did not have was promised, not used. */
 	hugetlb_acct_memory(f->phys, f->hstate, -(held - (int64_t)freed));
-	resv_map_put(map);
+}
+
+void hugetlb_file_release(struct mmp_file *f, uint64_t freed)
+{
+	hugetlb_unreserve_pages(f, 0, freed);
+	resv_map_put(f->resv_map);
 	f->resv_map = NULL;
 }
 

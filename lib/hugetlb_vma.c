@@ -4,8 +4,7 @@
  * huge page at a time and never split (mm/hugetlb.c): munmap, exit and
  * MADV_DONTNEED zap them (__unmap_hugepage_range), fork shares them
  * (copy_hugetlb_page_range), mprotect rewrites them (hugetlb_change_protection)
- * and mremap moves them (move_hugetlb_page_tables). Also the anonymous
- * hugetlbfs file an mmap of MAP_HUGETLB maps (hugetlb_file_setup).
+ * and mremap moves them (move_hugetlb_page_tables).
  */
 #include "mm.h"
 
@@ -13,28 +12,6 @@ mmp_pte_t *huge_pte_offset(struct mmp_space *s, struct hstate *h, uint64_t addr,
 {
 	MMP_BUG_ON(h->level != MMP_PMD);
 	return alloc ? pmd_alloc(s, addr) : pmd_offset(s, addr);
-}
-
-int hugetlb_file_setup(struct mmp_phys *phys, struct hstate *h, uint64_t size,
-		       struct mmp_file **out)
-{
-	struct resv_map *map = resv_map_alloc();
-	struct mmp_file *f;
-	int err;
-
-	if (!map)
-		return -ENOMEM;
-	/* Created empty, so no backing store is reserved for it. */
-	err = file_alloc(phys, 0, 0, false, &f);
-	if (err) {
-		resv_map_put(map);
-		return err;
-	}
-	f->resv_map = map;
-	f->hstate = h;
-	__atomic_store_n(&f->i_size, size, __ATOMIC_RELEASE);
-	*out = f;
-	return 0;
 }
 
 uint64_t unmap_hugepage_range(struct mmp_gather *tlb, struct mmp_vma *vma, uint64_t start,

@@ -213,6 +213,9 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 					  (pgoff + (len >> PAGE_SHIFT)) >> h->order);
 		resv_map_put(resv);
 	}
+	/* hugetlbfs_file_mmap: a writable mapping grows the file to its end. */
+	if (!err && h && (vm_flags & VM_WRITE))
+		hugetlbfs_mmap_extend(file, (pgoff << PAGE_SHIFT) + len);
 	if (!err) {
 		vma_merge_range(s, addr, addr + len);
 		WRITE_ONCE(s->last_op, file ? "mmp_mmap_file" : "mmp_mmap");
@@ -249,7 +252,7 @@ static int hugetlb_mmap_file(struct mmp_space *s, uint64_t *len, int flags,
 	*len = (*len + huge_page_size(h) - 1) & ~(huge_page_size(h) - 1);
 	if (!*len || *len > TASK_SIZE(s))
 		return 0;	/* do_mmap says why */
-	return hugetlb_file_setup(s->phys, h, *len, out);
+	return hugetlb_file_setup(s->phys, h, *len, false, out);
 }
 
 MMP_EXPORT int mmp_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, int flags,
@@ -300,7 +303,9 @@ MMP_EXPORT int mmp_mmap_file(struct mmp_space *s, uint64_t hint, uint64_t len, i
 
 	if (!s || !file || !addr_out)
 		return -EINVAL;
-	if ((prot & ~MMP_PROT_ALL) || (flags & ~MMP_MAP_FILE_ALL))
+	/* MAP_NORESERVE matters to a hugetlbfs file alone: its mapping reserves no pages. */
+	if ((prot & ~MMP_PROT_ALL) ||
+	    (flags & ~(MMP_MAP_FILE_ALL | (is_file_hugepages(file) ? MMP_MAP_NORESERVE : 0))))
 		return -EINVAL;
 	if (offset & (PAGE_SIZE - 1))
 		return -EINVAL;
@@ -315,6 +320,8 @@ MMP_EXPORT int mmp_mmap_file(struct mmp_space *s, uint64_t hint, uint64_t len, i
 		return -EOVERFLOW;
 	/* Found once the address is settled: no type, or both; shared writable of a read-only handle. */
 	if (type != MMP_MAP_SHARED && type != MMP_MAP_PRIVATE)
+		late_err = -EINVAL;
+	else if (is_file_hugepages(file) && hugetlbfs_mmap_check(s, file, offset))
 		late_err = -EINVAL;
 	else if (type == MMP_MAP_SHARED && (prot & MMP_PROT_WRITE) && (file->flags & MMP_FILE_RDONLY))
 		late_err = -EACCES;

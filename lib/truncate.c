@@ -96,6 +96,8 @@ MMP_EXPORT int mmp_file_truncate(struct mmp_file *f, uint64_t size)
 		return -EINVAL;
 	if (size > MMP_FILE_MAX_SIZE)
 		return -EFBIG;
+	if (is_file_hugepages(f))
+		return hugetlbfs_truncate(f, size);
 	pthread_mutex_lock(&f->i_rwsem);
 	pthread_rwlock_wrlock(&f->mapping.invalidate_lock);
 	old = f->i_size;

@@ -48,7 +48,36 @@ struct mmp_file;
 int mmp_file_create(struct mmp_phys *phys, uint64_t size, unsigned int flags,
 		    struct mmp_file **out);
 
-/** mmp_memfd_create() - memfd_create(2): an empty shmem file, as mmp_file_create(phys, 0, MMP_FILE_SHMEM | @flags). */
+/*
+ * mmp_memfd_create() flag (since libmmprim.so.1.4): memfd_create's
+ * MFD_HUGETLB, a hugetlbfs file whose pages come from the phys's pool of the
+ * size in the MMP_MFD_HUGE_* bits (log2 of the size, as MFD_HUGE_SHIFT
+ * encodes it; 0 is 2 MiB).
+ */
+#define MMP_MFD_HUGETLB		0x1000
+#define MMP_MFD_HUGE_SHIFT	26
+#define MMP_MFD_HUGE_MASK	0x3f
+#define MMP_MFD_HUGE_64KB	(16u << MMP_MFD_HUGE_SHIFT)
+#define MMP_MFD_HUGE_2MB	(21u << MMP_MFD_HUGE_SHIFT)
+#define MMP_MFD_HUGE_32MB	(25u << MMP_MFD_HUGE_SHIFT)
+#define MMP_MFD_HUGE_1GB	(30u << MMP_MFD_HUGE_SHIFT)
+
+/**
+ * mmp_memfd_create() - memfd_create(2): an empty shmem file, as
+ * mmp_file_create(phys, 0, MMP_FILE_SHMEM | @flags).
+ *
+ * With MMP_MFD_HUGETLB (and no MMP_FILE_* flag), a hugetlbfs file instead:
+ * its page cache holds huge pages from the pool (mmprim/hugetlb.h), its size
+ * is whole huge pages (mmp_file_truncate() to anything else: -EINVAL),
+ * mmp_file_write() is -EINVAL as write(2) is, a hole reads as zeroes.
+ * mmp_mmap_file() maps it shared or private at a huge-page aligned offset
+ * (else -EINVAL) and reserves its pages as MMP_MAP_HUGETLB does (-ENOMEM
+ * when the pool cannot cover them, unless MMP_MAP_NORESERVE); a writable
+ * mapping past the end grows the file to cover it. A space whose back end
+ * cannot map the size gets -EINVAL from mmp_mmap_file().
+ * Returns 0, -EINVAL (NULL, unknown flags, MMP_MFD_HUGE_* bits without
+ * MMP_MFD_HUGETLB), -ENODEV (a size the phys has no pool of), -ENFILE.
+ */
 int mmp_memfd_create(struct mmp_phys *phys, unsigned int flags, struct mmp_file **out);
 
 /**
@@ -113,6 +142,9 @@ static inline int mmp_file_stat(struct mmp_file *file, struct mmp_file_stat *st)
  * mapping maps the page-cache folio itself: writes dirty it, every other
  * mapping and mmp_file_read() see them. The length may run past the end of
  * the file: an access to a page wholly past it fails with -EIO (SIGBUS).
+ *
+ * A hugetlbfs file (mmp_memfd_create() with MMP_MFD_HUGETLB) also takes
+ * MMP_MAP_NORESERVE.
  *
  * Errors as mmap(2): -EINVAL (NULL, @offset not page aligned, len 0, neither
  * or both of SHARED and PRIVATE, unknown flags), -EACCES (a shared writable

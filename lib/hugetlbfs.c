@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The hugetlbfs file (fs/hugetlbfs/inode.c): the anonymous one behind a
+ * MAP_HUGETLB mapping and a memfd of MFD_HUGETLB. Its page cache holds huge
+ * folios from the pool; it has no backing store and nothing reclaims it.
+ *
+ *  - Its size is whole huge pages: ftruncate to anything else is EINVAL.
+ *    Growing it reserves nothing (mmap does); shrinking it unmaps the pages
+ *    past the new end from every mapping, private copies too
+ *    (hugetlb_vmdelete_list), drops them from the page cache and gives back
+ *    the reservations of the indices it no longer has
+ *    (remove_inode_hugepages, hugetlb_unreserve_pages).
+ *  - A writable mapping that reaches past the end grows the file to cover it
+ *    (hugetlbfs_file_mmap), read-only and PROT_NONE ones do not.
+ *  - write(2) is not supported (EINVAL); a read of a hole reads zeroes.
+ */
+#include "mm.h"
+
+int hugetlb_file_setup(struct mmp_phys *phys, struct hstate *h, uint64_t size, bool handle,
+		       struct mmp_file **out)
+{
+	struct resv_map *map = resv_map_alloc();
+	struct mmp_file *f;
+	int err;
+
+	if (!map)
+		return -ENOMEM;
+	/* Created empty, so no backing store is reserved for it. */
+	err = file_alloc(phys, 0, 0, handle, &f);
+	if (err) {
+		resv_map_put(map);
+		return err;
+	}
+	f->resv_map = map;
+	f->hstate = h;
+	__atomic_store_n(&f->i_size, size, __ATOMIC_RELEASE);
+	*out = f;
+	return 0;
+}
+
+/*
+ * Zap huge pages from index @first on in every VMA mapping @f, whichever
+ * space it is in, anonymous copies of private mappings too
+ * (hugetlb_vmdelete_list). i_mmap keeps the VMAs and their tables.
+ */
+static void hugetlb_vmdelete_list(struct mmp_file *f, uint64_t first)
+{
+	struct hstate *h = f->hstate;
+	uint64_t first_pg = first << h->order;
+
+	pthread_rwlock_rdlock(&f->mapping.i_mmap_rwsem);
+	for (struct mmp_vma *vma = f->mapping.i_mmap; vma; vma = vma->shared_next) {
+		uint64_t vlast = vma->pgoff + ((vma->end - vma->start) >> PAGE_SHIFT);
+		uint64_t start = first_pg > vma->pgoff ?
+					 vma->start + ((first_pg - vma->pgoff) << PAGE_SHIFT) :
+					 vma->start;
+		struct mmp_gather tlb;
+
+		if (first_pg >= vlast)
+			continue;
+		tlb_gather_mmu(&tlb, vma->vm_mm, false);
+		unmap_hugepage_range(&tlb, vma, start, vma->end, NO_PFN);
+		tlb_end_vma(&tlb);
+		tlb_finish_mmu(&tlb);
+	}
+	pthread_rwlock_unlock(&f->mapping.i_mmap_rwsem);
+}
+
+static void count_cached(struct address_space *as, uint64_t index, uint32_t pfn, void *arg)
+{
+	(*(uint64_t *)arg)++;
+}
+
+/*
+ * Drop the huge pages from index @first on (remove_inode_hugepages): each
+ * under its fault mutex, so that a fault that passed the size check before
+ * the shrink finishes mapping first and is unmapped here. Returns the pages
+ * taken from the cache.
+ */
+static uint64_t remove_inode_hugepages(struct mmp_file *f, uint64_t first)
+{
+	struct hstate *h = f->hstate;
+	uint64_t freed = 0;
+	uint32_t pfn;
+
+	spin_lock(&f->mapping.i_pages_lock);
+	xa_for_each_folio(&f->mapping, first << h->order, count_cached, &freed);
+	spin_unlock(&f->mapping.i_pages_lock);
+	if (!freed)
+		return 0;
+	for (uint64_t idx = first, left = freed; left; idx++) {
+		pthread_mutex_t *mutex = hugetlb_fault_mutex(f->phys, f, idx);
+
+		pthread_mutex_lock(mutex);
+		pfn = filemap_get_folio(f, idx << h->order);
+		if (pfn != NO_PFN) {
+			struct mmp_page *head = pfn_to_page(f->phys, pfn);
+
+			folio_lock(head);
+			if (folio_mapcount(head))
+				hugetlb_vmdelete_list(f, idx);
+			filemap_remove_folio(f, pfn);
+			folio_unlock(head);
+			__folio_put_refs(f->phys, pfn, 1);
+			left--;
+		}
+		pthread_mutex_unlock(mutex);
+	}
+	return freed;
+}
+
+int hugetlbfs_truncate(struct mmp_file *f, uint64_t size)
+{
+	struct hstate *h = f->hstate;
+	uint64_t old, first, freed;
+
+	if (size & (huge_page_size(h) - 1))
+		return -EINVAL;
+	pthread_mutex_lock(&f->i_rwsem);
+	pthread_rwlock_wrlock(&f->mapping.invalidate_lock);
+	old = f->i_size;
+	__atomic_store_n(&f->i_size, size, __ATOMIC_RELEASE);
+	if (size < old) {
+		first = size >> (PAGE_SHIFT + h->order);
+		/* The mappings first, then the cache, then racily copied private pages again. */
+		hugetlb_vmdelete_list(f, first);
+		freed = remove_inode_hugepages(f, first);
+		hugetlb_vmdelete_list(f, first);
+		hugetlb_unreserve_pages(f, first, freed);
+	}
+	pthread_rwlock_unlock(&f->mapping.invalidate_lock);
+	pthread_mutex_unlock(&f->i_rwsem);
+	return 0;
+}
+
+void hugetlbfs_mmap_extend(struct mmp_file *f, uint64_t end)
+{
+	pthread_mutex_lock(&f->i_rwsem);
+	if (end > f->i_size)
+		__atomic_store_n(&f->i_size, end, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&f->i_rwsem);
+}
+
+int hugetlbfs_mmap_check(struct mmp_space *s, struct mmp_file *f, uint64_t offset)
+{
+	uint64_t sizes;
+
+	/* A size the space's back end has no leaf for is an hstate its kernel would lack. */
+	if (mmp_hugetlb_sizes(s->arch->name, &sizes) || !(sizes & huge_page_size(f->hstate)))
+		return -EINVAL;
+	return offset & (huge_page_size(f->hstate) - 1) ? -EINVAL : 0;
+}
