@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Bad inputs of hugetlb beyond MMP_MAP_HUGETLB (test_badinput_map has those):
+ * memfd with MMP_MFD_HUGETLB, its truncation, writes and mappings, and huge
+ * page sizes a back end lacks. Each gets the host's errno in the host's
+ * order, changes nothing in the pool, and leaves the space usable.
+ */
+#include "badinput.h"
+
+#define HP	(2 * MiB)
+
+static struct mmp_hugepages_stat pool_now(struct env *e)
+{
+	struct mmp_hugepages_stat st;
+
+	must(!mmp_phys_hugepages(e->phys, HP, &st), "hugepages");
+	return st;
+}
+
+static void pool_same(struct env *e, const struct mmp_hugepages_stat *st0, const char *what)
+{
+	struct mmp_hugepages_stat st = pool_now(e);
+
+	tap_ok(!memcmp(&st, st0, sizeof(st)), "%s: %s: the pool as it was", e->arch, what);
+}
+
+static void test_memfd(struct env *e)
+{
+	struct mmp_hugepages_stat st0;
+	struct mmp_file *f = NULL;
+	uint64_t a = 0xdead, size = 0, at = 0x300000000ull;
+
+	must(!mmp_phys_set_hugepages(e->phys, HP, 3), "pool");
+	st0 = pool_now(e);
+	tap_eq(mmp_memfd_create(e->phys, MMP_MFD_HUGE_2MB, &f), -EINVAL,
+	       "%s: memfd: a MFD_HUGE size without MFD_HUGETLB", e->arch);
+	tap_eq(mmp_memfd_create(e->phys, MMP_MFD_HUGETLB | MMP_FILE_HUGE_ALWAYS, &f), -EINVAL,
+	       "%s: memfd: MFD_HUGETLB with a shmem huge= policy", e->arch);
+	tap_eq(mmp_memfd_create(e->phys, MMP_MFD_HUGETLB | (20u << MMP_MFD_HUGE_SHIFT), &f),
+	       -ENODEV, "%s: memfd: MFD_HUGETLB of 1 MiB, no such pool", e->arch);
+	tap_eq(mmp_memfd_create(e->phys, MMP_MFD_HUGETLB, NULL), -EINVAL, "%s: memfd: NULL out",
+	       e->arch);
+	tap_ok(f == NULL, "%s: memfd: *out untouched on errors", e->arch);
+	must(!mmp_memfd_create(e->phys, MMP_MFD_HUGETLB, &f), "memfd");
+	tap_eq(mmp_file_truncate(f, PG), -EINVAL, "%s: hugetlbfs ftruncate: 4 KiB", e->arch);
+	tap_eq(mmp_file_truncate(f, HP + PG), -EINVAL, "%s: hugetlbfs ftruncate: 2 MiB + 4 KiB",
+	       e->arch);
+	tap_eq(mmp_file_truncate(f, MMP_FILE_MAX_SIZE + PG), -EFBIG,
+	       "%s: hugetlbfs ftruncate: past the largest size, EFBIG first", e->arch);
+	tap_ok(!mmp_file_size(f, &size) && size == 0, "%s: ... the size stays 0", e->arch);
+	tap_eq(mmp_file_write(f, 0, "x", 1), -EINVAL, "%s: hugetlbfs write", e->arch);
+	must(!mmp_file_truncate(f, 2 * HP), "truncate");
+	tap_eq(mmp_mmap_file(e->s, 0, HP, RW, MMP_MAP_SHARED, f, PG, &a), -EINVAL,
+	       "%s: hugetlbfs mmap: offset 4 KiB", e->arch);
+	tap_eq(mmp_mmap_file(e->s, 0, HP, RW, MMP_MAP_SHARED, f, HP / 2, &a), -EINVAL,
+	       "%s: hugetlbfs mmap: offset 1 MiB", e->arch);
+	tap_eq(mmp_mmap_file(e->s, 0, 8 * HP, RW, MMP_MAP_SHARED, f, HP / 2, &a), -EINVAL,
+	       "%s: hugetlbfs mmap: offset 1 MiB, the pool short too: the offset first", e->arch);
+	tap_eq(mmp_mmap_file(e->s, at + PG, HP, RW, MMP_MAP_SHARED | MMP_MAP_FIXED, f, 0, &a),
+	       -EINVAL, "%s: hugetlbfs mmap: MAP_FIXED 4 KiB aligned", e->arch);
+	tap_eq(mmp_mmap_file(e->s, 0, 0, RW, MMP_MAP_SHARED, f, 0, &a), -EINVAL,
+	       "%s: hugetlbfs mmap: len 0", e->arch);
+	tap_eq(mmp_mmap_file(e->s, 0, HP, RW, 0, f, 0, &a), -EINVAL,
+	       "%s: hugetlbfs mmap: neither shared nor private", e->arch);
+	tap_eq(mmp_mmap_file(e->s, 0, HP, RW, MMP_MAP_SHARED | MMP_MAP_HUGETLB, f, 0, &a), -EINVAL,
+	       "%s: hugetlbfs mmap: MMP_MAP_HUGETLB is no file mapping flag here", e->arch);
+	tap_eq(mmp_mmap_file(e->s, 0, 4 * HP, RW, MMP_MAP_SHARED, f, 0, &a), -ENOMEM,
+	       "%s: hugetlbfs mmap: more than the pool can promise, shared", e->arch);
+	tap_eq(mmp_mmap_file(e->s, 0, 4 * HP, RW, MMP_MAP_PRIVATE, f, 0, &a), -ENOMEM,
+	       "%s: hugetlbfs mmap: more than the pool can promise, private", e->arch);
+	tap_eq(mmp_mmap_file(e->s, e->canary, 4 * HP, RW, MMP_MAP_PRIVATE | MMP_MAP_FIXED, f, 0,
+			     &a),
+	       -ENOMEM, "%s: hugetlbfs mmap: MAP_FIXED over the canary, the pool short: the canary "
+	       "stays", e->arch);
+	tap_ok(a == 0xdead, "%s: hugetlbfs mmap: addr_out untouched on errors", e->arch);
+	tap_ok(!mmp_file_size(f, &size) && size == 2 * HP,
+	       "%s: ... a refused writable mapping does not grow the file", e->arch);
+	pool_same(e, &st0, "bad memfd calls");
+	still_works(e, "bad hugetlbfs calls");
+
+	/* Mapped: part of a huge page is refused, the file stays as it was. */
+	must(!mmp_mmap_file(e->s, at, 2 * HP, RW, MMP_MAP_SHARED | MMP_MAP_FIXED, f, 0, &a),
+	     "memfd mmap");
+	must(!mmp_write(e->cpu, a + HP, "y", 1), "memfd write");
+	tap_eq(mmp_munmap(e->s, a + PG, HP), -EINVAL, "%s: memfd munmap from inside a huge page",
+	       e->arch);
+	tap_eq(mmp_mprotect(e->s, a, PG, MMP_PROT_READ), -EINVAL,
+	       "%s: memfd mprotect of 4 KiB", e->arch);
+	tap_eq(mmp_file_truncate(f, HP + PG), -EINVAL, "%s: ftruncate of a mapped memfd: 4 KiB past "
+	       "a huge page", e->arch);
+	tap_eq(mmp_file_destroy(f), -EBUSY, "%s: close a mapped memfd", e->arch);
+	still_works(e, "bad calls on a mapped memfd");
+	tap_eq(mmp_munmap(e->s, a, 2 * HP), 0, "%s: memfd munmap", e->arch);
+	tap_eq(mmp_file_destroy(f), 0, "%s: memfd close", e->arch);
+	pool_same(e, &st0, "the memfd gone");
+	must(!mmp_phys_set_hugepages(e->phys, HP, 0), "pool");
+}
+
+int main(void)
+{
+	struct env e;
+	const char *arch;
+
+	for (int i = 0; i < mmp_arch_count() && (arch = mmp_arch_name(i)); i++) {
+		env_init(&e, arch, 64 * MiB);
+		test_memfd(&e);
+		env_fini(&e);
+	}
+	return tap_done();
+}
