@@ -149,6 +149,17 @@ struct mmp_arch {
 	 * pte_batch_hint() covers a block, and ptep_get() gathers A/D over it.
 	 */
 	unsigned int cont_ptes;
+	/*
+	 * Levels at which hugetlb maps a page as cont_ptes contiguous entries
+	 * with the contiguous bit (arm64's num_contig_ptes, 4K granule: 16 PTEs
+	 * for 64 KiB, 16 PMDs for 32 MiB), bit l for level l; 0 when none.
+	 */
+	unsigned int hugetlb_cont_levels;
+	/*
+	 * hugetlb maps PUD leaves (x86 PDPE1GB, arm64 level 1 blocks, riscv
+	 * gigapages): 1 GiB pages. Needs MMP_PUD in @leaf_levels.
+	 */
+	bool hugetlb_pud;
 	/* MMP_E_* bits the format cannot hold (arm64 has no soft-dirty bit). */
 	unsigned int eflags_unsupported;
 

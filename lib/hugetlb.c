@@ -21,13 +21,25 @@
 #include "copy_struct.h"
 #include "mm.h"
 
-static const unsigned int hstate_orders[HUGE_MAX_HSTATE] = { HPAGE_PMD_ORDER };
+/* The default first (default_hstate), then as arm64's hugetlbpage.c lists its sizes. */
+static const struct {
+	unsigned int order;
+	enum mmp_level level;
+	unsigned int ncontig;
+} hstate_shapes[HUGE_MAX_HSTATE] = {
+	{ HPAGE_PMD_ORDER, MMP_PMD, 1 },		/* 2 MiB: PMD_SIZE */
+	{ 4, MMP_PTE, 16 },				/* 64 KiB: CONT_PTE_SIZE */
+	{ HPAGE_PMD_ORDER + 4, MMP_PMD, 16 },		/* 32 MiB: CONT_PMD_SIZE */
+	{ 2 * (PMD_SHIFT - PAGE_SHIFT), MMP_PUD, 1 },	/* 1 GiB: PUD_SIZE */
+};
 
 void hugetlb_init(struct mmp_phys *phys)
 {
 	for (unsigned int i = 0; i < HUGE_MAX_HSTATE; i++) {
-		phys->hstates[i] = (struct hstate){ .order = hstate_orders[i],
-						    .level = MMP_PMD, .free_list = NO_PFN };
+		phys->hstates[i] = (struct hstate){ .order = hstate_shapes[i].order,
+						    .level = hstate_shapes[i].level,
+						    .ncontig = hstate_shapes[i].ncontig,
+						    .free_list = NO_PFN };
 	}
 	pthread_mutex_init(&phys->hugetlb_mutex, NULL);
 	for (unsigned int i = 0; i < HUGETLB_FAULT_MUTEXES; i++)
@@ -104,9 +116,15 @@ static uint32_t remove_pool_hugetlb_folio(struct mmp_phys *phys, struct hstate *
 	return pfn;
 }
 
+/* Gigantic pages (past the buddy allocator's largest block) come and go whole. */
 static void release_to_buddy(struct mmp_phys *phys, uint32_t pfn, unsigned int order)
 {
-	phys_free_pages(phys, pfn, order);	/* clears the descriptors */
+	phys_free_contig_pages(phys, pfn, order);	/* clears the descriptors */
+}
+
+static uint32_t alloc_from_buddy(struct mmp_phys *phys, unsigned int order)
+{
+	return phys_alloc_contig_pages(phys, order);
 }
 
 /*
@@ -126,7 +144,7 @@ static uint32_t alloc_surplus_hugetlb_folio(struct mmp_phys *phys, struct hstate
 	h->nr_huge_pages++;
 	h->surplus_huge_pages++;
 	spin_unlock(&phys->hugetlb_lock);
-	pfn = phys_alloc_pages(phys, h->order);
+	pfn = alloc_from_buddy(phys, h->order);
 	if (pfn == NO_PFN) {
 		spin_lock(&phys->hugetlb_lock);
 		h->nr_huge_pages--;
@@ -285,7 +303,7 @@ static void set_max_huge_pages(struct mmp_phys *phys, struct hstate *h, uint64_t
 		uint32_t pfn;
 
 		spin_unlock(&phys->hugetlb_lock);
-		pfn = phys_alloc_pages(phys, h->order);
+		pfn = alloc_from_buddy(phys, h->order);
 		spin_lock(&phys->hugetlb_lock);
 		if (pfn == NO_PFN)
 			break;		/* what memory allows: HugePages_Total says */
@@ -356,6 +374,19 @@ MMP_EXPORT int mmp_phys_hugepages_sized(struct mmp_phys *phys, uint64_t size,
 	return 0;
 }
 
+uint64_t hugetlb_arch_sizes(const struct mmp_arch *a)
+{
+	/* Every back end holds a PMD leaf. */
+	uint64_t mask = 1ULL << MMP_PMD_SHIFT;
+
+	for (unsigned int l = MMP_PTE; l <= MMP_PMD; l++)
+		if (a->hugetlb_cont_levels & (1u << l))
+			mask |= (uint64_t)a->cont_ptes << level_shift(l);
+	if (a->hugetlb_pud && (a->leaf_levels & (1u << MMP_PUD)))
+		mask |= 1ULL << level_shift(MMP_PUD);
+	return mask;
+}
+
 MMP_EXPORT int mmp_hugetlb_sizes(const char *arch, uint64_t *mask)
 {
 	const struct mmp_arch *a;
@@ -365,7 +396,6 @@ MMP_EXPORT int mmp_hugetlb_sizes(const char *arch, uint64_t *mask)
 	a = mmp_arch_find(arch);
 	if (!a)
 		return -ENOENT;
-	/* Every back end holds a PMD leaf; the PUD leaf's 1 GiB is not modelled. */
-	*mask = 1ULL << MMP_PMD_SHIFT;
+	*mask = hugetlb_arch_sizes(a);
 	return 0;
 }

@@ -22,14 +22,19 @@
 
 struct mmp_file;
 
-/* The sizes modelled: 2 MiB. A 1 GiB hstate would be the second. */
-#define HUGE_MAX_HSTATE		1
+/*
+ * The sizes modelled, each phys has a pool of every one: 2 MiB (a PMD leaf,
+ * the default), 64 KiB and 32 MiB (16 contiguous PTEs or PMDs, arm64), and
+ * 1 GiB (a PUD leaf). Which a space maps is its back end's (mmp_hugetlb_sizes).
+ */
+#define HUGE_MAX_HSTATE		4
 /* Faults on one huge page take turns (hugetlb_fault_mutex_table), hashed by file and index. */
 #define HUGETLB_FAULT_MUTEXES	64
 
 struct hstate {
 	unsigned int order;
 	enum mmp_level level;		/* where its entries are leaves */
+	unsigned int ncontig;		/* entries per page: 1, or 16 with the contiguous bit */
 	uint64_t nr_huge_pages;		/* HugePages_Total, surplus included */
 	uint64_t free_huge_pages;	/* HugePages_Free */
 	uint64_t resv_huge_pages;	/* HugePages_Rsvd: may wrap below zero, as the kernel's */
@@ -93,6 +98,8 @@ static inline uint64_t vma_hugecache_offset(const struct hstate *h, const struct
 /* ---- the pool (lib/hugetlb.c) ---- */
 
 void hugetlb_init(struct mmp_phys *phys);
+/* The sizes back end @a maps, a mask of 1 << log2(size) (mmp_hugetlb_sizes). */
+uint64_t hugetlb_arch_sizes(const struct mmp_arch *a);
 /* The hstate of pages of @size bytes, NULL if the phys has none (size_to_hstate). */
 struct hstate *size_to_hstate(struct mmp_phys *phys, uint64_t size);
 /* The hstate of log2 size @shift, 0 meaning the default 2 MiB (hstate_sizelog). */
@@ -194,7 +201,22 @@ uint64_t hugetlb_change_protection(struct mmp_space *s, struct mmp_vma *vma,
 /* mremap: move the entries of [old, old + len) to @new (move_hugetlb_page_tables). 0, -ENOMEM. */
 int move_hugetlb_page_tables(struct mmp_space *s, struct mmp_vma *vma, uint64_t old, uint64_t new,
 			     uint64_t len);
-/* The leaf entry for @addr at @h's level, allocating the tables above it when @alloc. */
+/* The (first) leaf entry for @addr at @h's level, allocating the tables above it when @alloc. */
 mmp_pte_t *huge_pte_offset(struct mmp_space *s, struct hstate *h, uint64_t addr, bool alloc);
+/*
+ * The entries of one huge page, one or @h->ncontig with the contiguous bit
+ * (arm64's hugetlbpage.c): read with the young and dirty bits of all of them
+ * gathered in the first's (huge_ptep_get); written all, each mapping its
+ * part of the page (set_huge_pte_at); cleared all, gathering the same way
+ * (huge_ptep_get_and_clear); flags changed in all (huge_ptep_modify).
+ * page_table_lock held for all but the read.
+ */
+mmp_pte_t huge_ptep_get(struct mmp_space *s, struct hstate *h, mmp_pte_t *ptep);
+/* The same, uncounted: the fault's first look, as the kernel's huge_ptep_get there. */
+mmp_pte_t __huge_ptep_get(struct mmp_space *s, struct hstate *h, mmp_pte_t *ptep);
+void set_huge_pte_at(struct mmp_space *s, struct hstate *h, mmp_pte_t *ptep, mmp_pte_t e);
+mmp_pte_t huge_ptep_get_and_clear(struct mmp_space *s, struct hstate *h, mmp_pte_t *ptep);
+void huge_ptep_modify(struct mmp_space *s, struct hstate *h, mmp_pte_t *ptep, unsigned int set,
+		      unsigned int clear);
 
 #endif /* MMP_HUGETLB_H */

@@ -57,18 +57,6 @@ static mmp_pte_t make_huge_pte(struct mmp_space *s, struct hstate *h, struct mmp
 	return mk_entry(s, pfn, f, h->level);
 }
 
-static void set_huge_pte_at(struct mmp_space *s, mmp_pte_t *ptep, mmp_pte_t e)
-{
-	count_inc(s, MMP_C_PMD_WRITE);
-	__atomic_store_n(ptep, e, __ATOMIC_RELEASE);
-}
-
-static mmp_pte_t huge_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
-{
-	count_inc(s, MMP_C_PMD_READ);
-	return __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
-}
-
 /*
  * Take the page at @addr back from every other private mapping of the file
  * that still shares it (unmap_ref_private): the owner of the reservations
@@ -114,7 +102,7 @@ static int hugetlb_wp(struct hugetlb_fault_ctx *c, mmp_pte_t orig)
 
 retry_avoidcopy:
 	spin_lock(&s->page_table_lock);
-	if (huge_ptep_get(s, ptep) != orig) {
+	if (huge_ptep_get(s, h, ptep) != orig) {
 		spin_unlock(&s->page_table_lock);
 		count_inc(s, MMP_C_FAULT_SPURIOUS);
 		return 0;
@@ -132,8 +120,7 @@ retry_avoidcopy:
 			old->anon_vma = vma->anon_vma->id;
 			page_flag_set(old, PG_anon_exclusive);
 		}
-		ptep_modify(s, ptep, h->level, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED, 0);
-		count_inc(s, MMP_C_PMD_WRITE);
+		huge_ptep_modify(s, h, ptep, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED, 0);
 		spin_unlock(&s->page_table_lock);
 		count_inc(s, MMP_C_FAULT_HUGETLB_REUSE);
 		return 0;
@@ -165,7 +152,7 @@ retry_avoidcopy:
 	copy_user_large_folio(s, new_pfn, old_pfn, h->order, c->vmf.address);
 
 	spin_lock(&s->page_table_lock);
-	if (huge_ptep_get(s, ptep) != orig) {
+	if (huge_ptep_get(s, h, ptep) != orig) {
 		spin_unlock(&s->page_table_lock);
 		folio_put_refs(s, new_pfn, 1);	/* back to the pool, its reservation too */
 		folio_put_refs(s, old_pfn, 1);
@@ -174,15 +161,14 @@ retry_avoidcopy:
 	}
 	/* huge_ptep_clear_flush, then the copy: no CPU may keep writing the old page. */
 	inc_tlb_flush_pending(s);
-	count_inc(s, MMP_C_PMD_WRITE);
-	__atomic_exchange_n(ptep, 0, __ATOMIC_ACQ_REL);
+	huge_ptep_get_and_clear(s, h, ptep);
 	flush_tlb_range(s, c->haddr, c->haddr + huge_page_size(h), level_shift(h->level));
 	dec_tlb_flush_pending(s);
 	folio_remove_rmap_pmd(s, old);
 	hugetlb_add_new_anon_rmap(pfn_to_page(s->phys, new_pfn), vma, c->haddr);
-	f = (entry_flags(s, orig, h->level) & ~MMP_E_SPECIAL) | MMP_E_WRITE | MMP_E_DIRTY |
-	    MMP_E_ACCESSED;
-	set_huge_pte_at(s, ptep, mk_entry(s, new_pfn, f, h->level));
+	f = (entry_flags(s, orig, h->level) & ~(MMP_E_SPECIAL | MMP_E_CONT)) | MMP_E_WRITE |
+	    MMP_E_DIRTY | MMP_E_ACCESSED;
+	set_huge_pte_at(s, h, ptep, mk_entry(s, new_pfn, f, h->level));
 	spin_unlock(&s->page_table_lock);
 	/* A copy of a page-cache page took the owner's reservation: the map says it is used. */
 	if (!outside_reserve)
@@ -243,7 +229,7 @@ static int hugetlb_no_page(struct hugetlb_fault_ctx *c)
 	head = pfn_to_page(s->phys, pfn);
 
 	spin_lock(&s->page_table_lock);
-	if (huge_ptep_get(s, c->vmf.pmdp)) {
+	if (huge_ptep_get(s, h, c->vmf.pmdp)) {
 		spin_unlock(&s->page_table_lock);
 		folio_put_refs(s, pfn, 1);
 		count_inc(s, MMP_C_FAULT_SPURIOUS);
@@ -261,7 +247,7 @@ static int hugetlb_no_page(struct hugetlb_fault_ctx *c)
 	 * reuses the exclusive page it just mapped).
 	 */
 	e = make_huge_pte(s, h, vma, pfn, shared || (new_page && write));
-	set_huge_pte_at(s, c->vmf.pmdp, e);
+	set_huge_pte_at(s, h, c->vmf.pmdp, e);
 	hugetlb_count_add(s, pages_per_huge_page(h));
 	spin_unlock(&s->page_table_lock);
 	count_inc(s, new_page ? MMP_C_FAULT_HUGETLB : MMP_C_FAULT_HUGETLB_CACHE);
@@ -278,9 +264,8 @@ static void hugetlb_set_access_flags(struct hugetlb_fault_ctx *c, mmp_pte_t orig
 	unsigned int set = MMP_E_ACCESSED | (c->vmf.flags & FAULT_FLAG_WRITE ? MMP_E_DIRTY : 0);
 
 	spin_lock(&s->page_table_lock);
-	if (huge_ptep_get(s, c->vmf.pmdp) == orig) {
-		ptep_modify(s, c->vmf.pmdp, c->h->level, set, 0);
-		count_inc(s, MMP_C_PMD_WRITE);
+	if (huge_ptep_get(s, c->h, c->vmf.pmdp) == orig) {
+		huge_ptep_modify(s, c->h, c->vmf.pmdp, set, 0);
 		count_inc(s, MMP_C_FAULT_AD);
 	} else {
 		count_inc(s, MMP_C_FAULT_SPURIOUS);
@@ -307,9 +292,10 @@ int hugetlb_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, unsig
 		return -ENOMEM;
 	mutex = hugetlb_fault_mutex(s->phys, vma->vm_file, c.idx);
 	pthread_mutex_lock(mutex);
-	e = READ_ONCE(*c.vmf.pmdp);
+	e = __huge_ptep_get(s, h, c.vmf.pmdp);
 	f = entry_flags(s, e, h->level);
-	MMP_BUG_ON(e && !(f & MMP_E_LEAF));	/* no table ever sits under a hugetlb VMA */
+	/* No table ever sits where a hugetlb VMA's leaves go. */
+	MMP_BUG_ON(e && h->level > MMP_PTE && !(f & MMP_E_LEAF));
 	if (!e)
 		ret = hugetlb_no_page(&c);
 	else if (!(f & MMP_E_PRESENT) || (flags & FAULT_FLAG_UNSHARE))

@@ -143,10 +143,8 @@ void hugetlbfs_mmap_extend(struct mmp_file *f, uint64_t end)
 
 int hugetlbfs_mmap_check(struct mmp_space *s, struct mmp_file *f, uint64_t offset)
 {
-	uint64_t sizes;
-
 	/* A size the space's back end has no leaf for is an hstate its kernel would lack. */
-	if (mmp_hugetlb_sizes(s->arch->name, &sizes) || !(sizes & huge_page_size(f->hstate)))
+	if (!(hugetlb_arch_sizes(s->arch) & huge_page_size(f->hstate)))
 		return -EINVAL;
 	return offset & (huge_page_size(f->hstate) - 1) ? -EINVAL : 0;
 }

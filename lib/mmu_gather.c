@@ -43,6 +43,12 @@ void tlb_remove_pmd_tlb_entry(struct mmp_gather *tlb, uint64_t addr)
 	tlb_track_range(tlb, addr, addr + PMD_SIZE);
 }
 
+void tlb_remove_pud_tlb_entry(struct mmp_gather *tlb, uint64_t addr)
+{
+	tlb->need_flush = true;
+	tlb_track_range(tlb, addr, addr + level_size(MMP_PUD));
+}
+
 /* The TLB part of a flush (tlb_flush_mmu_tlbonly). */
 static void tlb_flush_mmu_tlbonly(struct mmp_gather *tlb)
 {

@@ -65,6 +65,8 @@ static inline void tlb_remove_tlb_entries(struct mmp_gather *tlb, uint64_t addr,
 }
 /* The huge PMD at @addr was cleared or made clean/old: flush its 2 MiB translation. */
 void tlb_remove_pmd_tlb_entry(struct mmp_gather *tlb, uint64_t addr);
+/* A huge PUD (a 1 GiB hugetlb page) was cleared: its translation goes (tlb_flush_pud_range). */
+void tlb_remove_pud_tlb_entry(struct mmp_gather *tlb, uint64_t addr);
 /* Room for @slots more page slots: flush a full batch, or grow it (mmu_gather.c). */
 void tlb_reserve_page(struct mmp_gather *tlb, unsigned int slots);
 

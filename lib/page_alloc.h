@@ -121,6 +121,14 @@ static __always_inline uint64_t page_to_pfn(struct mmp_phys *phys, struct mmp_pa
 /* Buddy allocator: a block of 2^order frames, or NO_PFN when none is free. */
 uint32_t phys_alloc_pages(struct mmp_phys *phys, unsigned int order);
 void phys_free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order);
+/*
+ * A block larger than the buddy allocator's largest (gigantic hugetlb pages:
+ * alloc_contig_pages): naturally aligned free max-order blocks side by side,
+ * taken whole, nothing migrated to make room. NO_PFN when there is no such
+ * run. Any order works; up to MMP_MAX_ORDER it is phys_alloc_pages().
+ */
+uint32_t phys_alloc_contig_pages(struct mmp_phys *phys, unsigned int order);
+void phys_free_contig_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order);
 /* Free several blocks under one lock acquisition (mmu_gather release). */
 void phys_free_pages_bulk(struct mmp_phys *phys, const uint32_t *pfns, const uint8_t *orders,
 			  unsigned int nr);

@@ -11,6 +11,10 @@ void pgtable_free(struct mmp_space *s, uint32_t pfn);
 void pgtable_unlinked(struct mmp_space *s, uint32_t pfn);
 void pgtable_release(struct mmp_space *s, uint32_t pfn, enum mmp_counter how);
 void pgtable_put(struct mmp_space *s, uint32_t pfn);
+/* The PUD entry for @addr, allocating the tables above it (pud_alloc), or NULL. */
+mmp_pte_t *pud_alloc(struct mmp_space *s, uint64_t addr);
+/* The same without allocating (pud_offset): NULL when a table above it is missing. */
+mmp_pte_t *pud_offset(struct mmp_space *s, uint64_t addr);
 mmp_pte_t *pmd_alloc(struct mmp_space *s, uint64_t addr);
 mmp_pte_t *pmd_offset(struct mmp_space *s, uint64_t addr);
 mmp_pte_t *pte_table(struct mmp_space *s, mmp_pte_t pmd);

@@ -107,6 +107,16 @@ mmp_pte_t *pmd_offset(struct mmp_space *s, uint64_t addr)
 	return pmd_walk(s, addr, false);
 }
 
+mmp_pte_t *pud_alloc(struct mmp_space *s, uint64_t addr)
+{
+	return pud_walk(s, addr, true);
+}
+
+mmp_pte_t *pud_offset(struct mmp_space *s, uint64_t addr)
+{
+	return pud_walk(s, addr, false);
+}
+
 /* The PTE table a PMD entry points to, or NULL when the entry is none or a leaf. */
 mmp_pte_t *pte_table(struct mmp_space *s, mmp_pte_t pmd)
 {

@@ -71,6 +71,36 @@ static __always_inline mmp_pte_t *pmd_walk_fmt(struct mmp_space *s, uint64_t add
 	return &table[level_index(addr, MMP_PMD)];
 }
 
+/* The PUD entry for @addr (pud_alloc, pud_offset): hugetlb's 1 GiB leaves sit there. */
+static __always_inline mmp_pte_t *pud_walk_fmt(struct mmp_space *s, uint64_t addr, bool alloc,
+					       const enum mmp_format fmt)
+{
+	mmp_pte_t *table = space_table(s, s->pgd_pfn);
+
+	switch (pgd_level(s)) {
+	case MMP_PGD5:
+		table = upper_table(s, table, addr, MMP_PGD5, alloc, fmt);
+		if (!table)
+			return NULL;
+		/* fall through */
+	case MMP_P4D:
+		table = upper_table(s, table, addr, MMP_P4D, alloc, fmt);
+		if (!table)
+			return NULL;
+		/* fall through */
+	default:
+		break;
+	}
+	return &table[level_index(addr, MMP_PUD)];
+}
+
+static __always_inline mmp_pte_t *pud_walk(struct mmp_space *s, uint64_t addr, bool alloc)
+{
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: return pud_walk_fmt(s, addr, alloc, MMP_FORMAT_##f);
+	MMP_DISPATCH_FORMAT(s->format)
+#undef MMP_FORMAT
+}
+
 /* pmd_walk_fmt() for the space's format: a copy per format (pmd_alloc, pmd_offset). */
 static __always_inline mmp_pte_t *pmd_walk(struct mmp_space *s, uint64_t addr, bool alloc)
 {

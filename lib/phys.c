@@ -470,6 +470,53 @@ uint32_t phys_alloc_pages(struct mmp_phys *phys, unsigned int order)
 	return phys_alloc_pages_slow(phys, order);
 }
 
+/* Whether the max-order block at @pfn is free whole; phys->lock held. */
+static bool max_block_free(struct mmp_phys *phys, uint64_t pfn)
+{
+	struct mmp_page *page = pfn_to_page(phys, pfn);
+
+	return (page->flags & PG_buddy) && page->order == MMP_MAX_ORDER;
+}
+
+uint32_t phys_alloc_contig_pages(struct mmp_phys *phys, unsigned int order)
+{
+	uint64_t nr = 1ull << order, blocks;
+	uint32_t found = NO_PFN;
+
+	if (order <= MMP_MAX_ORDER)
+		return phys_alloc_pages(phys, order);
+	blocks = nr >> MMP_MAX_ORDER;
+	phys_drain_pcp(phys);	/* frames on CPU lists keep their blocks from merging */
+	spin_lock(&phys->lock);
+	/* From the top down, where the buddy allocator hands out last. */
+	for (uint64_t start = phys->nr_pages & ~(nr - 1); start >= nr && found == NO_PFN;
+	     start -= nr) {
+		uint64_t base = start - nr, i;
+
+		for (i = 0; i < blocks && max_block_free(phys, base + (i << MMP_MAX_ORDER)); i++)
+			;
+		if (i < blocks)
+			continue;
+		for (i = 0; i < blocks; i++)
+			free_list_del(phys, base + (i << MMP_MAX_ORDER), MMP_MAX_ORDER);
+		found = (uint32_t)base;
+	}
+	spin_unlock(&phys->lock);
+	return found;
+}
+
+void phys_free_contig_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order)
+{
+	if (order <= MMP_MAX_ORDER) {
+		phys_free_pages(phys, pfn, order);
+		return;
+	}
+	spin_lock(&phys->lock);
+	for (uint64_t i = 0; i < (1ull << order); i += MAX_ORDER_PAGES)
+		__free_pages(phys, pfn + i, MMP_MAX_ORDER);
+	spin_unlock(&phys->lock);
+}
+
 /* ---- freeing -------------------------------------------------------------------------- */
 
 static void __free_pages(struct mmp_phys *phys, uint32_t pfn, unsigned int order)

@@ -224,17 +224,20 @@ static unsigned int hstate_index(struct mmp_phys *phys, const struct hstate *h)
  * entire mapping, and counts in hugetlb_usage, not in RSS.
  */
 static void check_hugetlb_leaf(struct verify *v, struct mmp_vma *vma, uint64_t va, uint64_t pfn,
-			       enum mmp_level level)
+			       enum mmp_level level, unsigned int f)
 {
 	struct hstate *h = hstate_vma(vma);
+	/* Entry @i of a contiguous page maps its part: one reference and mapping for all. */
+	uint64_t i = (va & (huge_page_size(h) - 1)) >> level_shift(level);
 	struct mmp_page *p;
 
-	if (level != h->level || (va & (huge_page_size(h) - 1))) {
+	if (level != h->level || i >= h->ncontig) {
 		report(v, "space %llu: hugetlb VMA [%#llx, %#llx) has a leaf at %#llx level %d",
 		       (unsigned long long)v->s->id, (unsigned long long)vma->start,
 		       (unsigned long long)vma->end, (unsigned long long)va, level);
 		return;
 	}
+	pfn -= i * (level_size(level) >> PAGE_SHIFT);
 	if (!phys_pfn_valid(v->phys, pfn) || frame_free(v, pfn)) {
 		report(v, "space %llu: %#llx maps frame %llu, which is free or out of range",
 		       (unsigned long long)v->s->id, (unsigned long long)va, (unsigned long long)pfn);
@@ -248,6 +251,12 @@ static void check_hugetlb_leaf(struct verify *v, struct mmp_vma *vma, uint64_t v
 		       (unsigned long long)(huge_page_size(h) >> 10));
 		return;
 	}
+	if (h->ncontig > 1 && !(f & MMP_E_CONT))
+		report(v, "space %llu: %#llx: part of a %llu kB hugetlb page without the contiguous "
+		       "bit", (unsigned long long)v->s->id, (unsigned long long)va,
+		       (unsigned long long)(huge_page_size(h) >> 10));
+	if (i)
+		return;
 	v->hugetlb_pages += pages_per_huge_page(h);
 	v->tally[pfn].refs++;
 	v->tally[pfn].entire++;
@@ -449,8 +458,8 @@ static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level,
 			check_pte_marker(v, e, va);
 			continue;
 		}
-		if (!(f & (MMP_E_PRESENT | MMP_E_PROTNONE)) || (level > MMP_PTE && level != MMP_PMD) ||
-		    (level == MMP_PMD && !(f & MMP_E_LEAF))) {
+		if (!(f & (MMP_E_PRESENT | MMP_E_PROTNONE)) || (level > MMP_PUD) ||
+		    (level > MMP_PTE && !(f & MMP_E_LEAF))) {
 			report(v, "space %llu: unexpected entry %#llx at %#llx level %d",
 			       (unsigned long long)s->id, (unsigned long long)e,
 			       (unsigned long long)va, level);
@@ -458,7 +467,12 @@ static void walk_table(struct verify *v, mmp_pte_t *table, enum mmp_level level,
 		}
 		vma = check_leaf_vma(v, va, level_size(level), f);
 		if (vma && is_vm_hugetlb_page(vma)) {
-			check_hugetlb_leaf(v, vma, va, pfn, level);
+			check_hugetlb_leaf(v, vma, va, pfn, level, f);
+			continue;
+		}
+		if (level == MMP_PUD) {
+			report(v, "space %llu: a PUD leaf at %#llx outside hugetlb",
+			       (unsigned long long)s->id, (unsigned long long)va);
 			continue;
 		}
 		if (level == MMP_PMD)

@@ -72,6 +72,8 @@ void contpte_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_
 	.tlb_flush_ceiling = 511,	/* 512 pages (MAX_DVM_OPS) flush the whole ASID */ \
 	.cont_shift = PAGE_SHIFT + 4,					\
 	.cont_ptes = 16,		/* contpte blocks */		\
+	/* hugetlb: 64 KiB as 16 PTEs, 32 MiB as 16 PMDs (CONT_PTE_SIZE, CONT_PMD_SIZE) */ \
+	.hugetlb_cont_levels = 1u << MMP_PTE | 1u << MMP_PMD,		\
 	.eflags_unsupported = MMP_E_SOFT_DIRTY
 
 #endif /* MMP_ARM64_FAMILY_H */

@@ -74,7 +74,8 @@ static __always_inline mmp_pte_t arm64_mk_entry(uint64_t pfn, unsigned int f, en
 		e |= PTE_UXN;
 	if (f & MMP_E_SPECIAL)
 		e |= PTE_SPECIAL;
-	if (level == MMP_PTE && (f & MMP_E_CONT))
+	/* Contiguous pages, and level 2 blocks (hugetlb's CONT_PMD): the same bit. */
+	if (level <= MMP_PMD && (f & MMP_E_CONT))
 		e |= PTE_CONT;
 	/* pte_mkwrite / pte_mkdirty: writable and dirty is DBM with AP[2] clear. */
 	e |= PTE_RDONLY;
@@ -106,7 +107,7 @@ static __always_inline unsigned int arm64_entry_flags(mmp_pte_t e, enum mmp_leve
 	       (arm64_pte_dirty(e) ? MMP_E_DIRTY : 0) |
 	       (e & PTE_SPECIAL ? MMP_E_SPECIAL : 0) |
 	       (e & PTE_UXN ? MMP_E_NOEXEC : 0) |
-	       (level == MMP_PTE && (e & PTE_CONT) ? MMP_E_CONT : 0);
+	       (level <= MMP_PMD && (e & PTE_CONT) ? MMP_E_CONT : 0);
 }
 
 static __always_inline uint64_t arm64_entry_pfn(mmp_pte_t e, enum mmp_level level)

@@ -488,7 +488,7 @@ static void check_host(const struct record *lib)
 {
 	struct host_ctx hc;
 	struct side x = host_side;
-	struct record r;
+	struct record r = { .n = 0 };
 	bool ok = false;
 
 	if (geteuid() != 0) {
@@ -511,8 +511,9 @@ static void check_host(const struct record *lib)
 		int64_t f, rs;
 
 		host_pool(&x, &f, &rs);
-		if (f - rs < POOL + 2) {
+		if (f - rs < POOL) {
 			/* Not enough for the scenario: the kernel did not find the pages. */
+			r.n = 0;
 			break;
 		}
 		ftruncate(hc.fd, 0);
@@ -522,7 +523,7 @@ static void check_host(const struct record *lib)
 	close(hc.fd);
 	host_pool_adjust(-POOL);
 	if (r.n == 0) {
-		tap_skip("the host: its pool did not grow enough");
+		tap_skip("the host: its pool did not grow enough (other runs hold its pages)");
 		return;
 	}
 	tap_ok(ok, "the host gives the same figures at every step as the library (%d)", r.n);
