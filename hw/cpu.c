@@ -53,7 +53,12 @@ MMP_EXPORT int mmp_cpu_attach(struct mmp_space *s, struct mmp_cpu **out)
 	cpu->shifts[cpu->nr_shifts++] = PAGE_SHIFT;
 	if (s->arch->cont_shift)
 		cpu->shifts[cpu->nr_shifts++] = s->arch->cont_shift;
+	cpu->pmd_class = cpu->nr_shifts;
 	cpu->shifts[cpu->nr_shifts++] = PMD_SHIFT;
+	if (s->arch->hugetlb_pud) {
+		cpu->pud_class = cpu->nr_shifts;
+		cpu->shifts[cpu->nr_shifts++] = level_shift(MMP_PUD);
+	}
 	tlb_set_gen(cpu, 1);
 
 	spin_lock(&s->cpus_lock);
@@ -194,7 +199,10 @@ static __always_inline void *walk_leaf(struct mmp_cpu *cpu, uint64_t va, mmp_pte
 	f = format_entry_test(fmt, e, l, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_CONT);
 	pfn = format_entry_pfn(fmt, e, l);
 	if (l == MMP_PMD) {
-		k = cpu->nr_shifts - 1;
+		k = cpu->pmd_class;
+		base = pfn;
+	} else if (l == MMP_PUD) {
+		k = cpu->pud_class;	/* only hugetlb makes PUD leaves, where the MMU has them */
 		base = pfn;
 	} else if (f & MMP_E_CONT) {
 		/* A contiguous entry may be cached as one translation of its block. */
@@ -233,9 +241,12 @@ static __always_inline void *page_walk_fmt(struct mmp_cpu *cpu, uint64_t va, uns
 			f = format_entry_test(fmt, e, l, MMP_E_PRESENT | MMP_E_TABLE);
 			if (!(f & MMP_E_PRESENT))
 				return NULL;
-			if (!(f & MMP_E_TABLE))	/* a leaf: no PUD leaves are made */
-				return l == MMP_PMD ? walk_leaf(cpu, va, ep, e, MMP_PMD, access, fmt)
-						     : NULL;
+			if (!(f & MMP_E_TABLE)) {	/* a leaf: huge PMD, or a 1 GiB hugetlb PUD */
+				if (l == MMP_PMD)
+					return walk_leaf(cpu, va, ep, e, MMP_PMD, access, fmt);
+				return l == MMP_PUD && s->arch->hugetlb_pud ?
+					       walk_leaf(cpu, va, ep, e, MMP_PUD, access, fmt) : NULL;
+			}
 			table = format_entry_table(fmt, s, e, l);
 		}
 		*pwc = (struct mmp_pwc_entry){ va >> PMD_SHIFT, cpu->pwc_gen, table };

@@ -38,7 +38,10 @@ struct mmp_tlb_set {
 
 #define MMP_PWC_ENTRIES	16
 
-/* Size classes, indices of cpu->shifts: the page, the contiguous block if any, then the PMD. */
+/*
+ * Size classes, indices of cpu->shifts: the page, the contiguous block if
+ * any, then the PMD, then the PUD where hugetlb maps 1 GiB pages.
+ */
 enum { TLB_CLASS_PAGE, TLB_CLASS_CONT };
 
 struct mmp_cpu {
@@ -57,12 +60,13 @@ struct mmp_cpu {
 	bool last_lookup_missed;	/* the last translate found no entry of any size */
 	unsigned int gen;	/* a full flush moves to the next generation (6 bits) */
 	unsigned int nr_shifts;
-	unsigned int shifts[3];	/* translation sizes this MMU caches: 4K, contpte, PMD */
+	unsigned int shifts[4];	/* translation sizes this MMU caches: 4K, contpte, PMD, PUD */
+	unsigned int pmd_class, pud_class;	/* their indices (pud_class: hugetlb_pud only) */
 	/* Live entries per size; a lookup and a flush probe only the sizes live_classes names. */
-	unsigned int nr_live[3];
+	unsigned int nr_live[4];
 	unsigned int live_classes;	/* bit k set while nr_live[k] > 0: what a lookup probes */
 	/* Per size, a key is (va & key_mask) | key_tail (tlb_set_gen() keeps the tails). */
-	uint64_t key_mask[3], key_tail[3];
+	uint64_t key_mask[4], key_tail[4];
 	struct mmp_tlb_entry *tlb;
 	/*
 	 * A tag byte per way (tlb_tag() of its key; 0 for a dropped or never

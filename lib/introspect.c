@@ -193,6 +193,38 @@ static int walk_huge_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, ui
 }
 
 /*
+ * A 1 GiB hugetlb page where pmd_offset() found no PMD table: @fn once for
+ * its pages in [addr, *next), or nothing when the PUD is no leaf (a hole).
+ */
+static int walk_huge_pud(struct mmp_space *s, uint64_t addr, uint64_t end, introspect_fn fn,
+			 void *arg, uint64_t *next)
+{
+	mmp_pte_t *pudp = s->arch->hugetlb_pud ? pud_offset(s, addr) : NULL;
+	struct introspect_page pg = { .addr = addr, .level = MMP_PUD, .pfn = MMP_NO_PFN,
+				      .folio_pfn = MMP_NO_PFN };
+	int err = 0;
+
+	if (!pudp || !entry_test(s, READ_ONCE(*pudp), MMP_PUD, MMP_E_LEAF))
+		return 0;
+	spin_lock(&s->page_table_lock);
+	pg.entry = READ_ONCE(*pudp);
+	pg.eflags = entry_flags(s, pg.entry, MMP_PUD);
+	if (pg.eflags & MMP_E_LEAF) {
+		*next = level_addr_end(addr, end, MMP_PUD);
+		pg.gathered = pg.eflags;
+		pg.nr = (*next - addr) >> PAGE_SHIFT;
+		if (entry_present(pg.eflags)) {
+			pg.pfn = entry_pfn(s, pg.entry, MMP_PUD) +
+				 ((addr & (level_size(MMP_PUD) - 1)) >> PAGE_SHIFT);
+			introspect_folio(s, pg.pfn, &pg);
+		}
+		err = fn(s, &pg, arg);
+	}
+	spin_unlock(&s->page_table_lock);
+	return err;
+}
+
+/*
  * Call @fn for what maps [addr, end), which lies in one VMA, with the mmap
  * lock held for reading: once per PTE-level page, once per huge PMD (nr pages
  * of it), and with no entry (eflags 0) for the pages below an absent table.
@@ -205,6 +237,8 @@ int introspect_walk(struct mmp_space *s, uint64_t addr, uint64_t end, introspect
 		bool huge = false;
 		int err = 0;
 
+		if (!pmdp)
+			err = walk_huge_pud(s, addr, end, fn, arg, &next);
 		pmd = pmdp ? READ_ONCE(*pmdp) : 0;
 		if (pmd && entry_test(s, pmd, MMP_PMD, MMP_E_LEAF))
 			err = walk_huge_pmd(s, pmdp, addr, next, fn, arg, &huge);
@@ -278,6 +312,19 @@ MMP_EXPORT int mmp_space_query_sized(struct mmp_space *s, uint64_t addr,
 		if (!(k.entry_flags[l] & MMP_E_TABLE))
 			break;
 		table = entry_table(s, k.entry[l], l);
+	}
+	/* A 1 GiB hugetlb page. */
+	if (l == MMP_PUD && (k.entry_flags[l] & MMP_E_LEAF) && entry_present(k.entry_flags[l])) {
+		spin_lock(&s->page_table_lock);
+		k.entry[l] = READ_ONCE(table[level_index(addr, l)]);
+		k.entry_flags[l] = entry_flags(s, k.entry[l], l);
+		if ((k.entry_flags[l] & MMP_E_LEAF) && entry_present(k.entry_flags[l])) {
+			k.leaf_level = MMP_PUD;
+			pg.pfn = entry_pfn(s, k.entry[l], l) +
+				 ((addr & (level_size(l) - 1)) >> PAGE_SHIFT);
+			introspect_folio(s, pg.pfn, &pg);
+		}
+		spin_unlock(&s->page_table_lock);
 	}
 	if (l == MMP_PMD) {
 		mmp_pte_t *pmdp = &table[level_index(addr, MMP_PMD)];

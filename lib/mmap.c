@@ -40,12 +40,20 @@ int do_munmap(struct mmp_space *s, uint64_t start, uint64_t end)
  * found writable for a @write populate is touched as FOLL_TOUCH does: its
  * folio dirtied unless the entry is. Under the mmap read lock.
  */
-static unsigned int populate_follow(struct mmp_space *s, uint64_t addr, bool write)
+static unsigned int populate_follow(struct mmp_space *s, uint64_t addr, bool write,
+				    uint64_t *size)
 {
 	mmp_pte_t *pmdp = pmd_offset(s, addr), *ptes, pmd, e = 0;
 	enum mmp_level level = MMP_PMD;
 	unsigned int f;
 
+	/* A 1 GiB hugetlb page: there is no PMD table under it. */
+	if (!pmdp && s->arch->hugetlb_pud) {
+		mmp_pte_t *pudp = pud_offset(s, addr), pud = pudp ? READ_ONCE(*pudp) : 0;
+
+		*size = level_size(MMP_PUD);
+		return entry_test(s, pud, MMP_PUD, MMP_E_LEAF) ? entry_flags(s, pud, MMP_PUD) : 0;
+	}
 	if (!pmdp || !(pmd = READ_ONCE(*pmdp)))
 		return 0;
 	rcu_read_lock();
@@ -61,6 +69,7 @@ static unsigned int populate_follow(struct mmp_space *s, uint64_t addr, bool wri
 			      PG_dirty);
 	rcu_read_unlock();
 	/* MMP_E_LEAF only for a huge PMD. */
+	*size = PMD_SIZE;
 	return level == MMP_PMD && e ? f | MMP_E_LEAF : f & ~MMP_E_LEAF;
 }
 
@@ -74,22 +83,23 @@ int populate_range(struct mmp_space *s, uint64_t start, uint64_t end, bool write
 	uint64_t addr = start;
 
 	while (addr < end) {
+		uint64_t size = PMD_SIZE;
 		unsigned int f;
 		int err;
 
 		mmap_read_lock(s);
-		f = populate_follow(s, addr, write);
+		f = populate_follow(s, addr, write, &size);
 		mmap_read_unlock(s);
 		if (!(f & MMP_E_PRESENT) || (write && !(f & MMP_E_WRITE))) {
 			err = handle_mm_fault(s, addr, write ? FAULT_FLAG_WRITE : 0);
 			if (err)
 				return err;
 			mmap_read_lock(s);
-			f = populate_follow(s, addr, false);
+			f = populate_follow(s, addr, false, &size);
 			mmap_read_unlock(s);
 		}
-		/* A huge PMD covers the rest of its range. */
-		addr = f & MMP_E_LEAF ? (addr & PMD_MASK) + PMD_SIZE : addr + PAGE_SIZE;
+		/* A huge PMD (or hugetlb PUD) covers the rest of its range. */
+		addr = f & MMP_E_LEAF ? (addr & ~(size - 1)) + size : addr + PAGE_SIZE;
 	}
 	return 0;
 }

@@ -594,6 +594,16 @@ static uint64_t tlb_pages_hold(struct mmp_space *s, struct mmp_tlb_entry *te, ui
 	struct pte_reader r;
 	unsigned int f;
 
+	/* No PMD table: a 1 GiB hugetlb PUD may translate it. */
+	if (!pmdp && s->arch->hugetlb_pud && (pmdp = pud_offset(s, va))) {
+		e = READ_ONCE(*pmdp);
+		f = entry_flags(s, e, MMP_PUD);
+		if (!(f & MMP_E_LEAF) || !(f & MMP_E_PRESENT) || (te->write && !(f & MMP_E_WRITE)) ||
+		    entry_pfn(s, e, MMP_PUD) + ((va & (level_size(MMP_PUD) - 1)) >> PAGE_SHIFT) !=
+			    te->pfn + k)
+			return 0;
+		return n;
+	}
 	if (!pmdp)
 		return 0;
 	e = READ_ONCE(*pmdp);
@@ -626,7 +636,7 @@ static uint64_t tlb_pages_hold(struct mmp_space *s, struct mmp_tlb_entry *te, ui
  */
 static void check_tlb_books(struct verify *v, struct mmp_cpu *cpu, int c)
 {
-	unsigned int nr_live[3] = { 0 };
+	unsigned int nr_live[4] = { 0 };
 
 	for (unsigned int set = 0; set < cpu->tlb_sets; set++) {
 		struct mmp_tlb_set *st = &cpu->sets[set];

@@ -35,5 +35,6 @@ const struct mmp_arch mmp_arch_arm64 = {
 	.levels = 4,
 	.task_size = 1ULL << 48,	/* VA_BITS 48: TTBR0 covers all of it */
 	.leaf_levels = 1u << MMP_PTE | 1u << MMP_PMD | 1u << MMP_PUD,	/* page, level 2 and 1 blocks */
+	.hugetlb_pud = true,	/* 1 GiB hugetlb pages */
 	.cost = &arm64_cost,
 };

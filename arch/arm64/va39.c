@@ -19,5 +19,6 @@ const struct mmp_arch mmp_arch_arm64_va39 = {
 	.levels = 3,
 	.task_size = 1ULL << 39,	/* VA_BITS 39 */
 	.leaf_levels = 1u << MMP_PTE | 1u << MMP_PMD | 1u << MMP_PUD,	/* page, level 2 and 1 blocks */
+	.hugetlb_pud = true,	/* 1 GiB hugetlb pages */
 	.cost = &arm64_va39_cost,
 };

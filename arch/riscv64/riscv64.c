@@ -30,5 +30,6 @@ const struct mmp_arch mmp_arch_riscv64 = {
 	.levels = 4,
 	.task_size = 1ULL << 47,	/* half the Sv48 space (TASK_SIZE_64) */
 	.leaf_levels = 0xf,	/* any level: page, mega-, giga-, terapage */
+	.hugetlb_pud = true,	/* 1 GiB hugetlb pages */
 	.cost = &riscv64_cost,
 };

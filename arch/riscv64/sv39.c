@@ -18,5 +18,6 @@ const struct mmp_arch mmp_arch_riscv64_sv39 = {
 	.levels = 3,
 	.task_size = 1ULL << 38,
 	.leaf_levels = 0x7,	/* any level: page, mega-, gigapage */
+	.hugetlb_pud = true,	/* 1 GiB hugetlb pages */
 	.cost = &riscv64_sv39_cost,
 };

@@ -20,5 +20,6 @@ const struct mmp_arch mmp_arch_riscv64_sv57 = {
 	.task_size = 1ULL << 56,
 	.map_window = 1ULL << 47,	/* DEFAULT_MAP_WINDOW: the Sv48 size */
 	.leaf_levels = 0x1f,	/* any level: page up to petapage */
+	.hugetlb_pud = true,	/* 1 GiB hugetlb pages */
 	.cost = &riscv64_sv57_cost,
 };

@@ -22,5 +22,6 @@ const struct mmp_arch mmp_arch_x86_64_la57 = {
 	.task_size = (1ULL << 56) - PAGE_SIZE,		/* TASK_SIZE_MAX with LA57 */
 	.map_window = (1ULL << 47) - PAGE_SIZE,	/* DEFAULT_MAP_WINDOW */
 	.leaf_levels = 1u << MMP_PTE | 1u << MMP_PMD | 1u << MMP_PUD,	/* 4K, 2M, 1G */
+	.hugetlb_pud = true,	/* 1 GiB pages: declared whatever the host CPU has (PDPE1GB) */
 	.cost = &x86_64_la57_cost,
 };

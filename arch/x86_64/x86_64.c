@@ -33,5 +33,6 @@ const struct mmp_arch mmp_arch_x86_64 = {
 	.levels = 4,
 	.task_size = (1ULL << 47) - PAGE_SIZE,	/* TASK_SIZE_MAX: the last page is a guard */
 	.leaf_levels = 1u << MMP_PTE | 1u << MMP_PMD | 1u << MMP_PUD,	/* 4K, 2M, 1G */
+	.hugetlb_pud = true,	/* 1 GiB pages: declared whatever the host CPU has (PDPE1GB) */
 	.cost = &mmp_cost_x86_64,
 };
