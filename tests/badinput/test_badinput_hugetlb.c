@@ -96,6 +96,63 @@ static void test_memfd(struct env *e)
 	must(!mmp_phys_set_hugepages(e->phys, HP, 0), "pool");
 }
 
+/* Huge page sizes: a size the back end lacks is EINVAL, one the pool cannot cover ENOMEM. */
+static void test_sizes(struct env *e)
+{
+	const uint64_t k64 = 64 * KiB, g1 = 1ull << 30, at = 0x300000000ull;
+	struct mmp_hugepages_stat st0;
+	struct mmp_file *f;
+	uint64_t sizes = 0, a = 0xdead, p;
+
+	must(!mmp_hugetlb_sizes(e->arch, &sizes), "sizes");
+	must(!mmp_phys_set_hugepages(e->phys, k64, 2), "64 KiB pool");
+	st0 = pool_now(e);
+	if (!(sizes & k64)) {
+		tap_eq(mmp_mmap(e->s, 0, k64, RW, MMP_MAP_HUGETLB | (16 << MMP_MAP_HUGE_SHIFT), &a),
+		       -EINVAL, "%s: MAP_HUGE_64KB: no such size here", e->arch);
+		tap_eq(mmp_mmap(e->s, 0, 32 * MiB, RW, MMP_MAP_HUGETLB | (25 << MMP_MAP_HUGE_SHIFT),
+				&a),
+		       -EINVAL, "%s: MAP_HUGE_32MB: no such size here", e->arch);
+		must(!mmp_memfd_create(e->phys, MMP_MFD_HUGETLB | MMP_MFD_HUGE_64KB, &f), "memfd");
+		must(!mmp_file_truncate(f, k64), "truncate");
+		tap_eq(mmp_mmap_file(e->s, 0, k64, RW, MMP_MAP_SHARED, f, 0, &a), -EINVAL,
+		       "%s: a 64 KiB memfd: EINVAL at mmap", e->arch);
+		must(!mmp_file_destroy(f), "close");
+	} else {
+		tap_eq(mmp_mmap(e->s, 0, 3 * k64, RW, MMP_MAP_HUGETLB | (16 << MMP_MAP_HUGE_SHIFT),
+				&a),
+		       -ENOMEM, "%s: 3 pages of 64 KiB, 2 in the pool: ENOMEM", e->arch);
+		tap_eq(mmp_mmap(e->s, at + 4 * KiB, k64, RW,
+				MMP_MAP_HUGETLB | MMP_MAP_FIXED | (16 << MMP_MAP_HUGE_SHIFT), &a),
+		       -EINVAL, "%s: 64 KiB at a 4 KiB aligned MAP_FIXED address", e->arch);
+		tap_eq(mmp_mmap(e->s, 0, 32 * MiB, RW, MMP_MAP_HUGETLB | (25 << MMP_MAP_HUGE_SHIFT),
+				&a),
+		       -ENOMEM, "%s: 32 MiB with an empty 32 MiB pool: ENOMEM", e->arch);
+		must(!mmp_mmap(e->s, at, k64, RW,
+			       MMP_MAP_HUGETLB | MMP_MAP_FIXED | (16 << MMP_MAP_HUGE_SHIFT), &p),
+		     "64 KiB mmap");
+		must(!mmp_write(e->cpu, p + 4 * KiB, "z", 1), "64 KiB write");
+		tap_eq(mmp_munmap(e->s, p, 4 * KiB), -EINVAL, "%s: munmap 4 KiB of a 64 KiB page",
+		       e->arch);
+		tap_eq(mmp_mprotect(e->s, p + 4 * KiB, 4 * KiB, MMP_PROT_READ), -EINVAL,
+		       "%s: mprotect 4 KiB inside a 64 KiB page", e->arch);
+		tap_eq(mmp_madvise(e->s, p + 4 * KiB, 4 * KiB, MMP_MADV_DONTNEED), -EINVAL,
+		       "%s: MADV_DONTNEED from inside a 64 KiB page", e->arch);
+		still_works(e, "bad calls on a 64 KiB page");
+		tap_eq(mmp_munmap(e->s, p, k64), 0, "%s: munmap the 64 KiB page", e->arch);
+	}
+	tap_ok(a == 0xdead, "%s: sizes: addr_out untouched on errors", e->arch);
+	pool_same(e, &st0, "bad sizes");
+	tap_eq(mmp_mmap(e->s, 0, g1, RW, MMP_MAP_HUGETLB | MMP_MAP_HUGE_1GB, &a),
+	       sizes & g1 ? -ENOMEM : -EINVAL,
+	       "%s: MAP_HUGE_1GB: %s", e->arch,
+	       sizes & g1 ? "ENOMEM, the 1 GiB pool is empty" : "EINVAL, no PUD leaves");
+	tap_eq(mmp_mmap(e->s, 0, g1, RW, MMP_MAP_HUGETLB | (31 << MMP_MAP_HUGE_SHIFT), &a), -EINVAL,
+	       "%s: 2 GiB pages: EINVAL", e->arch);
+	still_works(e, "bad huge page sizes");
+	must(!mmp_phys_set_hugepages(e->phys, k64, 0), "64 KiB pool");
+}
+
 int main(void)
 {
 	struct env e;
@@ -104,6 +161,7 @@ int main(void)
 	for (int i = 0; i < mmp_arch_count() && (arch = mmp_arch_name(i)); i++) {
 		env_init(&e, arch, 64 * MiB);
 		test_memfd(&e);
+		test_sizes(&e);
 		env_fini(&e);
 	}
 	return tap_done();
