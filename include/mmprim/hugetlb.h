@@ -7,12 +7,12 @@
  * HugePages_Total, _Free, _Rsvd and _Surp report it. mmp_mmap() with
  * MMP_MAP_HUGETLB maps it; every space on the phys draws from the same pool.
  *
- * Sizes. 2 MiB (a PMD leaf) is the one size modelled, on every back end: the
- * default size of MMP_MAP_HUGETLB and of MMP_MAP_HUGE_2MB. The kernel's
- * 1 GiB pages (PUD leaves: x86_64, arm64 4K, riscv64) and arm64's contiguous
- * 64 KiB and 32 MiB pages are not modelled: those sizes are -EINVAL here, as
- * on a kernel without that hstate. mmp_hugetlb_sizes() says what a back end
- * takes.
+ * Sizes. Every phys has a pool of each of 2 MiB (a PMD leaf, on every back
+ * end: the default size of MMP_MAP_HUGETLB), 1 GiB (a PUD leaf: x86_64,
+ * arm64 4K, riscv64) and arm64's 64 KiB and 32 MiB (16 contiguous PTEs or
+ * PMDs). mmp_hugetlb_sizes() says which a back end maps; a size it lacks is
+ * -EINVAL at mmap, as on a kernel without that hstate. A memfd of
+ * MMP_MFD_HUGETLB (mmprim/file.h) draws from the same pools.
  *
  * Included by mmprim.h; not meant to be included on its own.
  */

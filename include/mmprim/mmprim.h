@@ -520,7 +520,8 @@ static inline int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat 
  * nearer below it than the 256-page stack guard gap.
  *
  * MMP_MAP_HUGETLB (private or shared) maps huge pages of the size in the
- * MMP_MAP_HUGE_* bits (0: 2 MiB) from the phys's pool (mmprim/hugetlb.h), as
+ * MMP_MAP_HUGE_* bits (0: 2 MiB; 16: 64 KiB, 25: 32 MiB and 30: 1 GiB where
+ * mmp_hugetlb_sizes() lists them) from the phys's pool (mmprim/hugetlb.h), as
  * an anonymous hugetlbfs file: @len is rounded up to the page size, a fixed
  * address must be aligned to it, and the mapping reserves its pages
  * (hugetlb_reserve_pages: a private one all of them, a shared one those its
