@@ -40,11 +40,15 @@ void tlb_gather_mmu(struct mmp_gather *tlb, struct mmp_space *s, bool fullmm)
 void tlb_remove_pmd_tlb_entry(struct mmp_gather *tlb, uint64_t addr)
 {
 	tlb->need_flush = true;
+	tlb->stride_shift = MIN(tlb->stride_shift, PMD_SHIFT);
 	tlb_track_range(tlb, addr, addr + PMD_SIZE);
 }
 
+/* Only PUDs cleared so far: one invalidation per 1 GiB, as tlb_get_unmap_shift's cleared_puds. */
 void tlb_remove_pud_tlb_entry(struct mmp_gather *tlb, uint64_t addr)
 {
+	if (tlb->start == UINT64_MAX)
+		tlb->stride_shift = level_shift(MMP_PUD);
 	tlb->need_flush = true;
 	tlb_track_range(tlb, addr, addr + level_size(MMP_PUD));
 }

@@ -27,7 +27,7 @@ struct mmp_gather {
 	bool drop_markers;
 	bool need_flush;	/* entries were cleared: the TLB must be flushed */
 	bool freed_tables;
-	unsigned int stride_shift;	/* PAGE_SHIFT, or PMD_SHIFT when only PMDs were cleared */
+	unsigned int stride_shift;	/* PAGE_SHIFT, PMD_SHIFT when only PMDs were cleared, PUD's for PUDs */
 	uint64_t start, end;	/* range to flush */
 
 	struct gather_page local[MMU_GATHER_BUNDLE];

@@ -143,7 +143,16 @@ static void check_full(const char *arch)
 	       "%s: ... the PUD moved, the data with it", arch);
 	tap_ok(mmp_space_verify(s) == 0, "%s: verify", arch);
 	tap_eq(mmp_munmap(s, b, 2 * MiB), -EINVAL, "%s: munmap 2 MiB of it", arch);
+	mmp_space_counters(s, &before);
 	tap_eq(mmp_munmap(s, b, G1), 0, "%s: munmap", arch);
+	counters_since(s, &before, &d);
+	/* Then the tables it leaves empty go, with a flush of their own. */
+	if (!tap_ok(d.v[MMP_C_TLB_FLUSH_PAGE] == 1,
+		    "%s: ... the page's flush: one invalidation at the PUD's stride", arch))
+		printf("#   page %llu range %llu all %llu\n",
+		       (unsigned long long)d.v[MMP_C_TLB_FLUSH_PAGE],
+		       (unsigned long long)d.v[MMP_C_TLB_FLUSH_RANGE],
+		       (unsigned long long)d.v[MMP_C_TLB_FLUSH_ALL]);
 	tap_ok(pool().free == 2 && pool().rsvd == 0, "%s: ... both pages free again", arch);
 	tap_ok(mmp_space_verify(s) == 0, "%s: verify", arch);
 	mmp_cpu_detach(cpu);
