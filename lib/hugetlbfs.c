@@ -72,10 +72,21 @@ static void count_cached(struct address_space *as, uint64_t index, uint32_t pfn,
 }
 
 /*
- * Drop the huge pages from index @first on (remove_inode_hugepages): each
- * under its fault mutex, so that a fault that passed the size check before
- * the shrink finishes mapping first and is unmapped here. Returns the pages
- * taken from the cache.
+ * Faults that found the old size may still be adding pages: wait for each
+ * fault mutex once. Any fault after that sees the new size (the kernel gets
+ * there with the hugetlb VMA lock).
+ */
+static void hugetlb_wait_faults(struct mmp_phys *phys)
+{
+	for (unsigned int i = 0; i < HUGETLB_FAULT_MUTEXES; i++) {
+		pthread_mutex_lock(&phys->hugetlb_fault_mutex[i]);
+		pthread_mutex_unlock(&phys->hugetlb_fault_mutex[i]);
+	}
+}
+
+/*
+ * Drop the huge pages from index @first on (remove_inode_hugepages), each
+ * under its fault mutex. Returns the pages taken from the cache.
  */
 static uint64_t remove_inode_hugepages(struct mmp_file *f, uint64_t first)
 {
@@ -122,6 +133,7 @@ int hugetlbfs_truncate(struct mmp_file *f, uint64_t size)
 	__atomic_store_n(&f->i_size, size, __ATOMIC_RELEASE);
 	if (size < old) {
 		first = size >> (PAGE_SHIFT + h->order);
+		hugetlb_wait_faults(f->phys);
 		/* The mappings first, then the cache, then racily copied private pages again. */
 		hugetlb_vmdelete_list(f, first);
 		freed = remove_inode_hugepages(f, first);

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/memfd.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -617,6 +618,75 @@ static void check_cache(const char *arch)
 	must(mmp_phys_set_hugepages(phys, HP, 0) == 0, "pool");
 }
 
+/* ---- truncation racing faults -------------------------------------------------------------- */
+
+struct racer {
+	struct mmp_space *s;
+	uint64_t shared, priv;
+	int stop;
+	unsigned long faults, sigbus;
+};
+
+static void *race_faults(void *arg)
+{
+	struct racer *r = arg;
+	struct mmp_cpu *cpu;
+	uint64_t x = 88172645463325252ULL;
+
+	must(mmp_cpu_attach(r->s, &cpu) == 0, "racer cpu");
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t page, base;
+		uint8_t v = 1;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		page = (x >> 8) % 4;
+		base = x & 1 ? r->shared : r->priv;
+		if (mmp_write(cpu, base + page * HP + (x & 0xff0), &v, 1))
+			__atomic_fetch_add(&r->sigbus, 1, __ATOMIC_RELAXED);
+		else
+			__atomic_fetch_add(&r->faults, 1, __ATOMIC_RELAXED);
+	}
+	mmp_cpu_detach(cpu);
+	return NULL;
+}
+
+/* Faults on both mappings while the file shrinks and grows: the counts stay whole. */
+static void check_truncate_race(const char *arch)
+{
+	struct racer r = { .s = new_space(phys, arch) };
+	struct mmp_hugepages_stat st;
+	struct mmp_file *f;
+	pthread_t t;
+	bool ok = true;
+
+	must(mmp_phys_set_hugepages(phys, HP, 16) == 0, "pool");
+	must(mmp_memfd_create(phys, MMP_MFD_HUGETLB, &f) == 0, "memfd");
+	must(mmp_mmap_file(r.s, 0, 4 * HP, RW, MMP_MAP_SHARED, f, 0, &r.shared) == 0, "shared");
+	must(mmp_mmap_file(r.s, 0, 4 * HP, RW, MMP_MAP_PRIVATE, f, 0, &r.priv) == 0, "private");
+	must(pthread_create(&t, NULL, race_faults, &r) == 0, "racer");
+	/* 300 truncations at least, and until the racer has made 3000 accesses. */
+	for (int i = 0; i < 300 || (__atomic_load_n(&r.faults, __ATOMIC_RELAXED) +
+					   __atomic_load_n(&r.sigbus, __ATOMIC_RELAXED) < 3000 &&
+				   i < 1000000); i++) {
+		ok &= mmp_file_truncate(f, (uint64_t)(i % 4) * HP) == 0;
+		if (i % 50 == 49)
+			ok &= mmp_space_verify(r.s) == 0;
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	tap_ok(ok && mmp_space_verify(r.s) == 0,
+	       "%s: truncations racing writes (%lu landed, %lu SIGBUS past the end): verify holds",
+	       arch, r.faults, r.sigbus);
+	mmp_munmap(r.s, r.shared, 4 * HP);
+	mmp_munmap(r.s, r.priv, 4 * HP);
+	mmp_file_destroy(f);
+	mmp_space_destroy(r.s);
+	mmp_phys_hugepages(phys, HP, &st);
+	tap_ok(st.free == 16 && st.rsvd == 0 && st.surp == 0, "%s: ... and the pool is whole again",
+	       arch);
+	must(mmp_phys_set_hugepages(phys, HP, 0) == 0, "pool");
+}
+
 int main(void)
 {
 	struct record lib = { 0 };
@@ -627,6 +697,7 @@ int main(void)
 	for_each_arch(i, name) {
 		check_scenario(name, &lib);
 		check_cache(name);
+		check_truncate_race(name);
 	}
 	check_host(&lib);
 	tap_eq(mmp_phys_destroy(phys), 0, "the phys goes");
