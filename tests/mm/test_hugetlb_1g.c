@@ -9,7 +9,7 @@
  * the whole scenario runs on x86_64, a shorter one on a 3-level back end
  * (arm64-va39: the PUD is the top table); back ends without PUD leaves
  * refuse MAP_HUGE_1GB. Its time is clearing 1 GiB twice and copying it once,
- * and the host's first touch of 2 GiB: about 10 s on the shared 2-core VM it
+ * and the host's first touch of 2 GiB: 10-13 s on the shared 2-core VM it
  * was written on (its page faults are slow), well under 2 s on bare metal.
  */
 #include <string.h>
