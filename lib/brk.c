@@ -58,7 +58,8 @@ static int brk_grow(struct mmp_space *s, uint64_t newbrk, uint64_t oldbrk)
 	/* do_brk_flags, as do_mmap: only above the limit (it may take the count past it). */
 	if (s->vmas.nr > MMP_MAX_MAP_COUNT)
 		return -ENOMEM;
-	err = vma_insert(s, oldbrk, newbrk, VM_BRK_FLAGS | (mm_soft_dirty(s) ? VM_SOFTDIRTY : 0),
+	err = vma_insert(s, oldbrk, newbrk,
+			 ksm_vma_flags(s, VM_BRK_FLAGS | (mm_soft_dirty(s) ? VM_SOFTDIRTY : 0)),
 			 oldbrk >> PAGE_SHIFT, NULL, NULL);
 	if (err)
 		return err;

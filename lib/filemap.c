@@ -447,6 +447,13 @@ void filemap_readahead(struct mmp_space *s, struct mmp_vma *vma, uint64_t index)
 				    HPAGE_PMD_ORDER);
 		return;
 	}
+	/* do_sync_mmap_readahead: MADV_RANDOM reads no more than the page, MADV_SEQUENTIAL on from it. */
+	if (vma->flags & VM_RAND_READ)
+		return;
+	if (vma->flags & VM_SEQ_READ) {
+		page_cache_ra_order(s, f, index, VM_READAHEAD_PAGES, 0);
+		return;
+	}
 	/* mmap read-around */
 	page_cache_ra_order(s, f, index > VM_READAHEAD_PAGES / 2 ? index - VM_READAHEAD_PAGES / 2 : 0,
 			    VM_READAHEAD_PAGES, 0);
@@ -574,6 +581,7 @@ struct folio_batch {
 	uint32_t pfns[256];
 	unsigned int nr;
 	uint64_t next;		/* where the next collection starts */
+	uint64_t end;		/* no folio from here on is collected */
 };
 
 static void collect_folio(struct address_space *as, uint64_t index, uint32_t pfn, void *arg)
@@ -582,7 +590,7 @@ static void collect_folio(struct address_space *as, uint64_t index, uint32_t pfn
 	struct mmp_page *head = pfn_to_page(f->phys, pfn);
 	struct folio_batch *fb = arg;
 
-	if (fb->nr == 256)
+	if (fb->nr == 256 || index >= fb->end)
 		return;
 	fb->pfns[fb->nr++] = pfn;
 	fb->next = head->index + folio_nr_pages(head);
@@ -596,7 +604,17 @@ static void collect_folio(struct address_space *as, uint64_t index, uint32_t pfn
  */
 void filemap_remove_from(struct mmp_file *f, uint64_t start)
 {
-	struct folio_batch fb = { .next = start };
+	filemap_remove_range(f, start, UINT64_MAX, true);
+}
+
+/*
+ * The folios wholly inside [start, end) out of the page cache, as
+ * filemap_remove_from(); one still mapped is unmapped first, private copies
+ * too only with @even_cows.
+ */
+void filemap_remove_range(struct mmp_file *f, uint64_t start, uint64_t end, bool even_cows)
+{
+	struct folio_batch fb = { .next = start, .end = end };
 
 	do {
 		fb.nr = 0;
@@ -610,10 +628,11 @@ void filemap_remove_from(struct mmp_file *f, uint64_t start)
 
 			folio_lock(head);
 			if (__atomic_load_n(&head->mapping, __ATOMIC_ACQUIRE) == f->id &&
-			    head->index >= start) {
+			    head->index >= start && head->index + folio_nr_pages(head) <= end) {
 				if (folio_mapcount(head))
-					unmap_mapping_range(f, head->index,
-							    head->index + folio_nr_pages(head) - 1);
+					unmap_mapping_pages(f, head->index,
+							    head->index + folio_nr_pages(head) - 1,
+							    even_cows);
 				filemap_remove_folio(f, fb.pfns[i]);
 			}
 			folio_unlock(head);

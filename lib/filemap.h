@@ -131,6 +131,9 @@ void filemap_remove_folio(struct mmp_file *f, uint32_t head_pfn);
 void filemap_remove_folio_frozen(struct mmp_file *f, uint32_t head_pfn);
 /* Drop every folio from page @start on out of the cache (truncate_inode_pages_range's part). */
 void filemap_remove_from(struct mmp_file *f, uint64_t start);
+void filemap_remove_range(struct mmp_file *f, uint64_t start, uint64_t end, bool even_cows);
+/* A hole punched in the pages [first, end) of @f (lib/truncate.c). */
+int file_punch_hole(struct mmp_file *f, uint64_t first, uint64_t end);
 /* A new file with one reference: the user's handle, or (@handle false) the caller's. */
 int file_alloc(struct mmp_phys *phys, uint64_t size, unsigned int flags, bool handle,
 	       struct mmp_file **out);
@@ -170,6 +173,8 @@ void __vma_unlink_file(struct mmp_vma *vma);
  * private copies too (unmap_mapping_range with even_cows, lib/truncate.c).
  */
 void unmap_mapping_range(struct mmp_file *f, uint64_t first, uint64_t last);
+/* The same, private copies left alone unless @even_cows. */
+void unmap_mapping_pages(struct mmp_file *f, uint64_t first, uint64_t last, bool even_cows);
 
 /*
  * shmem (lib/shmem.c): the shmem file behind a MAP_SHARED|MAP_ANONYMOUS

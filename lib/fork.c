@@ -222,6 +222,7 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 	child->mmap_base = parent->mmap_base;
 	child->start_brk = parent->start_brk;
 	child->has_pte_markers = parent->has_pte_markers;
+	child->merge_any = parent->merge_any;
 	child->brk = parent->brk;
 	c.dst = child;
 	/* For the TLB sanitizer only: CPUs may use stale writable entries until the flush. */
@@ -231,6 +232,9 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 
 		/* dup_mmap: no fault may map into a VMA whose entries are being write-protected. */
 		vma_start_write(parent, v);
+		/* MADV_DONTFORK: the child has a hole there. */
+		if (v->flags & VM_DONTCOPY)
+			continue;
 		/* anon_vma_fork: a new anon_vma whose lineage holds the parent's. */
 		if (v->anon_vma && !(v->flags & VM_WIPEONFORK)) {	/* wiped: the child starts empty */
 			av = anon_vma_alloc(v->anon_vma);

@@ -270,6 +270,10 @@ static uint32_t vma_public_flags(const struct mmp_space *s, const struct mmp_vma
 	       (vma->flags & VM_WIPEONFORK ? MMP_VMA_WIPEONFORK : 0) |
 	       (vma->flags & VM_MAYBE_GUARD ? MMP_VMA_MAYBE_GUARD : 0) |
 	       (vma->flags & VM_SOFTDIRTY ? MMP_VMA_SOFTDIRTY : 0) |
+	       (vma->flags & VM_DONTCOPY ? MMP_VMA_DONTCOPY : 0) |
+	       (vma->flags & VM_MERGEABLE ? MMP_VMA_MERGEABLE : 0) |
+	       (vma->flags & VM_SEQ_READ ? MMP_VMA_SEQ_READ : 0) |
+	       (vma->flags & VM_RAND_READ ? MMP_VMA_RAND_READ : 0) |
 	       (s->start_brk && vma->start <= s->start_brk && s->start_brk < vma->end ?
 			MMP_VMA_HEAP : 0);
 }

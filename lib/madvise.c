@@ -5,9 +5,10 @@
  * from 6.17 under the lock of the one VMA the range lies in, as MADV_FREE;
  * MADV_FREE makes exclusive anonymous folios lazyfree and refuses file and
  * shared memory; MADV_PAGEOUT isolates folios this mm maps alone and
- * reclaims them now; MADV_HUGEPAGE / MADV_NOHUGEPAGE change VMA flags under
- * the write lock; MADV_COLLAPSE is khugepaged's (lib/khugepaged.c), guard
- * regions are in madvise_guard.c; mmp_process_madvise() takes a vector.
+ * reclaims them now; the advices that change VMA flags (MADV_HUGEPAGE, the
+ * fork and KSM advices, ...) and MADV_REMOVE are in madvise_behavior.c;
+ * MADV_COLLAPSE is khugepaged's (lib/khugepaged.c), guard regions are in
+ * madvise_guard.c; mmp_process_madvise() takes a vector.
  */
 #include <limits.h>
 
@@ -360,27 +361,6 @@ MMP_EXPORT int mmp_reclaim(struct mmp_space *s)
 	return madvise_walk(s, 0, USER_TOP(s), WALK_RECLAIM, &hole);
 }
 
-static unsigned long hugepage_flags(const struct mmp_vma *vma, void *arg)
-{
-	int advice = *(int *)arg;
-
-	if (advice == MMP_MADV_HUGEPAGE)
-		return (vma->flags & ~VM_NOHUGEPAGE) | VM_HUGEPAGE;
-	return (vma->flags & ~VM_HUGEPAGE) | VM_NOHUGEPAGE;
-}
-
-static int madvise_hugepage(struct mmp_space *s, uint64_t start, uint64_t end, int advice,
-			    bool *hole)
-{
-	int err;
-
-	mmap_write_lock(s);
-	*hole = range_has_hole_locked(s, start, end);
-	err = vma_modify_flags(s, start, end, hugepage_flags, NULL, &advice);
-	mmap_write_unlock(s);
-	return err;
-}
-
 /*
  * MADV_WILLNEED: a regular file's range is read into the page cache
  * (vfs_fadvise's readahead), up to its end; anonymous memory and shmem (no
@@ -468,6 +448,11 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 	case MMP_MADV_POPULATE_READ: case MMP_MADV_POPULATE_WRITE:
 	case MMP_MADV_COLLAPSE:
 	case MMP_MADV_GUARD_INSTALL: case MMP_MADV_GUARD_REMOVE:
+	case MMP_MADV_NORMAL: case MMP_MADV_RANDOM: case MMP_MADV_SEQUENTIAL:
+	case MMP_MADV_DONTFORK: case MMP_MADV_DOFORK:
+	case MMP_MADV_WIPEONFORK: case MMP_MADV_KEEPONFORK:
+	case MMP_MADV_MERGEABLE: case MMP_MADV_UNMERGEABLE: case MMP_MADV_REMOVE:
+	case MMP_MADV_HWPOISON: case MMP_MADV_SOFT_OFFLINE:
 		break;
 	default:
 		return -EINVAL;
@@ -480,6 +465,9 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 	 */
 	if ((len && end == start) || end < start)
 		return -EINVAL;
+	/* madvise_inject_error: CAP_SYS_ADMIN first, whatever the range. */
+	if (advice == MMP_MADV_HWPOISON || advice == MMP_MADV_SOFT_OFFLINE)
+		return -EPERM;
 	if (end == start)
 		return 0;
 	if (advice == MMP_MADV_POPULATE_READ || advice == MMP_MADV_POPULATE_WRITE)
@@ -503,8 +491,10 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 		err = madvise_walk(s, start, end, WALK_FREE, &hole);
 	else if (advice == MMP_MADV_PAGEOUT)
 		err = madvise_walk(s, start, end, WALK_PAGEOUT, &hole);
+	else if (advice == MMP_MADV_REMOVE)
+		err = madvise_remove(s, start, end, &hole);
 	else
-		err = madvise_hugepage(s, start, end, advice, &hole);
+		err = madvise_behavior(s, start, end, advice, &hole);
 	if (!err && hole)
 		err = -ENOMEM;
 	return err;

@@ -833,6 +833,10 @@ static __always_inline bool zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 						 (end - addr) >> PAGE_SHIFT, rss_file);
 			continue;
 		}
+		if (unlikely(tlb->keep_anon)) {
+			reclaim = false;	/* an entry left: the table stays */
+			continue;
+		}
 		if (head->order && batch) {
 			nr = folio_pte_batch(s, ptep, pte, (end - addr) >> PAGE_SHIFT);
 			zap_present_folio_ptes(tlb, addr, ptep, head, head_pfn, page, nr, fmt);
@@ -896,6 +900,10 @@ static int zap_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t
 	if (!pmd)
 		return 0;
 	if (f & MMP_E_LEAF) {
+		/* A private copy stays when only the page cache goes (keep_anon). */
+		if (unlikely(tlb->keep_anon) &&
+		    (pfn_to_page(s->phys, entry_pfn(s, pmd, MMP_PMD))->flags & PG_anon))
+			return 0;
 		if (whole) {
 			if (zap_huge_pmd(tlb, pmdp, addr))
 				return 0;

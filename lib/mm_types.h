@@ -158,8 +158,14 @@ struct mmp_rss_shard {
 #define VM_SPECIAL	VM_DONTEXPAND
 #define VM_HUGEPAGE	0x20000000ul
 #define VM_NOHUGEPAGE	0x40000000ul
-#define VM_DROPPABLE	0x80000000ul	/* reclaim drops it even when dirty */
+/* Reclaim drops it even when dirty: a high bit on 64-bit, as VM_HIGH_ARCH_8 is. */
+#define VM_DROPPABLE	(1ul << 40)
 #define VM_WIPEONFORK	0x02000000ul	/* a child gets the range empty */
+/* madvise's VMA-flag advices (lib/madvise_behavior.c): */
+#define VM_SEQ_READ	0x00008000ul	/* MADV_SEQUENTIAL: read ahead, forward */
+#define VM_RAND_READ	0x00010000ul	/* MADV_RANDOM: no read-around on a fault */
+#define VM_DONTCOPY	0x00020000ul	/* MADV_DONTFORK: fork leaves it out of the child */
+#define VM_MERGEABLE	0x80000000ul	/* MADV_MERGEABLE: KSM may merge its pages (none merged here) */
 
 #define MMP_MAX_MAP_COUNT 65530	/* sysctl vm.max_map_count */
 
@@ -276,6 +282,7 @@ struct mmp_space {
 	 * the simulator's decode cost more than its instruction budget).
 	 */
 	bool has_pte_markers;
+	bool merge_any;		/* PR_SET_MEMORY_MERGE (MMF_VM_MERGE_ANY), inherited by fork */
 
 	/* MM_ANONPAGES as a per-thread counter (the kernel's percpu_counter rss_stat). */
 	struct mmp_rss_shard *rss;

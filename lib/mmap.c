@@ -168,6 +168,7 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 		vm_flags |= VM_SOFTDIRTY;
 
 	mmap_write_lock(s);
+	vm_flags = ksm_vma_flags(s, vm_flags);
 	/*
 	 * Too many mappings? Refused before anything is unmapped (do_mmap),
 	 * only above the limit: a mapping at the limit takes the count past it.

@@ -22,6 +22,7 @@ void tlb_gather_mmu(struct mmp_gather *tlb, struct mmp_space *s, bool fullmm)
 	tlb->fullmm = fullmm;
 	tlb->reclaim_pt = false;
 	tlb->drop_markers = true;
+	tlb->keep_anon = false;
 	tlb->need_flush = false;
 	tlb->freed_tables = false;
 	tlb->stride_shift = PMD_SHIFT;

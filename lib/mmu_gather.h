@@ -25,6 +25,11 @@ struct mmp_gather {
 	 * regions); MADV_DONTNEED, guard install and truncation leave them.
 	 */
 	bool drop_markers;
+	/*
+	 * zap_details without even_cows (a hole punched in a file): anonymous
+	 * copies in private mappings stay, only page-cache pages go.
+	 */
+	bool keep_anon;
 	bool need_flush;	/* entries were cleared: the TLB must be flushed */
 	bool freed_tables;
 	unsigned int stride_shift;	/* PAGE_SHIFT, PMD_SHIFT when only PMDs were cleared, PUD's for PUDs */

@@ -17,6 +17,11 @@ int do_munmap(struct mmp_space *s, uint64_t start, uint64_t end);
 int populate_range(struct mmp_space *s, uint64_t start, uint64_t end, bool write);
 /* MADV_GUARD_INSTALL (@install) or MADV_GUARD_REMOVE over [start, end) (lib/madvise_guard.c). */
 int madvise_guard(struct mmp_space *s, uint64_t start, uint64_t end, bool install);
+/* The VMA-flag advices and MADV_REMOVE over [start, end) (lib/madvise_behavior.c). */
+int madvise_behavior(struct mmp_space *s, uint64_t start, uint64_t end, int advice, bool *hole);
+int madvise_remove(struct mmp_space *s, uint64_t start, uint64_t end, bool *hole);
+/* A new VMA's flags with VM_MERGEABLE where PR_SET_MEMORY_MERGE asks for it. */
+unsigned long ksm_vma_flags(const struct mmp_space *s, unsigned long vm_flags);
 void exit_mmap(struct mmp_space *s);
 int space_alloc(struct mmp_phys *phys, const struct mmp_arch *arch, struct mmp_space **out);
 void space_link(struct mmp_space *s);

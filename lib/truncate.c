@@ -17,7 +17,7 @@
  * freed, and mremap moves tables under the i_mmap lock), and PTE tables are
  * reached under RCU and their lock, as every PTE walk does.
  */
-void unmap_mapping_range(struct mmp_file *f, uint64_t first, uint64_t last)
+void unmap_mapping_pages(struct mmp_file *f, uint64_t first, uint64_t last, bool even_cows)
 {
 	struct address_space *as = &f->mapping;
 
@@ -31,11 +31,17 @@ void unmap_mapping_range(struct mmp_file *f, uint64_t first, uint64_t last)
 			continue;
 		tlb_gather_mmu(&tlb, vma->vm_mm, false);
 		tlb.drop_markers = false;	/* guard regions outlive truncation */
+		tlb.keep_anon = !even_cows;
 		unmap_page_range(&tlb, vma->start + ((lo - vfirst) << PAGE_SHIFT),
 				 vma->start + ((hi - vfirst + 1) << PAGE_SHIFT));
 		tlb_finish_mmu(&tlb);
 	}
 	pthread_rwlock_unlock(&as->i_mmap_rwsem);
+}
+
+void unmap_mapping_range(struct mmp_file *f, uint64_t first, uint64_t last)
+{
+	unmap_mapping_pages(f, first, last, true);
 }
 
 /*
@@ -85,6 +91,36 @@ static void truncate_pagecache(struct mmp_file *f, uint64_t old, uint64_t size)
 		filemap_zero_range(f, size, MIN(old, end));
 	}
 	store_truncate(f, old, size);
+}
+
+/*
+ * fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE) of the pages [first,
+ * end) (shmem_fallocate, and a disk file system's the same way): every
+ * mapping of them goes but private copies (unmap_mapping_range without
+ * even_cows), the folios inside the hole leave the page cache, a large folio
+ * straddling an edge has its part zeroed (the kernel splits it when it can),
+ * and the store reads zeroes there. The size stays.
+ */
+int file_punch_hole(struct mmp_file *f, uint64_t first, uint64_t end)
+{
+	pthread_mutex_lock(&f->i_rwsem);
+	pthread_rwlock_wrlock(&f->mapping.invalidate_lock);
+	unmap_mapping_pages(f, first, end - 1, false);
+	filemap_remove_range(f, first, end, false);
+	filemap_zero_range(f, first << PAGE_SHIFT, end << PAGE_SHIFT);
+	if (f->store && first < f->store_bytes >> PAGE_SHIFT) {
+		uint64_t from = first << PAGE_SHIFT;
+		uint64_t to = MIN(end << PAGE_SHIFT, f->store_bytes & PAGE_MASK);
+
+		/* Whole pages back to the host: they read as zeroes again. */
+		if (from < to)
+			madvise(f->store + from, to - from, MADV_DONTNEED);
+		if (to < MIN(end << PAGE_SHIFT, f->store_bytes))
+			memset(f->store + to, 0, f->store_bytes - to);
+	}
+	pthread_rwlock_unlock(&f->mapping.invalidate_lock);
+	pthread_mutex_unlock(&f->i_rwsem);
+	return 0;
 }
 
 MMP_EXPORT int mmp_file_truncate(struct mmp_file *f, uint64_t size)

@@ -81,6 +81,10 @@ struct mmp_space;
 /* Since libmmprim.so.1.4: */
 #define MMP_VMA_HUGETLB		(1u << 13) /* ht: MMP_MAP_HUGETLB (and de: it never grows or merges) */
 #define MMP_VMA_NORESERVE	(1u << 14) /* nr: MMP_MAP_NORESERVE */
+#define MMP_VMA_DONTCOPY	(1u << 18) /* dc: MADV_DONTFORK */
+#define MMP_VMA_MERGEABLE	(1u << 19) /* mg: MADV_MERGEABLE, PR_SET_MEMORY_MERGE */
+#define MMP_VMA_SEQ_READ	(1u << 20) /* sr: MADV_SEQUENTIAL */
+#define MMP_VMA_RAND_READ	(1u << 21) /* rr: MADV_RANDOM */
 
 /* What maps one address: mmp_space_query(). */
 struct mmp_addr_info {

@@ -630,6 +630,36 @@ int mmp_mremap(struct mmp_space *space, uint64_t addr, uint64_t old_len, uint64_
 /* Guard regions (Linux 6.13; MMP_OPT_KERNEL_VERSION below it: -EINVAL): */
 #define MMP_MADV_GUARD_INSTALL	102	/* guard region: any access faults (SIGSEGV, -EFAULT) */
 #define MMP_MADV_GUARD_REMOVE	103	/* clear guard markers; pages are left alone */
+/*
+ * Since 1.5, the advices that change VMA flags (split and merged as for
+ * MADV_HUGEPAGE; a split past max_map_count is -EAGAIN, as madvise turns a
+ * split's -ENOMEM into it):
+ */
+#define MMP_MADV_NORMAL		0	/* no read pattern: clears VM_SEQ_READ and VM_RAND_READ */
+#define MMP_MADV_RANDOM		1	/* rr: a file fault reads only its page in */
+#define MMP_MADV_SEQUENTIAL	2	/* sr: a file fault reads ahead from its page */
+#define MMP_MADV_DONTFORK	10	/* dc: mmp_fork() leaves the range out of the child */
+#define MMP_MADV_DOFORK		11	/* undo MADV_DONTFORK */
+/*
+ * KSM (mg): eligible VMAs (not shared, hugetlb or droppable; others are passed
+ * by with 0) are marked VM_MERGEABLE; pages are never merged here.
+ */
+#define MMP_MADV_MERGEABLE	12
+#define MMP_MADV_UNMERGEABLE	13
+/* Private anonymous memory only (-EINVAL); a droppable mapping cannot keep (-EINVAL). */
+#define MMP_MADV_WIPEONFORK	18	/* wf: the child gets the range empty */
+#define MMP_MADV_KEEPONFORK	19	/* undo MADV_WIPEONFORK */
+/*
+ * MADV_REMOVE punches a hole in the file behind a shared mapping (shmem,
+ * memfd, shared anonymous, regular files): the pages go from the page cache
+ * and every mapping, private copies excepted, and read as zeroes again.
+ * -EINVAL for anonymous private memory, -EACCES for a private file mapping
+ * (or one not writable), -EOPNOTSUPP for hugetlb (not modelled).
+ */
+#define MMP_MADV_REMOVE		9
+/* Memory-failure injection: -EPERM, as for a process without CAP_SYS_ADMIN. */
+#define MMP_MADV_HWPOISON	100
+#define MMP_MADV_SOFT_OFFLINE	101
 
 /**
  * mmp_madvise() - as madvise(2): -EINVAL (unaligned, bad advice), -ENOMEM (hole).
@@ -660,6 +690,15 @@ int mmp_mremap(struct mmp_space *space, uint64_t addr, uint64_t old_len, uint64_
  * advices fault huge pages in; mmp_reclaim() passes them by.
  */
 int mmp_madvise(struct mmp_space *space, uint64_t addr, uint64_t len, int advice);
+
+/**
+ * mmp_space_set_memory_merge() - prctl(PR_SET_MEMORY_MERGE, @on): with @on
+ * non-zero every eligible VMA of @space (see MMP_MADV_MERGEABLE), and every
+ * one mapped from now on, is VM_MERGEABLE without being split; with @on 0
+ * every VMA loses VM_MERGEABLE, MADV_MERGEABLE's too. A forked space
+ * inherits the setting. Returns 0, -EINVAL for a NULL @space. Since 1.5.
+ */
+int mmp_space_set_memory_merge(struct mmp_space *space, int on);
 
 /* One range of mmp_process_madvise() (struct iovec). */
 struct mmp_iovec {
