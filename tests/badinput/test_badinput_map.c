@@ -261,6 +261,27 @@ static void test_madvise(struct env *e)
 	       "%s: madvise: addr + len wraps", e->arch);
 	tap_eq(mmp_madvise(e->s, 0xfffffffffffff000ull, PG, MMP_MADV_DONTNEED), -EINVAL,
 	       "%s: madvise: last page of the 64-bit space (end wraps to 0)", e->arch);
+	/* The VMA-flag advices, MADV_REMOVE and the memory-failure ones. */
+	static const int flag_advices[] = { MMP_MADV_NORMAL, MMP_MADV_RANDOM, MMP_MADV_SEQUENTIAL,
+					    MMP_MADV_DONTFORK, MMP_MADV_DOFORK, MMP_MADV_WIPEONFORK,
+					    MMP_MADV_KEEPONFORK, MMP_MADV_MERGEABLE,
+					    MMP_MADV_UNMERGEABLE, MMP_MADV_REMOVE };
+	for (unsigned int i = 0; i < sizeof(flag_advices) / sizeof(flag_advices[0]); i++) {
+		tap_eq(mmp_madvise(e->s, a + 1, PG, flag_advices[i]), -EINVAL,
+		       "%s: madvise %d: unaligned", e->arch, flag_advices[i]);
+		tap_eq(mmp_madvise(e->s, a, UINT64_MAX, flag_advices[i]), -EINVAL,
+		       "%s: madvise %d: len UINT64_MAX", e->arch, flag_advices[i]);
+		tap_eq(mmp_madvise(e->s, MMP_MMAP_MIN_ADDR, PG, flag_advices[i]), -ENOMEM,
+		       "%s: madvise %d: unmapped range", e->arch, flag_advices[i]);
+	}
+	tap_eq(mmp_madvise(e->s, a, PG, MMP_MADV_REMOVE), -EINVAL,
+	       "%s: madvise: MADV_REMOVE of private anonymous memory", e->arch);
+	tap_eq(mmp_madvise(e->s, a, PG, MMP_MADV_HWPOISON), -EPERM,
+	       "%s: madvise: MADV_HWPOISON unprivileged", e->arch);
+	tap_eq(mmp_madvise(e->s, a + 1, PG, MMP_MADV_SOFT_OFFLINE), -EINVAL,
+	       "%s: madvise: MADV_SOFT_OFFLINE unaligned: the range first", e->arch);
+	tap_eq(mmp_space_set_memory_merge(NULL, 1), -EINVAL, "%s: memory merge: NULL space",
+	       e->arch);
 	tap_ok(pages_hold(e->cpu, a, 8, 6), "%s: madvise: data intact after errors", e->arch);
 	still_works(e, "bad madvise arguments");
 
