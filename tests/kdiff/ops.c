@@ -240,6 +240,13 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 				       MMP_MADV_POPULATE_WRITE, MMP_MADV_DONTNEED_LOCKED,
 				       MMP_MADV_COLLAPSE, MMP_MADV_GUARD_INSTALL,
 				       MMP_MADV_GUARD_REMOVE };
+	/* Not MADV_HWPOISON: the host's answer depends on its privilege and config. */
+	static const int flag_advices[] = { MMP_MADV_NORMAL, MMP_MADV_RANDOM,
+					    MMP_MADV_SEQUENTIAL, MMP_MADV_DONTFORK,
+					    MMP_MADV_DONTFORK, MMP_MADV_DOFORK,
+					    MMP_MADV_WIPEONFORK, MMP_MADV_WIPEONFORK,
+					    MMP_MADV_KEEPONFORK, MMP_MADV_MERGEABLE,
+					    MMP_MADV_UNMERGEABLE, MMP_MADV_REMOVE, MMP_MADV_REMOVE };
 	bool invalid = kd_below(r, 20) == 0;
 
 	memset(op, 0, sizeof(*op));
@@ -325,6 +332,15 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 		break;
 	case KD_MADVISE:
 		op->flags = advices[kd_below(r, sizeof(advices) / sizeof(advices[0]))];
+		/*
+		 * A quarter of them one of the VMA-flag advices or MADV_REMOVE,
+		 * picked from the op's own seed (its top byte, which no data
+		 * pattern of a madvise uses): the generator draws nothing more,
+		 * so an older seed's ops stay the same but for those.
+		 */
+		if ((op->seed >> 24) % 4 == 0)
+			op->flags = flag_advices[(op->seed >> 26) %
+						 (sizeof(flag_advices) / sizeof(flag_advices[0]))];
 		/* MADV_COLLAPSE acts on whole 2 MiB ranges: give it some half the time. */
 		if (op->flags == MMP_MADV_COLLAPSE && kd_below(r, 2)) {
 			op->addr &= ~((2ULL << 20) - 1);

@@ -911,6 +911,12 @@ static void do_fork(struct run *r, const struct kd_op *op)
 		}
 	}
 	memcpy(r->lazy[c], r->lazy[p], sizeof(r->lazy[c]));
+	/* MADV_DONTFORK left a hole in the child, MADV_WIPEONFORK fresh memory. */
+	for (struct mmp_vma *vma = r->v[0].sp[p]->vmas.first; vma; vma = vma->vm_next)
+		if (vma->flags & VM_DONTCOPY)
+			lazy_set(r, c, vma->start, vma->end - vma->start, 0);
+		else if ((vma->flags & (VM_WIPEONFORK | VM_DROPPABLE)) == VM_WIPEONFORK)
+			lazy_set(r, c, vma->start, vma->end - vma->start, DATA);
 	compare_layout(r, c);
 }
 

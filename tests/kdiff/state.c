@@ -39,7 +39,8 @@ const unsigned int kd_nr_smaps_fields = sizeof(kd_smaps_fields) / sizeof(kd_smap
  * are left out of the comparison.
  */
 static const char *const known_flags[] = {
-	"rd", "wr", "ex", "sh", "mr", "mw", "me", "ms", "gd", "gu", "ac", "wf", "sd", "hg", "nh", "dp",
+	"rd", "wr", "ex", "sh", "mr", "mw", "me", "ms", "gd", "gu", "sr", "rr", "dc", "ac", "wf", "sd",
+	"hg", "nh", "mg", "dp",
 };
 
 static void keep_known_flags(const char *line, char *out, size_t size)
