@@ -7,6 +7,7 @@
 #ifndef MMP_FILEMAP_H
 #define MMP_FILEMAP_H
 
+#include "fault.h"
 #include "folio.h"
 
 /* One node of the page-cache index (an XArray node): 64 slots per level. */
@@ -82,10 +83,20 @@ static inline bool mapping_can_writeback(const struct mmp_file *f)
  * dirty folios maps clean pages read-only, so the first write faults and
  * dirties the folio (page_mkwrite).
  */
+/* vma_soft_dirty_enabled: tracking is on and clear_refs took the VMA's soft-dirty state. */
+static inline bool vma_soft_dirty_enabled(const struct mmp_vma *vma)
+{
+	return mm_soft_dirty(vma->vm_mm) && !(vma->flags & VM_SOFTDIRTY);
+}
+
 static inline bool vma_wants_writenotify(const struct mmp_vma *vma)
 {
-	return (vma->flags & (VM_SHARED | VM_WRITE)) == (VM_SHARED | VM_WRITE) &&
-	       mapping_can_writeback(vma->vm_file);
+	if ((vma->flags & (VM_SHARED | VM_WRITE)) != (VM_SHARED | VM_WRITE))
+		return false;
+	/* Soft-dirty tracking that clear_refs restarted wants each first write to fault. */
+	if (vma_soft_dirty_enabled(vma) && !(vma->flags & VM_HUGETLB))
+		return true;
+	return mapping_can_writeback(vma->vm_file);
 }
 
 /* i_size in pages, rounded up: indices from here on are past the end (SIGBUS). */

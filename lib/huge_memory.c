@@ -290,7 +290,9 @@ int do_huge_pmd_wp_page(struct vm_fault *vmf)
 			page_flag_set(head + i, PG_anon_exclusive);
 	}
 	if (!unshare) {
-		ptep_modify(s, vmf->pmdp, MMP_PMD, MMP_E_WRITE | MMP_E_DIRTY | MMP_E_ACCESSED, 0);
+		/* pmd_mkdirty: soft-dirty too, so a write after clear_refs 4 marks the THP. */
+		ptep_modify(s, vmf->pmdp, MMP_PMD,
+			    MMP_E_WRITE | pte_mkdirty_flags(s) | MMP_E_ACCESSED, 0);
 		count_inc(s, MMP_C_PMD_WRITE);
 	}
 	spin_unlock(&s->page_table_lock);

@@ -48,6 +48,7 @@ static int madvise_dontneed_single_vma(struct mmp_gather *tlb, struct mmp_vma *v
 		if (lo >= hi)
 			return 0;
 	}
+	update_hiwater_rss(tlb->s);	/* zap_page_range_single_batched: before the RSS drops */
 	unmap_single_vma(tlb, vma, lo, hi);
 	return 0;
 }

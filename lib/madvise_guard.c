@@ -113,6 +113,7 @@ static int madvise_guard_install_vma(struct mmp_space *s, struct mmp_vma *vma, u
 	while ((ret = guard_install_range(s, start, end)) > 0) {
 		struct mmp_gather tlb;
 
+		update_hiwater_rss(s);
 		tlb_gather_mmu(&tlb, s, false);
 		tlb.drop_markers = false;
 		unmap_page_range(&tlb, start, end);

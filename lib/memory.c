@@ -947,6 +947,7 @@ void unmap_region(struct mmp_space *s, uint64_t start, uint64_t end)
 {
 	struct mmp_gather tlb;
 
+	update_hiwater_rss(s);
 	tlb_gather_mmu(&tlb, s, false);
 	unmap_page_range(&tlb, start, end);
 	free_region_tables(&tlb, start, end);
@@ -968,6 +969,7 @@ void unmap_vmas_and_remove(struct mmp_space *s, uint64_t start, uint64_t end)
 		vma_start_write(s, vma);
 	bool hugetlb = false;
 
+	update_hiwater_rss(s);
 	tlb_gather_mmu(&tlb, s, false);
 	/* unmap_vmas: VMA by VMA, each ending in tlb_end_vma. */
 	for (struct mmp_vma *vma = find_vma_intersection(s, start, end); vma && vma->start < end;

@@ -287,6 +287,7 @@ struct mmp_space {
 	/* MM_ANONPAGES as a per-thread counter (the kernel's percpu_counter rss_stat). */
 	struct mmp_rss_shard *rss;
 	int64_t hugetlb_usage;		/* atomic: pages hugetlb entries map (HugetlbPages), not RSS */
+	int64_t hiwater_rss;		/* atomic: VmHWM as last brought up to date (lib/vmstat.h) */
 	int64_t nr_pgtables;		/* atomic: tables below the PGD, deposits included */
 
 	mmp_spinlock_t cpus_lock;

@@ -244,6 +244,7 @@ static bool try_to_unmap_ptes(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_
 static bool try_to_unmap_one(struct mmp_space *s, struct mmp_vma *vma, uint32_t head_pfn,
 			     uint64_t start, uint64_t end, void *arg)
 {
+	update_hiwater_rss(s);	/* before the RSS drops */
 	for (uint64_t addr = start; addr < end; ) {
 		uint64_t next = level_addr_end(addr, end, MMP_PMD);
 		mmp_pte_t *pmdp = pmd_offset(s, addr), pmd;

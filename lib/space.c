@@ -377,6 +377,7 @@ MMP_EXPORT int mmp_space_stat_sized(struct mmp_space *s, struct mmp_space_stat *
 	k.rss_shmem_pages = get_mm_counter(s, MM_SHMEMPAGES);
 	k.pgtable_bytes = __atomic_load_n(&s->nr_pgtables, __ATOMIC_RELAXED) * PAGE_SIZE;
 	k.hugetlb_pages = __atomic_load_n(&s->hugetlb_usage, __ATOMIC_RELAXED);
+	k.hiwater_rss_pages = get_mm_hiwater_rss(s);
 	mmap_read_unlock(s);
 	copy_struct_to_caller(st, size, &k, sizeof(k));
 	return 0;

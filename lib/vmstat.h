@@ -106,4 +106,30 @@ static inline int64_t get_mm_rss(struct mmp_space *s)
 	       get_mm_counter(s, MM_SHMEMPAGES);
 }
 
+/*
+ * VmHWM: the peak RSS, brought up to date only before the RSS drops
+ * (update_hiwater_rss at munmap, MADV_DONTNEED, reclaim), so the peak is
+ * the larger of it and the RSS now (get_mm_hiwater_rss).
+ */
+static inline void update_hiwater_rss(struct mmp_space *s)
+{
+	int64_t rss = get_mm_rss(s);
+
+	if (__atomic_load_n(&s->hiwater_rss, __ATOMIC_RELAXED) < rss)
+		__atomic_store_n(&s->hiwater_rss, rss, __ATOMIC_RELAXED);
+}
+
+static inline int64_t get_mm_hiwater_rss(struct mmp_space *s)
+{
+	int64_t rss = get_mm_rss(s), hw = __atomic_load_n(&s->hiwater_rss, __ATOMIC_RELAXED);
+
+	return hw > rss ? hw : rss;
+}
+
+/* clear_refs 5: the peak starts again from the RSS now. */
+static inline void reset_mm_hiwater_rss(struct mmp_space *s)
+{
+	__atomic_store_n(&s->hiwater_rss, get_mm_rss(s), __ATOMIC_RELAXED);
+}
+
 #endif /* MMP_VMSTAT_H */

@@ -456,6 +456,8 @@ struct mmp_space_stat {
 	uint64_t rss_shmem_pages;	/* MM_SHMEMPAGES: RssShmem */
 	/* Since libmmprim.so.1.4: */
 	uint64_t hugetlb_pages;		/* HugetlbPages: hugetlb memory mapped, in 4 KiB pages (not RSS) */
+	/* Since libmmprim.so.1.5: */
+	uint64_t hiwater_rss_pages;	/* VmHWM: the peak RSS (mmp_space_clear_refs() 5 resets it) */
 };
 
 /**
@@ -699,6 +701,20 @@ int mmp_madvise(struct mmp_space *space, uint64_t addr, uint64_t len, int advice
  * inherits the setting. Returns 0, -EINVAL for a NULL @space. Since 1.5.
  */
 int mmp_space_set_memory_merge(struct mmp_space *space, int on);
+
+/**
+ * mmp_space_clear_refs() - write @type to /proc/PID/clear_refs: 1 makes
+ * every mapped page old (accessed bits cleared: smaps Referenced 0), 2 only
+ * anonymous VMAs' and 3 only file VMAs' pages; 4 clears soft-dirty (with
+ * MMP_OPT_SOFT_DIRTY on a back end that has the bit; else nothing): every
+ * VMA loses VM_SOFTDIRTY and every entry its soft-dirty bit and its write
+ * permission, so the next write faults and marks the page soft-dirty again
+ * (pagemap bit 55); an anonymous page with a GUP pin keeps its entry as it
+ * is. 5 resets VmHWM (hiwater_rss_pages) to the RSS now. hugetlb VMAs are
+ * passed by. Returns 0, -EINVAL for a NULL @space or another @type.
+ * Since 1.5.
+ */
+int mmp_space_clear_refs(struct mmp_space *space, int type);
 
 /* One range of mmp_process_madvise() (struct iovec). */
 struct mmp_iovec {
