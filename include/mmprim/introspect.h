@@ -295,6 +295,63 @@ const char *mmp_thp_size_name(unsigned int order);
  */
 int mmp_thp_order(const char *name);
 
+/*
+ * PAGEMAP_SCAN (the ioctl on /proc/PID/pagemap, Linux 6.7), since 1.5: the
+ * pages of a range by category, as page_region ranges.
+ */
+#define MMP_PAGE_IS_WPALLOWED	(1ULL << 0) /* uffd-wp async: never here (no userfaultfd) */
+#define MMP_PAGE_IS_WRITTEN	(1ULL << 1) /* not uffd write-protected: every page here */
+#define MMP_PAGE_IS_FILE	(1ULL << 2) /* a page-cache page (file, shmem) */
+#define MMP_PAGE_IS_PRESENT	(1ULL << 3)
+#define MMP_PAGE_IS_SWAPPED	(1ULL << 4) /* a swap entry: here a guard marker */
+#define MMP_PAGE_IS_PFNZERO	(1ULL << 5) /* the (huge) zero page */
+#define MMP_PAGE_IS_HUGE	(1ULL << 6) /* a THP's PMD, or a hugetlb page */
+#define MMP_PAGE_IS_SOFT_DIRTY	(1ULL << 7) /* entry or VMA soft-dirty (MMP_OPT_SOFT_DIRTY) */
+#define MMP_PAGE_IS_GUARD	(1ULL << 8) /* a guard marker (6.15; before: -EINVAL in a mask) */
+
+#define MMP_PM_SCAN_WP_MATCHING	(1ULL << 0) /* write-protect what matches: needs uffd-wp */
+#define MMP_PM_SCAN_CHECK_WPASYNC (1ULL << 1) /* fail where uffd-wp async is off: -EPERM */
+
+/* One output range (struct page_region): [start, end), every page of it in @categories. */
+struct mmp_page_region {
+	uint64_t start;
+	uint64_t end;
+	uint64_t categories;		/* MMP_PAGE_IS_*, as return_mask leaves them */
+};
+
+/* struct pm_scan_arg, field for field. */
+struct mmp_pm_scan_arg {
+	uint64_t size;			/* sizeof(struct mmp_pm_scan_arg), 96: else -EINVAL */
+	uint64_t flags;			/* MMP_PM_SCAN_* */
+	uint64_t start, end;		/* start page aligned; end rounded up */
+	uint64_t walk_end;		/* out: where the walk stopped (end when it did not) */
+	uint64_t vec;			/* (uintptr_t) an array of vec_len struct mmp_page_region */
+	uint64_t vec_len;
+	uint64_t max_pages;		/* at most this many pages reported; 0: no limit */
+	uint64_t category_inverted;	/* categories tested as their complement */
+	uint64_t category_mask;		/* a page must have all of these... */
+	uint64_t category_anyof_mask;	/* ...and one of these, if any */
+	uint64_t return_mask;		/* the categories a region reports */
+};
+
+/**
+ * mmp_space_pagemap_scan() - ioctl(PAGEMAP_SCAN) on @space's pagemap: walk
+ * the VMAs of [start, end) and report the pages whose categories (xor
+ * category_inverted) hold every bit of category_mask and, when it is not 0,
+ * one of category_anyof_mask, as ranges in vec: adjacent pages with the same
+ * categories (after return_mask) share a range; pages with no entry in a
+ * VMA have its categories (VM_SOFTDIRTY: SOFT_DIRTY), holes between VMAs
+ * none and are never reported. The walk stops when vec is full or
+ * max_pages are reported (a range cut short), walk_end saying where.
+ * Returns the number of ranges; -EINVAL (size, unknown flags or
+ * categories, start not page aligned, vec NULL with vec_len), -EFAULT (a
+ * NULL @arg, [start, end) past the task size or wrapping, vec_len too long
+ * to address), -EPERM for MMP_PM_SCAN_CHECK_WPASYNC at the first VMA (no
+ * VMA has uffd-wp async); MMP_PM_SCAN_WP_MATCHING passes every VMA by, as
+ * on a kernel where none has it. -EINVAL for a NULL @space.
+ */
+long mmp_space_pagemap_scan(struct mmp_space *space, struct mmp_pm_scan_arg *arg);
+
 #ifdef __cplusplus
 }
 #endif
