@@ -11,8 +11,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 cp "$here/realloc.c" "$here/reexec.c" "$here/python-threads.py" "$here/python-pool.py" \
-	"$here/sqlite-wal.py" .
+	"$here/sqlite-wal.py" "$here/forkadv.c" .
 gcc -O2 -o realloc realloc.c
+gcc -O2 -o forkadv forkadv.c
 gcc -O2 -o reexec reexec.c
 seq 1 300000 | awk '{print ($1*7919)%100003, $1}' > sort-input.txt
 
@@ -46,7 +47,7 @@ want() {
 }
 
 for name in python-threads python-pool gcc-compile git-log git-status sort realloc reexec-noprocess \
-	    python-pool-paths sqlite-wal; do
+	    python-pool-paths sqlite-wal forkadv; do
 	want "$@" || continue
 	case $name in
 	python-threads) record "$name" /usr/bin/python3 python-threads.py ;;
@@ -59,5 +60,6 @@ for name in python-threads python-pool gcc-compile git-log git-status sort reall
 	reexec-noprocess) record_noprocess "$name" ./reexec ;;
 	python-pool-paths) record_paths "$name" /usr/bin/python3 python-pool.py ;;
 	sqlite-wal) record_paths "$name" /usr/bin/python3 sqlite-wal.py ;;
+	forkadv) record "$name" ./forkadv ;;
 	esac
 done
