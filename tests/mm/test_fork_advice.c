@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -484,6 +485,81 @@ static void check_host(void)
 	mmp_phys_destroy(phys);
 }
 
+/*
+ * Readahead on the host: a 128-page file out of the page cache, one read
+ * fault at page 40 under MADV_RANDOM (the page alone, on both) and
+ * MADV_SEQUENTIAL (nothing below the page on both; the host's ramp reads
+ * further than the library's one window).
+ */
+static void check_host_readahead(struct mmp_phys *phys)
+{
+	static const int advs[] = { MADV_RANDOM, MADV_SEQUENTIAL };
+	static char buf[PG];
+	struct mmp_space *s = new_space(phys, mmp_arch_name(0));
+	struct mmp_cpu *cpu;
+
+	memset(buf, 1, sizeof(buf));
+	tap_require(mmp_cpu_attach(s, &cpu) == 0, "attach");
+	for (int k = 0; k < 2; k++) {
+		int fd = open("/var/tmp/mmprim-forkadv-ra", O_RDWR | O_CREAT | O_TRUNC, 0600);
+		unsigned int hn = 0, hlow = 0, ln = 0, llow = 0;
+		unsigned char vec[128];
+		struct mmp_file *f;
+		uint64_t la = 0;
+		char *h;
+		char b;
+
+		for (int i = 0; fd >= 0 && i < 128; i++)
+			if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+				break;
+		if (fd < 0 || fsync(fd) || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)) {
+			tap_ok(1, "# SKIP no file to read ahead on the host");
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		h = mmap(NULL, 128 * PG, PROT_READ, MAP_PRIVATE, fd, 0);
+		tap_require(h != MAP_FAILED, "host mmap");
+		madvise(h, 128 * PG, advs[k]);
+		(void)*(volatile char *)&h[40 * PG];
+		mincore(h, 128 * PG, vec);
+		for (int i = 0; i < 128; i++) {
+			hn += vec[i] & 1;
+			hlow += i < 40 && (vec[i] & 1);
+		}
+		munmap(h, 128 * PG);
+		close(fd);
+		unlink("/var/tmp/mmprim-forkadv-ra");
+
+		tap_require(mmp_file_create(phys, 128 * PG, MMP_FILE_NO_LARGE_FOLIOS, &f) == 0, "file");
+		tap_require(mmp_mmap_file(s, 0, 128 * PG, MMP_PROT_READ, MMP_MAP_PRIVATE, f, 0, &la) == 0,
+			    "map");
+		mmp_madvise(s, la, 128 * PG, advs[k]);
+		mmp_read(cpu, la + 40 * PG, &b, 1);
+		{
+			struct mmp_file_stat st;
+			struct mmp_addr_info in;
+
+			mmp_file_stat(f, &st);
+			ln = (unsigned int)st.nrpages;
+			/* A second fault maps what the cache holds around it (fault-around): 39 if read. */
+			mmp_read(cpu, la + 41 * PG, &b, 1);
+			llow = !mmp_space_query(s, la + 39 * PG, &in) && in.pfn != MMP_NO_PFN;
+		}
+		if (advs[k] == MADV_RANDOM)
+			tap_ok(hn == 1 && ln == 1, "host: MADV_RANDOM reads the faulting page alone "
+			       "(host %u, library %u)", hn, ln);
+		else
+			tap_ok(hlow == 0 && llow == 0 && hn > 1 && ln > 1,
+			       "host: MADV_SEQUENTIAL reads ahead from the page, nothing below "
+			       "(host %u pages, library %u)", hn, ln);
+		mmp_munmap(s, la, 128 * PG);
+		mmp_file_destroy(f);
+	}
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+}
+
 int main(int argc, char **argv)
 {
 	struct mmp_phys *phys;
@@ -510,8 +586,10 @@ int main(int argc, char **argv)
 		mmp_cpu_detach(t.cpu);
 		mmp_space_destroy(t.s);
 	}
-	if (argc == 1)
+	if (argc == 1) {
 		check_host();
+		check_host_readahead(phys);
+	}
 	mmp_phys_destroy(phys);
 	return tap_done();
 }
