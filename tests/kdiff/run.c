@@ -1575,12 +1575,28 @@ static void verify_all(struct run *r)
 	resume_threads(r);
 }
 
+/* Does [addr, addr + len) meet a hugetlb VMA of process @p? */
+static bool meets_hugetlb(struct run *r, int p, uint64_t addr, uint64_t len)
+{
+	uint64_t end = addr + page_align(len);
+
+	for (struct mmp_vma *vma = vma_find_next(r->v[0].sp[p], addr); vma && vma->start < end;
+	     vma = vma->vm_next)
+		if (vma->flags & VM_HUGETLB)
+			return true;
+	return false;
+}
+
 static void apply(struct run *r, const struct kd_op *op)
 {
 	if (!r->live[op->proc])
 		return;		/* a minimized log may have lost the fork */
 	if (op->kind == KD_MMAP && (op->flags & MMP_MAP_HUGETLB) && !r->opt->hugetlb)
 		return;		/* no pool on the host: left out on both sides */
+	/* Punching a hole in hugetlbfs is not modelled (-EOPNOTSUPP): left out on both sides. */
+	if (op->kind == KD_MADVISE && op->flags == MMP_MADV_REMOVE && op->addr + op->len >= op->addr &&
+	    meets_hugetlb(r, op->proc, op->addr, op->len))
+		return;
 	switch (op->kind) {
 	case KD_MMAP: case KD_MUNMAP: case KD_MPROTECT: case KD_MREMAP: case KD_MADVISE:
 	case KD_MMAP_FILE: case KD_FTRUNCATE: case KD_FWRITE: case KD_MSYNC:
