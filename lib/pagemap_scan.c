@@ -118,7 +118,7 @@ static uint64_t pagemap_page_category(struct mmp_space *s, const struct introspe
 {
 	uint64_t categories = 0;
 
-	if (pg->level == MMP_PMD)
+	if (pg->level != MMP_PTE)	/* a THP's PMD, a hugetlb PMD or PUD */
 		categories |= MMP_PAGE_IS_HUGE;
 	if (pg->level == MMP_PTE && pg->entry && is_swap_pte(s, pg->entry)) {
 		categories |= MMP_PAGE_IS_SWAPPED | MMP_PAGE_IS_WRITTEN;
@@ -128,7 +128,7 @@ static uint64_t pagemap_page_category(struct mmp_space *s, const struct introspe
 		return categories;
 	}
 	if (!entry_present(pg->eflags))
-		return pg->level == MMP_PMD ? categories : 0;
+		return categories;
 	categories |= MMP_PAGE_IS_PRESENT | MMP_PAGE_IS_WRITTEN;
 	if (pg->folio_flags & MMP_FOLIO_ZERO)
 		categories |= MMP_PAGE_IS_PFNZERO;
