@@ -143,7 +143,7 @@ static int ml_sample(struct ml_side *side, unsigned int chunks, struct mmp_count
 static int ml_side_setup(struct ml_side *side, struct mmp_phys *phys, const char *arch,
 			 long release, unsigned int chunks)
 {
-	uint64_t far;
+	uint64_t far = 0;
 	int err = bench_env_create(&side->env, phys, 0, arch, 0);
 
 	if (err)
