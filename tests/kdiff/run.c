@@ -1222,7 +1222,7 @@ static bool vma_maps_regular_file(struct run *r, const struct mmp_vma *vma)
 }
 
 /* Which status lines a page of [start, end) of proc @p may move unseen: STATUS_* bits. */
-enum { STATUS_ANON = 1, STATUS_FILE = 2 };
+enum { STATUS_ANON = 1, STATUS_FILE = 2, STATUS_PTE = 4 };
 
 static unsigned int unsettled(struct run *r, int p, uint64_t start, uint64_t end)
 {
@@ -1472,7 +1472,7 @@ static void compare_status(struct run *r, struct variant *v, int p, unsigned int
 			{ "RssFile", offsetof(struct kd_status, rss_file), STATUS_FILE },
 			{ "RssShmem", offsetof(struct kd_status, rss_shmem), 0 },
 			/* The host's reads that settle a lazy page may bring tables. */
-			{ "VmPTE", offsetof(struct kd_status, vm_pte), STATUS_ANON },
+			{ "VmPTE", offsetof(struct kd_status, vm_pte), STATUS_ANON | STATUS_PTE },
 			{ "HugetlbPages", offsetof(struct kd_status, hugetlb), 0 },
 		};
 
@@ -1537,6 +1537,12 @@ static void compare_state(struct run *r, const struct kd_op *op)
 			return;
 		}
 		skip = unsettled(r, p, KD_WIN_BASE, KD_WIN_END);
+		/*
+		 * Moved or mapped outside the window and dropped there: on the host,
+		 * its page tables were shared with the agent's own mappings nearby.
+		 */
+		if (r->placed_outside && p == op->proc)
+			skip |= STATUS_PTE;
 		/* A reclaim the host did not make: start the status over. */
 		if (op->kind == KD_RECLAIM)
 			r->status_known[p] = false;
