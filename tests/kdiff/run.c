@@ -708,10 +708,26 @@ static bool has_empty_table(struct mmp_space *s, uint64_t start, uint64_t end)
 }
 
 /*
+ * A lazy page (MADV_FREE'd, or droppable) in one of the PMDs a collapse of
+ * [start, end) would make: whether it is still there is up to reclaim, the
+ * host's or KD_RECLAIM's, and a PMD with nothing left in it cannot collapse.
+ */
+static bool has_lazy_page(struct run *r, int p, uint64_t start, uint64_t end)
+{
+	for (uint64_t a = (start + PMD_SIZE - 1) & PMD_MASK; a + PMD_SIZE <= end && a >= start;
+	     a += PMD_SIZE)
+		for (uint64_t i = 0; i < PMD_SIZE && in_window(a + i); i += KD_PAGE)
+			if (*lazy_at(r, p, a + i))
+				return true;
+	return false;
+}
+
+/*
  * Variants whose MADV_COLLAPSE result is not the host's to compare with:
  * pins the host does not hold (a pinned page makes the collapse -EAGAIN),
- * an empty PTE table (above). Shared memory, which the library does not
- * collapse (-ENOTSUP), is settled after the call.
+ * an empty PTE table (above), lazy pages either side may have reclaimed.
+ * Shared memory, which the library does not collapse (-ENOTSUP), is settled
+ * after the call.
  */
 static bool collapse_incomparable(struct run *r, struct variant *v, const struct kd_op *op)
 {
@@ -719,7 +735,8 @@ static bool collapse_incomparable(struct run *r, struct variant *v, const struct
 
 	if (op->kind != KD_MADVISE || op->flags != MMP_MADV_COLLAPSE || end < op->addr)
 		return false;
-	return v->npins[op->proc] || has_empty_table(v->sp[op->proc], op->addr, end);
+	return v->npins[op->proc] || has_empty_table(v->sp[op->proc], op->addr, end) ||
+	       has_lazy_page(r, op->proc, op->addr, end);
 }
 
 static void do_syscall_op(struct run *r, const struct kd_op *op)
