@@ -6,8 +6,9 @@
  * - the rwsem itself: with a reader inside and a writer queued, a new reader
  *   is refused by trylock and queues behind the writer, which goes first
  *   (a reader-preferring lock, as glibc's pthread_rwlock, lets it in: every
- *   run fails); a downgrade lets in the readers at the head of the queue and
- *   none behind a queued writer;
+ *   run fails); a downgrade lets nobody in when a writer is at the head of
+ *   the queue, and every queued reader, those behind a writer too, when a
+ *   reader is (rwsem_mark_wake);
  * - the same through a space: munmap queued behind a reader keeps
  *   mmp_space_stat() out until it has unmapped;
  * - a writer held inside the mmap write lock (MMP_DEBUG_MMAP_WRITE_LOCKED):
@@ -114,7 +115,7 @@ static void check_writer_blocks_reader(void)
 static void check_downgrade(void)
 {
 	struct sem_run r = { .n = 0 };
-	pthread_t rd, w;
+	pthread_t rd, rd2, w;
 
 	init_rwsem(&r.sem);
 	down_write(&r.sem);
@@ -140,6 +141,29 @@ static void check_downgrade(void)
 	pthread_join(rd, NULL);
 	r.order[r.n] = 0;
 	tap_ok(!strcmp(r.order, "WR"), "downgrade: then the writer, then the reader (%s)", r.order);
+
+	/*
+	 * A reader at the head: it comes in, and so does every reader queued
+	 * behind the writer (rwsem_mark_wake wakes all the readers of the
+	 * queue); the writer alone keeps waiting.
+	 */
+	r.n = 0;
+	down_write(&r.sem);
+	pthread_create(&rd, NULL, reader, &r);
+	tap_ok(wait_waiters(&r.sem, 1), "downgrade: a reader queues at the head");
+	pthread_create(&w, NULL, writer, &r);
+	tap_ok(wait_waiters(&r.sem, 2), "downgrade: a writer queues behind it");
+	pthread_create(&rd2, NULL, reader, &r);
+	tap_ok(wait_waiters(&r.sem, 3), "downgrade: a second reader queues behind the writer");
+	downgrade_write(&r.sem);
+	pthread_join(rd, NULL);
+	pthread_join(rd2, NULL);	/* both got in with the downgraded writer still inside */
+	tap_eq(rwsem_nr_waiters(&r.sem), 1, "downgrade: both readers came in, past the writer");
+	tap_eq(__atomic_load_n(&r.n, __ATOMIC_ACQUIRE), 2, "downgrade: ... and the writer did not");
+	up_read(&r.sem);
+	pthread_join(w, NULL);
+	r.order[r.n] = 0;
+	tap_ok(!strcmp(r.order, "RRW"), "downgrade: the readers, then the writer (%s)", r.order);
 	rwsem_destroy(&r.sem);
 }
 
