@@ -21,6 +21,7 @@ static bool range_has_hole_locked(struct mmp_space *s, uint64_t start, uint64_t 
 {
 	uint64_t addr = start;
 
+	mmap_assert_locked(s);
 	for (struct mmp_vma *vma = vma_find_next(s, start); addr < end; vma = vma->vm_next) {
 		if (!vma || vma->start > addr)
 			return true;
@@ -56,6 +57,7 @@ static int madvise_dontneed_single_vma(struct mmp_gather *tlb, struct mmp_vma *v
 /* MADV_DONTNEED of [start, end) into @tlb, VMA by VMA, the mmap lock held. */
 static int madvise_dontneed_range(struct mmp_gather *tlb, uint64_t start, uint64_t end)
 {
+	mmap_assert_locked(tlb->s);
 	tlb->drop_markers = false;	/* guard markers stay */
 	for (struct mmp_vma *vma = vma_find_next(tlb->s, start); vma && vma->start < end;
 	     vma = vma->vm_next) {
@@ -264,6 +266,7 @@ static int madvise_walk_range(struct mmp_gather *tlb, uint64_t start, uint64_t e
 	struct madv_walk w = { .tlb = tlb, .kind = kind };
 	int err = 0;
 
+	mmap_assert_locked(tlb->s);
 	for (w.vma = vma_find_next(tlb->s, start); w.vma && w.vma->start < end && !err;
 	     w.vma = w.vma->vm_next)
 		err = madvise_walk_vma(&w, start, end);

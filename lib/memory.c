@@ -592,6 +592,7 @@ int expand_downwards(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr)
 	uint64_t grow;
 	int err;
 
+	mmap_assert_write_locked(s);
 	addr &= PAGE_MASK;
 	if (!(vma->flags & VM_GROWSDOWN))
 		return -EFAULT;
