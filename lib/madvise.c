@@ -305,22 +305,31 @@ static int madvise_walk(struct mmp_space *s, uint64_t start, uint64_t end, enum 
 }
 
 /*
- * 6.17's try_vma_read_lock: MADV_DONTNEED, MADV_DONTNEED_LOCKED and MADV_FREE
- * of a range inside one VMA take that VMA's read lock and no mmap lock, so a
- * writer elsewhere in the space (mmap, munmap, mprotect) neither waits for
- * them nor makes them wait. NULL: take the mmap read lock instead, as when
- * the VMA lock cannot be had (no VMA at @start, a writer has it) or the
- * range goes past the VMA. A uffd-armed VMA would fall back too (no
- * userfaultfd here); process_madvise keeps the mmap lock.
+ * 6.17's get_lock_mode: MADV_DONTNEED, MADV_DONTNEED_LOCKED and MADV_FREE try
+ * the lock of the one VMA a range lies in before the mmap lock.
+ */
+static bool madvise_vma_lock_mode(struct mmp_space *s, int advice)
+{
+	return (advice == MMP_MADV_DONTNEED || advice == MMP_MADV_DONTNEED_LOCKED ||
+		advice == MMP_MADV_FREE) &&
+	       release_follows(s, RULE_MADVISE_VMA_LOCK) && READ_ONCE(s->opts[MMP_OPT_PER_VMA_LOCK]);
+}
+
+/*
+ * 6.17's try_vma_read_lock: in madvise_vma_lock_mode(), a range inside one
+ * VMA takes that VMA's read lock and no mmap lock, so a writer elsewhere in
+ * the space (mmap, munmap, mprotect) neither waits for it nor makes it wait.
+ * NULL: take the mmap read lock instead, as when the VMA lock cannot be had
+ * (no VMA at @start, a writer has it) or the range goes past the VMA. A
+ * uffd-armed VMA would fall back too (no userfaultfd here), as would another
+ * process's mm (process_madvise here is always of the caller's own).
  */
 static struct mmp_vma *madvise_try_vma_read_lock(struct mmp_space *s, uint64_t start,
 						 uint64_t end, int advice)
 {
 	struct mmp_vma *vma;
 
-	if ((advice != MMP_MADV_DONTNEED && advice != MMP_MADV_DONTNEED_LOCKED &&
-	     advice != MMP_MADV_FREE) ||
-	    !release_follows(s, RULE_MADVISE_VMA_LOCK) || !READ_ONCE(s->opts[MMP_OPT_PER_VMA_LOCK]))
+	if (!madvise_vma_lock_mode(s, advice))
 		return NULL;
 	vma = lock_vma_under_rcu(s, start);
 	if (vma && end > READ_ONCE(vma->end)) {
@@ -331,7 +340,23 @@ static struct mmp_vma *madvise_try_vma_read_lock(struct mmp_space *s, uint64_t s
 	return vma;
 }
 
-/* MADV_DONTNEED or MADV_FREE of [start, end) in @vma, under its read lock alone. */
+/* MADV_DONTNEED or MADV_FREE of [start, end) in @vma into @tlb, under its read lock alone. */
+static int madvise_single_vma_locked(struct mmp_gather *tlb, struct mmp_vma *vma, uint64_t start,
+				     uint64_t end, int advice)
+{
+	struct madv_walk w = { .tlb = tlb, .kind = WALK_FREE, .vma = vma };
+	int err;
+
+	if (advice != MMP_MADV_FREE) {
+		tlb->drop_markers = false;	/* guard markers stay */
+		return madvise_dontneed_single_vma(tlb, vma, start, end);
+	}
+	err = madvise_walk_vma(&w, start, end);
+	free(w.list.pfns);
+	return err;
+}
+
+/* madvise() of [start, end) in @vma, under its read lock alone, which it drops. */
 static int madvise_vma_locked(struct mmp_space *s, struct mmp_vma *vma, uint64_t start,
 			      uint64_t end, int advice)
 {
@@ -339,16 +364,8 @@ static int madvise_vma_locked(struct mmp_space *s, struct mmp_vma *vma, uint64_t
 	int err;
 
 	tlb_gather_mmu(&tlb, s, false);
-	if (advice == MMP_MADV_FREE) {
-		struct madv_walk w = { .tlb = &tlb, .kind = WALK_FREE, .vma = vma };
-
-		err = madvise_walk_vma(&w, start, end);
-		free(w.list.pfns);
-	} else {
-		tlb.reclaim_pt = true;	/* zap_details.reclaim_pt */
-		tlb.drop_markers = false;
-		err = madvise_dontneed_single_vma(&tlb, vma, start, end);
-	}
+	tlb.reclaim_pt = advice != MMP_MADV_FREE;	/* zap_details.reclaim_pt */
+	err = madvise_single_vma_locked(&tlb, vma, start, end, advice);
 	tlb_finish_mmu(&tlb);
 	WRITE_ONCE(s->last_op, advice == MMP_MADV_FREE ? "mmp_madvise(MADV_FREE)" :
 		   "mmp_madvise(MADV_DONTNEED)");
@@ -506,11 +523,16 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 
 /*
  * One range of a batched process_madvise (MADV_DONTNEED or MADV_FREE) into
- * the vector's @tlb, the mmap read lock held; mmp_madvise's checks and errors.
+ * the vector's @tlb, under the mmap read lock (*@mmap_locked, taken here
+ * when needed) or the lock of the one VMA the range lies in; mmp_madvise's
+ * checks and errors.
  */
-static int madvise_vector_one(struct mmp_gather *tlb, uint64_t start, uint64_t len, int advice)
+static int madvise_vector_one(struct mmp_gather *tlb, uint64_t start, uint64_t len, int advice,
+			      bool *mmap_locked)
 {
 	uint64_t end = start + ((len + PAGE_SIZE - 1) & PAGE_MASK);
+	struct mmp_space *s = tlb->s;
+	struct mmp_vma *vma;
 	bool hole;
 	int err = 0;
 
@@ -518,7 +540,23 @@ static int madvise_vector_one(struct mmp_gather *tlb, uint64_t start, uint64_t l
 		return -EINVAL;
 	if (end == start)
 		return 0;
-	hole = range_has_hole_locked(tlb->s, start, end);
+	/*
+	 * From 6.17 each range first tries its VMA's lock (madvise_walk_vmas);
+	 * the first that cannot takes the mmap read lock, which the rest of
+	 * the vector keeps (its lock_mode stays MADVISE_MMAP_READ_LOCK).
+	 */
+	if (!*mmap_locked) {
+		vma = madvise_try_vma_read_lock(s, start, end, advice);
+		if (vma) {
+			err = madvise_single_vma_locked(tlb, vma, start, end, advice);
+			vma_end_read(vma);
+			return err;
+		}
+		mmap_read_lock(s);
+		count_inc(s, MMP_C_MMAP_LOCK_MADVISE);
+		*mmap_locked = true;
+	}
+	hole = range_has_hole_locked(s, start, end);
 	if (advice == MMP_MADV_FREE)
 		err = madvise_walk_range(tlb, start, end, WALK_FREE);
 	else
@@ -539,7 +577,7 @@ MMP_EXPORT long mmp_process_madvise(struct mmp_space *s, const struct mmp_iovec 
 				    unsigned int vlen, int advice, unsigned int flags)
 {
 	uint64_t left = MAX_RW_COUNT, done = 0;
-	bool batch, one_gather;
+	bool batch, one_gather, mmap_locked;
 	struct mmp_gather tlb;
 	unsigned int i;
 	int err = 0;
@@ -559,7 +597,8 @@ MMP_EXPORT long mmp_process_madvise(struct mmp_space *s, const struct mmp_iovec 
 		return err;
 	/*
 	 * MADV_DONTNEED and MADV_FREE: from 6.15 one mmap read lock for the
-	 * vector, from 6.16 one mmu_gather too, so the TLB is flushed once for
+	 * vector (from 6.17 taken at the first range that no VMA lock does
+	 * for), from 6.16 one mmu_gather too, so the TLB is flushed once for
 	 * it where the back end merges VMAs (x86, loongarch), once per range
 	 * and VMA where it does not (tlb_end_vma); before, and for every other
 	 * advice, each range is a madvise() of its own.
@@ -579,9 +618,12 @@ MMP_EXPORT long mmp_process_madvise(struct mmp_space *s, const struct mmp_iovec 
 		}
 		return done ? (long)done : err;
 	}
-	/* The vector keeps the mmap lock from 6.17 too (no VMA lock for process_madvise). */
-	mmap_read_lock(s);
-	count_inc(s, MMP_C_MMAP_LOCK_MADVISE);
+	/* madvise_lock: the mmap read lock now, or (6.17) per range, when a VMA lock will not do. */
+	mmap_locked = !madvise_vma_lock_mode(s, advice);
+	if (mmap_locked) {
+		mmap_read_lock(s);
+		count_inc(s, MMP_C_MMAP_LOCK_MADVISE);
+	}
 	for (i = 0; i < vlen && left; i++) {
 		uint64_t len = MIN(vec[i].len, left);
 
@@ -589,7 +631,7 @@ MMP_EXPORT long mmp_process_madvise(struct mmp_space *s, const struct mmp_iovec 
 			tlb_gather_mmu(&tlb, s, false);
 			tlb.reclaim_pt = advice != MMP_MADV_FREE;	/* zap_details.reclaim_pt */
 		}
-		err = madvise_vector_one(&tlb, vec[i].base, len, advice);
+		err = madvise_vector_one(&tlb, vec[i].base, len, advice, &mmap_locked);
 		if (!one_gather)
 			tlb_finish_mmu(&tlb);
 		if (err)
@@ -600,6 +642,7 @@ MMP_EXPORT long mmp_process_madvise(struct mmp_space *s, const struct mmp_iovec 
 	if (one_gather && vlen)
 		tlb_finish_mmu(&tlb);
 	WRITE_ONCE(s->last_op, "mmp_process_madvise");
-	mmap_read_unlock(s);
+	if (mmap_locked)
+		mmap_read_unlock(s);
 	return done ? (long)done : err;
 }

@@ -68,7 +68,7 @@ static const struct release_row release_table[] = {
 	  "contpte ptep_get stops reading the block once it has seen young and dirty",
 	  "Xavier Xia, \"arm64/mm: Optimize loop to reduce redundant operations of contpte_ptep_get\"" } },
 	{ RULE_MADVISE_VMA_LOCK, { "madvise_vma_lock", V(6, 17), NULL, -1, 0,
-	  "MADV_DONTNEED, MADV_DONTNEED_LOCKED and MADV_FREE inside one VMA take its per-VMA lock, not the mmap lock (the mmap read lock across VMAs, when the VMA lock cannot be had, and for process_madvise)",
+	  "MADV_DONTNEED, MADV_DONTNEED_LOCKED and MADV_FREE inside one VMA take its per-VMA lock, not the mmap lock (the mmap read lock across VMAs or when the VMA lock cannot be had; process_madvise tries it range by range, and keeps the mmap lock from the first range that falls back)",
 	  "Barry Song, \"mm: use per_vma lock for MADV_DONTNEED\" (a6fde7add78d) and \"mm: madvise: use per_vma lock for MADV_FREE\"" } },
 	{ RULE_GUARD_VMA_FLAG, { "guard_vma_flag", V(6, 19), NULL, -1,
 	  MMP_RULE_SYSCALL_VISIBLE | MMP_RULE_INFERRED,

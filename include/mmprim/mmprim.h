@@ -734,7 +734,9 @@ struct mmp_iovec {
  * LONG_MAX, or an advice madvise refuses; before 6.13 (the release table)
  * also for any advice but MADV_COLD, _PAGEOUT, _WILLNEED and _COLLAPSE. For
  * MADV_DONTNEED and MADV_FREE the vector takes the mmap lock once from 6.15
- * and one mmu_gather from 6.16: one TLB flush a call where the back end
+ * (from 6.17 a range inside one VMA takes that VMA's lock instead, until
+ * one cannot, from which the mmap lock is held to the end) and one
+ * mmu_gather from 6.16: one TLB flush a call where the back end
  * merges VMAs (x86, loongarch), one per range (and per VMA within one) where
  * it does not (arm64, riscv64, the reference); before 6.16, one per range.
  */
