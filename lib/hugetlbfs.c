@@ -14,6 +14,8 @@
  *    (hugetlbfs_file_mmap), read-only and PROT_NONE ones do not.
  *  - write(2) is not supported (EINVAL); a read of a hole reads zeroes.
  */
+#include <stdlib.h>
+
 #include "mm.h"
 
 int hugetlb_file_setup(struct mmp_phys *phys, struct hstate *h, uint64_t size, bool handle,
@@ -66,9 +68,19 @@ static void hugetlb_vmdelete_list(struct mmp_file *f, uint64_t first)
 	pthread_rwlock_unlock(&f->mapping.i_mmap_rwsem);
 }
 
-static void count_cached(struct address_space *as, uint64_t index, uint32_t pfn, void *arg)
+/* The page-cache folios from an index on: their indices in pages, in order. */
+struct cached_folios {
+	uint64_t *index;
+	uint64_t nr, max;
+};
+
+static void note_cached(struct address_space *as, uint64_t index, uint32_t pfn, void *arg)
 {
-	(*(uint64_t *)arg)++;
+	struct cached_folios *c = arg;
+
+	if (c->index && c->nr < c->max)
+		c->index[c->nr] = index;
+	c->nr++;
 }
 
 /*
@@ -84,39 +96,60 @@ static void hugetlb_wait_faults(struct mmp_phys *phys)
 	}
 }
 
+/* Drop huge page @idx under its fault mutex, if cached (remove_inode_single_folio): whether it was. */
+static bool remove_inode_single_folio(struct mmp_file *f, uint64_t idx)
+{
+	pthread_mutex_t *mutex = hugetlb_fault_mutex(f->phys, f, idx);
+	uint32_t pfn;
+
+	pthread_mutex_lock(mutex);
+	pfn = filemap_get_folio(f, idx << f->hstate->order);
+	if (pfn != NO_PFN) {
+		struct mmp_page *head = pfn_to_page(f->phys, pfn);
+
+		folio_lock(head);
+		if (folio_mapcount(head))
+			hugetlb_vmdelete_list(f, idx);
+		filemap_remove_folio(f, pfn);
+		folio_unlock(head);
+		__folio_put_refs(f->phys, pfn, 1);
+	}
+	pthread_mutex_unlock(mutex);
+	return pfn != NO_PFN;
+}
+
 /*
- * Drop the huge pages from index @first on (remove_inode_hugepages), each
- * under its fault mutex. Returns the pages taken from the cache.
+ * Drop the huge pages from index @first on (remove_inode_hugepages): the
+ * cached ones alone, found first, since a sparse file may reach far (2^30
+ * indices of 64 KiB pages). Nothing joins the cache past @first meanwhile
+ * (i_size is below it and the faults that found the old size are done) and
+ * nothing else leaves it (i_rwsem). Returns the pages taken from the cache.
  */
 static uint64_t remove_inode_hugepages(struct mmp_file *f, uint64_t first)
 {
-	struct hstate *h = f->hstate;
-	uint64_t freed = 0;
-	uint32_t pfn;
+	uint64_t start = first << f->hstate->order, freed = 0, nr;
+	struct cached_folios c = { 0 };
 
 	spin_lock(&f->mapping.i_pages_lock);
-	xa_for_each_folio(&f->mapping, first << h->order, count_cached, &freed);
+	xa_for_each_folio(&f->mapping, start, note_cached, &c);
 	spin_unlock(&f->mapping.i_pages_lock);
-	if (!freed)
+	nr = c.nr;
+	if (!nr)
 		return 0;
-	for (uint64_t idx = first, left = freed; left; idx++) {
-		pthread_mutex_t *mutex = hugetlb_fault_mutex(f->phys, f, idx);
-
-		pthread_mutex_lock(mutex);
-		pfn = filemap_get_folio(f, idx << h->order);
-		if (pfn != NO_PFN) {
-			struct mmp_page *head = pfn_to_page(f->phys, pfn);
-
-			folio_lock(head);
-			if (folio_mapcount(head))
-				hugetlb_vmdelete_list(f, idx);
-			filemap_remove_folio(f, pfn);
-			folio_unlock(head);
-			__folio_put_refs(f->phys, pfn, 1);
-			left--;
-		}
-		pthread_mutex_unlock(mutex);
+	c = (struct cached_folios){ .index = malloc(nr * sizeof(*c.index)), .max = nr };
+	if (!c.index) {
+		/* No room for the list: index by index, until all are found. */
+		for (uint64_t idx = first; freed < nr; idx++)
+			freed += remove_inode_single_folio(f, idx);
+		return freed;
 	}
+	spin_lock(&f->mapping.i_pages_lock);
+	xa_for_each_folio(&f->mapping, start, note_cached, &c);
+	spin_unlock(&f->mapping.i_pages_lock);
+	MMP_BUG_ON(c.nr != nr);
+	for (uint64_t i = 0; i < nr; i++)
+		freed += remove_inode_single_folio(f, c.index[i] >> f->hstate->order);
+	free(c.index);
 	return freed;
 }
 

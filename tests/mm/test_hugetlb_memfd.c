@@ -618,6 +618,45 @@ static void check_cache(const char *arch)
 	must(mmp_phys_set_hugepages(phys, HP, 0) == 0, "pool");
 }
 
+/*
+ * A sparse file: pages at its first and its last possible index. Truncation
+ * drops the cached pages past the new end, however far apart, and gives the
+ * pool back what it took.
+ */
+static void check_sparse_truncate(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_hugepages_stat st;
+	struct mmp_file_stat fst;
+	struct mmp_file *f;
+	struct mmp_cpu *cpu;
+	uint64_t far = MMP_FILE_MAX_SIZE - HP, a, b;
+
+	must(mmp_phys_set_hugepages(phys, HP, 2) == 0, "pool");
+	mmp_cpu_attach(s, &cpu);
+	must(mmp_memfd_create(phys, MMP_MFD_HUGETLB, &f) == 0, "memfd");
+	must(mmp_mmap_file(s, 0, HP, RW, MMP_MAP_SHARED, f, 0, &a) == 0, "map the first page");
+	must(mmp_mmap_file(s, 0, HP, RW, MMP_MAP_SHARED, f, far, &b) == 0, "map the last");
+	must(!mmp_memset(cpu, a, 1, 8) && !mmp_memset(cpu, b, 2, 8), "both written");
+	mmp_munmap(s, b, HP);
+	tap_eq(mmp_file_truncate(f, HP), 0, "%s: sparse: truncate to the first page", arch);
+	mmp_phys_hugepages(phys, HP, &st);
+	must(mmp_file_stat(f, &fst) == 0, "stat");
+	tap_ok(fst.nrpages == 512 && st.free == 1 && st.rsvd == 0,
+	       "%s: sparse: the far page went back to the pool (cache %llu pages, free %llu, "
+	       "rsvd %llu)", arch, (unsigned long long)fst.nrpages, (unsigned long long)st.free,
+	       (unsigned long long)st.rsvd);
+	mmp_munmap(s, a, HP);
+	tap_eq(mmp_file_truncate(f, 0), 0, "%s: sparse: truncate to 0", arch);
+	mmp_phys_hugepages(phys, HP, &st);
+	tap_ok(st.free == 2 && st.rsvd == 0, "%s: sparse: the pool is whole", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: sparse: verify", arch);
+	tap_eq(mmp_file_destroy(f), 0, "%s: sparse: closes", arch);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+	must(mmp_phys_set_hugepages(phys, HP, 0) == 0, "pool");
+}
+
 /* ---- truncation racing faults -------------------------------------------------------------- */
 
 struct racer {
@@ -697,6 +736,7 @@ int main(void)
 	for_each_arch(i, name) {
 		check_scenario(name, &lib);
 		check_cache(name);
+		check_sparse_truncate(name);
 		check_truncate_race(name);
 	}
 	check_host(&lib);
