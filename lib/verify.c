@@ -230,6 +230,7 @@ static void check_hugetlb_leaf(struct verify *v, struct mmp_vma *vma, uint64_t v
 	/* Entry @i of a contiguous page maps its part: one reference and mapping for all. */
 	uint64_t i = (va & (huge_page_size(h) - 1)) >> level_shift(level);
 	struct mmp_page *p;
+	mmp_pte_t *ptep;
 
 	if (level != h->level || i >= h->ncontig) {
 		report(v, "space %llu: hugetlb VMA [%#llx, %#llx) has a leaf at %#llx level %d",
@@ -257,6 +258,21 @@ static void check_hugetlb_leaf(struct verify *v, struct mmp_vma *vma, uint64_t v
 		       (unsigned long long)(huge_page_size(h) >> 10));
 	if (i)
 		return;
+	/* The first entry of a contiguous page answers for the block: all there, each its part. */
+	ptep = h->ncontig > 1 ? huge_pte_offset(v->s, h, va, false) : NULL;
+	for (unsigned int j = 1, bad = 0; ptep && j < h->ncontig && !bad; j++) {
+		mmp_pte_t e = READ_ONCE(ptep[j]);
+		unsigned int ef = e ? entry_flags(v->s, e, level) : 0;
+		unsigned int same = ~(MMP_E_ACCESSED | MMP_E_DIRTY);
+
+		bad = !e || entry_pfn(v->s, e, level) != pfn + j * (level_size(level) >> PAGE_SHIFT) ||
+		      (ef & same) != (f & same);
+		if (bad)
+			report(v, "space %llu: %#llx: entry %u of a %llu kB hugetlb page is %s",
+			       (unsigned long long)v->s->id, (unsigned long long)va, j,
+			       (unsigned long long)(huge_page_size(h) >> 10),
+			       e ? "not its part of the page" : "missing");
+	}
 	v->hugetlb_pages += pages_per_huge_page(h);
 	v->tally[pfn].refs++;
 	v->tally[pfn].entire++;

@@ -85,6 +85,12 @@ static void check_64k(const char *arch)
 	       "%s: ... 16 contiguous PTEs, writable, young, dirty, each its own sub-page", arch);
 	tap_ok(pool_free(K64) == 7 && pool_rsvd(K64) == 1, "%s: ... one pool page used", arch);
 	tap_ok(mmp_space_verify(s) == 0, "%s: verify", arch);
+	ptep = huge_pte_offset(s, h, a, false);
+	e = ptep[7];
+	WRITE_ONCE(ptep[7], 0);
+	tap_ok(mmp_space_verify(s) != 0, "%s: verify sees a 64 KiB page with entry 7 missing", arch);
+	WRITE_ONCE(ptep[7], e);
+	tap_ok(mmp_space_verify(s) == 0, "%s: ... and the block whole again", arch);
 
 	/* get-and-clear and the read gather young and dirty from every entry. */
 	ptep = huge_pte_offset(s, h, a, false);
@@ -162,6 +168,7 @@ static void check_32m(const char *arch)
 	struct mmp_cpu *cpu;
 	struct mmp_hugepages_stat st;
 	uint64_t a, v = 0x3232, got = 0;
+	mmp_pte_t *ptep, e;
 
 	must(mmp_phys_set_hugepages(phys, M32, 1) == 0, "pool");
 	tap_ok(mmp_phys_hugepages(phys, M32, &st) == 0 && st.total == 1,
@@ -180,6 +187,12 @@ static void check_32m(const char *arch)
 	tap_ok(mmp_read(cpu, a + 17 * MiB + 8, &got, 8) == 0 && got == v, "%s: ... reads back",
 	       arch);
 	tap_ok(mmp_space_verify(s) == 0, "%s: verify", arch);
+	ptep = huge_pte_offset(s, size_to_hstate(phys, M32), a, false);
+	e = ptep[7];
+	WRITE_ONCE(ptep[7], 0);
+	tap_ok(mmp_space_verify(s) != 0, "%s: verify sees a 32 MiB page with PMD 7 missing", arch);
+	WRITE_ONCE(ptep[7], e);
+	tap_ok(mmp_space_verify(s) == 0, "%s: ... and the block whole again", arch);
 	tap_eq(mmp_munmap(s, a, 2 * MiB), -EINVAL, "%s: munmap one PMD of it", arch);
 	tap_eq(mmp_munmap(s, a, M32), 0, "%s: munmap", arch);
 	tap_ok(mmp_phys_hugepages(phys, M32, &st) == 0 && st.free == 1 && st.rsvd == 0,
