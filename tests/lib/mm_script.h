@@ -5,7 +5,8 @@
  * window's VMAs as smaps shows them ("0-2 rw- sl lo rss=8 locked=8", pages
  * from the window's start, sizes in KiB) are compared step by step, and each
  * result against the answer Linux 6.18 gave (so a host without the calls, or
- * a cross build's qemu-user, still checks the library). The host runs first,
+ * a cross build's qemu-user, or another release, still checks the library;
+ * the host is asked only when it is Linux 6.18). The host runs first,
  * in a child, before the test maps anything big: mlockall there locks only
  * the test's own few mappings.
  */
@@ -19,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -176,11 +178,18 @@ static long host_step(char *base, const struct script_step *st)
 /* Run @steps in a child process; false when the host lacks the calls (no result). */
 static bool script_host(const struct script_step *steps, int nr, struct script_result *out)
 {
-	struct script_result *shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
-					    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct script_result *shared;
+	struct utsname u;
 	int status = 0;
 	pid_t pid;
 
+	/* The rules are 6.18's: another release may differ where it should. */
+	if (uname(&u) || strncmp(u.release, "6.18.", 5)) {
+		printf("# the host is not Linux 6.18: the recorded answers only\n");
+		return false;
+	}
+	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		      -1, 0);
 	if (shared == MAP_FAILED)
 		return false;
 	memset(shared, 0, sizeof(*shared));

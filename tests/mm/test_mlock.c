@@ -119,7 +119,18 @@ static void check_reclaim(struct mmp_phys *phys, const char *arch)
 	tap_ok(!memcmp(b, "xxxx", 4), "%s: the parent's locked pages stay", arch);
 	tap_eq(mmp_space_verify(child), 0, "%s: verify the child", arch);
 	mmp_space_destroy(child);
-	tap_eq(mmp_munlock(s, a, 4 * SCRIPT_PAGE), 0, "%s: munlock", arch);
+	{
+		char *buf = malloc(1 << 16);
+
+		tap_ok(!mmp_mlock2(s, a + 6 * SCRIPT_PAGE, SCRIPT_PAGE, MMP_MLOCK_ONFAULT) &&
+			       mmp_space_smaps_buf(s, buf, 1 << 16) > 0 &&
+			       strstr(buf, "Locked:               16 kB\n") &&
+			       strstr(buf, "VmFlags: rd wr mr mw me lo ac \n") &&
+			       strstr(buf, "VmFlags: rd wr mr mw me lo lf ac \n"),
+		       "%s: smaps: Locked: and VmFlags lo, lf as the kernel prints them", arch);
+		free(buf);
+	}
+	tap_eq(mmp_munlock(s, a, 8 * SCRIPT_PAGE), 0, "%s: munlock", arch);
 	tap_eq(locked_bytes(s), 0, "%s: VmLck 0", arch);
 	/* Bad input. */
 	tap_eq(mmp_mlock(NULL, a, 1), -EINVAL, "%s: mlock NULL space", arch);
