@@ -85,6 +85,12 @@ static const struct script_step seal_steps[] = {
 	{ S_MUNMAP, 40, 4, 0, 0, 0, -EPERM, "munmap 40-43" },
 	{ S_INTACT, 40, 1, 0, 0, 0, 1, "40 intact" },
 	{ S_MUNMAP, 42, 1, 0, 0, 0, 0, "munmap 42 beside the seal" },
+	/* A move of several VMAs (6.17) moves those before the seal, then stops. */
+	{ S_MMAP, 50, 4, RW, 0, 0, 0, "map 50-53" },
+	{ S_MPROTECT, 52, 2, RO, 0, 0, 0, "52-53 read-only" },
+	{ S_MSEAL, 52, 2, 0, 0, 0, 0, "seal 52-53" },
+	{ S_MREMAP, 50, 4, 4, MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED, 56, -EPERM,
+	  "move 50-53 to 56: 50-51 move, the seal stops it" },
 };
 
 #define NR(a) ((int)(sizeof(a) / sizeof((a)[0])))
