@@ -35,7 +35,7 @@
 #define SCRIPT_MAX	128
 
 enum script_kind {
-	S_MMAP,		/* a, n, arg: prot, arg2: extra MMP_MAP_* flags (fixed, private, anonymous) */
+	S_MMAP,		/* a, n, arg: prot, arg2: MMP_MAP_SHARED, _LOCKED or 0 (fixed, anonymous) */
 	S_MMAP_NOREPLACE,
 	S_MUNMAP,
 	S_MPROTECT,	/* arg: prot */
@@ -123,7 +123,7 @@ static long host_step(char *base, const struct script_step *st)
 	switch (st->kind) {
 	case S_MMAP:
 	case S_MMAP_NOREPLACE: {
-		int fl = MAP_PRIVATE | MAP_ANONYMOUS |
+		int fl = (st->arg2 & MMP_MAP_SHARED ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS |
 			 (st->kind == S_MMAP ? MAP_FIXED : MAP_FIXED_NOREPLACE) |
 			 (st->arg2 & MMP_MAP_LOCKED ? MAP_LOCKED : 0);
 		void *p = mmap(a, len, (int)st->arg, fl, -1, 0);
