@@ -126,7 +126,12 @@ static int do_mlock(struct mmp_space *s, uint64_t start, uint64_t len, unsigned 
 	err = apply_vma_lock_flags(s, start, end, want);
 	WRITE_ONCE(s->last_op, want ? "mmp_mlock" : "mmp_munlock");
 	mmap_write_unlock(s);
-	if (err || !(want & VM_LOCKED) || (want & VM_LOCKONFAULT))
+	/*
+	 * Populated whatever the flags: mm_populate passes VM_LOCKONFAULT VMAs
+	 * by, but not those mlock left unlocked (hugetlb), which a PROT_NONE
+	 * one then fails with -ENOMEM, as on the host.
+	 */
+	if (err || !(want & VM_LOCKED))
 		return err;
 	return mlock_posix_error(mm_populate(s, start, end, false));
 }
@@ -178,8 +183,8 @@ MMP_EXPORT int mmp_mlockall(struct mmp_space *s, int flags)
 	apply_mlockall_flags(s, flags);
 	WRITE_ONCE(s->last_op, "mmp_mlockall");
 	mmap_write_unlock(s);
-	/* mm_populate: errors ignored, as the kernel ignores them here. */
-	if ((flags & (MMP_MCL_CURRENT | MMP_MCL_ONFAULT)) == MMP_MCL_CURRENT)
+	/* mm_populate: errors ignored, as the kernel ignores them here; ONFAULT VMAs passed by. */
+	if (flags & MMP_MCL_CURRENT)
 		mm_populate(s, 0, USER_TOP(s), true);
 	return 0;
 }
