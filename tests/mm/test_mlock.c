@@ -93,10 +93,10 @@ static const struct script_step lock_steps[] = {
 	{ S_MMAP, 58, 2, RW, MMP_MAP_SHARED, 0, 0, "map 58-59 shared" },
 	{ S_MLOCK, 58, 2, 0, 0, 0, 0, "mlock shared memory: populated by reads" },
 	{ S_MMAP, 62, 2, RO, MMP_MAP_SHARED | MMP_MAP_LOCKED, 0, 0, "MAP_LOCKED shared read-only" },
-	{ S_MMAP, 56, 2, RW, 0, 0, 0, "map 56-57" },
-	{ S_MLOCK, 56, 2, 0, 0, 0, 0, "mlock 56-57" },
-	{ S_MREMAP, 56, 2, 2, MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED | MMP_MREMAP_DONTUNMAP, 60, 0,
-	  "mremap DONTUNMAP to 60: the lock moves" },
+	{ S_MMAP, 54, 3, RW, 0, 0, 0, "map 54-56" },
+	{ S_MLOCK, 54, 3, 0, 0, 0, 0, "mlock 54-56" },
+	{ S_MREMAP, 55, 1, 1, MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED | MMP_MREMAP_DONTUNMAP, 60, 0,
+	  "mremap DONTUNMAP of 55 to 60: the lock moves, the old VMA, whole, is unlocked" },
 };
 
 #define NR(a) ((int)(sizeof(a) / sizeof((a)[0])))
