@@ -12,18 +12,13 @@
 #include "mm.h"
 #include "mmap_lock.h"
 
-/* Advices the library does not take yet, by their numbers: refused on a seal all the same. */
-#define MADV_REMOVE_NR		9
-#define MADV_DONTFORK_NR	10
-#define MADV_WIPEONFORK_NR	18
-
 /* is_discard: the advices that throw memory (or a child's copy of it) away. */
 static bool madvise_discards(int advice)
 {
 	switch (advice) {
 	case MMP_MADV_DONTNEED: case MMP_MADV_DONTNEED_LOCKED: case MMP_MADV_FREE:
 	case MMP_MADV_GUARD_INSTALL:
-	case MADV_REMOVE_NR: case MADV_DONTFORK_NR: case MADV_WIPEONFORK_NR:
+	case MMP_MADV_REMOVE: case MMP_MADV_DONTFORK: case MMP_MADV_WIPEONFORK:
 		return true;
 	}
 	return false;

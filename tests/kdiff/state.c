@@ -35,8 +35,8 @@ const unsigned int kd_nr_smaps_fields = sizeof(kd_smaps_fields) / sizeof(kd_smap
 
 /*
  * The VmFlags mnemonics both the kernel and the library print, in the
- * kernel's order (its bit order): others (the kernel's "dd", "mg", ...) are
- * left out of the comparison.
+ * kernel's order (its bit order): others (the kernel's "dd", ...) are left
+ * out of the comparison.
  */
 static const char *const known_flags[] = {
 	"rd", "wr", "ex", "sh", "mr", "mw", "me", "ms", "gd", "gu", "lo", "sr", "rr", "dc", "lf",
