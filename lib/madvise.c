@@ -441,7 +441,7 @@ static int madvise_populate(struct mmp_space *s, uint64_t start, uint64_t end, b
  * a discard of sealed read-only anonymous memory (-EPERM, can_madvise_modify),
  * then what a locked VMA does not take (-EINVAL): MADV_DONTNEED and _FREE
  * (madvise_dontneed_free_valid_vma), _COLD and _PAGEOUT (can_madv_lru_vma),
- * guard markers (is_valid_guard_vma).
+ * guard markers (is_valid_guard_vma), MADV_REMOVE (madvise_remove, first).
  */
 static int madvise_vma_refusal(const struct mmp_vma *vma, int advice)
 {
@@ -449,7 +449,8 @@ static int madvise_vma_refusal(const struct mmp_vma *vma, int advice)
 		return -EPERM;
 	if ((vma->flags & VM_LOCKED) &&
 	    (advice == MMP_MADV_DONTNEED || advice == MMP_MADV_FREE || advice == MMP_MADV_COLD ||
-	     advice == MMP_MADV_PAGEOUT || advice == MMP_MADV_GUARD_INSTALL))
+	     advice == MMP_MADV_PAGEOUT || advice == MMP_MADV_GUARD_INSTALL ||
+	     advice == MMP_MADV_REMOVE))
 		return -EINVAL;
 	return 0;
 }
