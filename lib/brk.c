@@ -59,7 +59,8 @@ static int brk_grow(struct mmp_space *s, uint64_t newbrk, uint64_t oldbrk)
 	if (s->vmas.nr > MMP_MAX_MAP_COUNT)
 		return -ENOMEM;
 	err = vma_insert(s, oldbrk, newbrk,
-			 ksm_vma_flags(s, VM_BRK_FLAGS | (mm_soft_dirty(s) ? VM_SOFTDIRTY : 0)),
+			 ksm_vma_flags(s, VM_BRK_FLAGS | s->def_flags |
+					  (mm_soft_dirty(s) ? VM_SOFTDIRTY : 0)),
 			 oldbrk >> PAGE_SHIFT, NULL, NULL);
 	if (err)
 		return err;
@@ -74,7 +75,8 @@ static int brk_grow(struct mmp_space *s, uint64_t newbrk, uint64_t oldbrk)
 
 MMP_EXPORT int mmp_brk(struct mmp_space *s, uint64_t brk, uint64_t *brk_out)
 {
-	uint64_t newbrk, oldbrk;
+	uint64_t newbrk = 0, oldbrk = 0;
+	bool populate = false;
 	int err = 0;
 
 	if (!s || !brk_out)
@@ -100,8 +102,11 @@ MMP_EXPORT int mmp_brk(struct mmp_space *s, uint64_t brk, uint64_t *brk_out)
 		err = 0;
 	else if (brk <= s->brk)
 		err = brk_shrink(s, newbrk, oldbrk);
-	else
+	else {
 		err = brk_grow(s, newbrk, oldbrk);
+		/* After mlockall(MCL_FUTURE) the heap's growth is populated (brk's mm_populate). */
+		populate = !err && (s->def_flags & VM_LOCKED);
+	}
 	if (!err) {
 		s->brk = brk;
 		WRITE_ONCE(s->last_op, "mmp_brk");
@@ -109,5 +114,7 @@ MMP_EXPORT int mmp_brk(struct mmp_space *s, uint64_t brk, uint64_t *brk_out)
 out:
 	*brk_out = s->brk;
 	mmap_write_unlock(s);
+	if (populate)
+		mm_populate(s, oldbrk, newbrk, true);
 	return err;
 }

@@ -243,7 +243,9 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 				break;
 			}
 		}
-		err = vma_insert(child, v->start, v->end, v->flags, v->pgoff, av, v->vm_file);
+		/* dup_mmap: locks are not inherited (a seal is); nor is MCL_FUTURE (def_flags). */
+		err = vma_insert(child, v->start, v->end, v->flags & ~VM_LOCKED_MASK, v->pgoff, av,
+				 v->vm_file);
 		anon_vma_put(av);	/* the child's VMA holds it now */
 		/* A hugetlb VMA's reserve map stays the parent's (hugetlb_dup_vma_private). */
 		/*

@@ -274,6 +274,9 @@ static uint32_t vma_public_flags(const struct mmp_space *s, const struct mmp_vma
 	       (vma->flags & VM_MERGEABLE ? MMP_VMA_MERGEABLE : 0) |
 	       (vma->flags & VM_SEQ_READ ? MMP_VMA_SEQ_READ : 0) |
 	       (vma->flags & VM_RAND_READ ? MMP_VMA_RAND_READ : 0) |
+	       (vma->flags & VM_SEALED ? MMP_VMA_SEALED : 0) |
+	       (vma->flags & VM_LOCKED ? MMP_VMA_LOCKED : 0) |
+	       (vma->flags & VM_LOCKONFAULT ? MMP_VMA_LOCKONFAULT : 0) |
 	       (s->start_brk && vma->start <= s->start_brk && s->start_brk < vma->end ?
 			MMP_VMA_HEAP : 0);
 }
@@ -586,6 +589,9 @@ void introspect_vma(struct mmp_space *s, struct mmp_vma *vma, struct mmp_vma_inf
 	introspect_walk(s, vma->start, vma->end, smaps_page, &sums);
 	v->pss = sums.pss >> PSS_SHIFT;
 	v->pss_dirty = sums.pss_dirty >> PSS_SHIFT;
+	/* smaps_account's pss_locked: what this VMA holds, as Pss counts it. */
+	if (vma->flags & VM_LOCKED)
+		v->locked = v->pss;
 }
 
 MMP_EXPORT int mmp_space_vma_info_sized(struct mmp_space *s, uint64_t addr,

@@ -246,6 +246,9 @@ static int madvise_walk_vma(struct madv_walk *w, uint64_t start, uint64_t end)
 	/* madvise_free_single_vma: anonymous private memory only; the VMAs before keep it. */
 	if (kind == WALK_FREE && !vma_is_anonymous(w->vma))
 		return -EINVAL;
+	/* Reclaim leaves mlock'd memory alone (try_to_unmap_one would refuse it anyway). */
+	if (kind == WALK_RECLAIM && (w->vma->flags & VM_LOCKED))
+		return 0;
 	/* can_madv_lru_vma: hugetlb pages are on no LRU; reclaim passes them by. */
 	if (unlikely(is_vm_hugetlb_page(w->vma)))
 		return kind == WALK_RECLAIM ? 0 : -EINVAL;
@@ -453,12 +456,51 @@ static int madvise_populate(struct mmp_space *s, uint64_t start, uint64_t end, b
 	return 0;
 }
 
+/*
+ * What madvise_vma_behavior refuses of a VMA before the advice acts on it:
+ * a discard of sealed read-only anonymous memory (-EPERM, can_madvise_modify),
+ * then what a locked VMA does not take (-EINVAL): MADV_DONTNEED and _FREE
+ * (madvise_dontneed_free_valid_vma), _COLD and _PAGEOUT (can_madv_lru_vma),
+ * guard markers (is_valid_guard_vma), MADV_REMOVE (madvise_remove, first).
+ */
+static int madvise_vma_refusal(const struct mmp_vma *vma, int advice)
+{
+	if (madvise_seal_refuses(vma, advice))
+		return -EPERM;
+	if ((vma->flags & VM_LOCKED) &&
+	    (advice == MMP_MADV_DONTNEED || advice == MMP_MADV_FREE || advice == MMP_MADV_COLD ||
+	     advice == MMP_MADV_PAGEOUT || advice == MMP_MADV_GUARD_INSTALL ||
+	     advice == MMP_MADV_REMOVE))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * The first VMA of [start, end) that refuses @advice: its error, its start
+ * in *@stop. The mmap lock held. madvise goes VMA by VMA, so what comes
+ * before it takes the advice, and its error wins over a hole's -ENOMEM.
+ */
+static int madvise_first_refusal(struct mmp_space *s, uint64_t start, uint64_t end, int advice,
+				 uint64_t *stop)
+{
+	for (struct mmp_vma *vma = vma_find_next(s, start); vma && vma->start < end;
+	     vma = vma->vm_next) {
+		int err = madvise_vma_refusal(vma, advice);
+
+		if (err) {
+			*stop = MAX(start, vma->start);
+			return err;
+		}
+	}
+	return 0;
+}
+
 MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, int advice)
 {
 	struct mmp_vma *vma;
-	uint64_t end;
+	uint64_t end, stop = 0;
+	int err, refused;
 	bool hole;
-	int err;
 
 	if (!s || (start & (PAGE_SIZE - 1)))
 		return -EINVAL;
@@ -491,16 +533,28 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 		return -EPERM;
 	if (end == start)
 		return 0;
+	/* Inside one VMA, under its lock: no hole to report; its refusal is the call's. */
+	vma = madvise_try_vma_read_lock(s, start, end, advice);
+	if (vma) {
+		refused = madvise_vma_refusal(vma, advice);
+		if (!refused)
+			return madvise_vma_locked(s, vma, start, end, advice);
+		vma_end_read(vma);
+		return refused;
+	}
+	mmap_read_lock(s);
+	refused = madvise_first_refusal(s, start, end, advice, &stop);
+	mmap_read_unlock(s);
+	if (refused) {
+		err = stop > start ? mmp_madvise(s, start, stop - start, advice) : 0;
+		return err && err != -ENOMEM ? err : refused;
+	}
 	if (advice == MMP_MADV_POPULATE_READ || advice == MMP_MADV_POPULATE_WRITE)
 		return madvise_populate(s, start, end, advice == MMP_MADV_POPULATE_WRITE);
 	if (advice == MMP_MADV_COLLAPSE)
 		return madvise_collapse(s, start, end);	/* lib/khugepaged.c: holes too */
 	if (advice == MMP_MADV_GUARD_INSTALL || advice == MMP_MADV_GUARD_REMOVE)
 		return madvise_guard(s, start, end, advice == MMP_MADV_GUARD_INSTALL);
-	/* Inside one VMA, under its lock: no hole to report. */
-	vma = madvise_try_vma_read_lock(s, start, end, advice);
-	if (vma)
-		return madvise_vma_locked(s, vma, start, end, advice);
 	/* Holes are looked for under the lock the advice is taken under, once. */
 	if (advice == MMP_MADV_DONTNEED || advice == MMP_MADV_DONTNEED_LOCKED)
 		err = madvise_dontneed(s, start, end, &hole);
@@ -530,11 +584,11 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 static int madvise_vector_one(struct mmp_gather *tlb, uint64_t start, uint64_t len, int advice,
 			      bool *mmap_locked)
 {
-	uint64_t end = start + ((len + PAGE_SIZE - 1) & PAGE_MASK);
+	uint64_t end = start + ((len + PAGE_SIZE - 1) & PAGE_MASK), stop = 0;
 	struct mmp_space *s = tlb->s;
 	struct mmp_vma *vma;
+	int err = 0, refused;
 	bool hole;
-	int err = 0;
 
 	if ((start & (PAGE_SIZE - 1)) || (len && end == start) || end < start)
 		return -EINVAL;
@@ -548,19 +602,28 @@ static int madvise_vector_one(struct mmp_gather *tlb, uint64_t start, uint64_t l
 	if (!*mmap_locked) {
 		vma = madvise_try_vma_read_lock(s, start, end, advice);
 		if (vma) {
-			err = madvise_single_vma_locked(tlb, vma, start, end, advice);
+			refused = madvise_vma_refusal(vma, advice);
+			if (!refused)
+				err = madvise_single_vma_locked(tlb, vma, start, end, advice);
 			vma_end_read(vma);
-			return err;
+			return refused ? refused : err;
 		}
 		mmap_read_lock(s);
 		count_inc(s, MMP_C_MMAP_LOCK_MADVISE);
 		*mmap_locked = true;
 	}
+	refused = madvise_first_refusal(s, start, end, advice, &stop);
+	if (refused)
+		end = stop;
 	hole = range_has_hole_locked(s, start, end);
-	if (advice == MMP_MADV_FREE)
+	if (end == start)
+		;
+	else if (advice == MMP_MADV_FREE)
 		err = madvise_walk_range(tlb, start, end, WALK_FREE);
 	else
 		err = madvise_dontneed_range(tlb, start, end);
+	if (refused)
+		return err && err != -ENOMEM ? err : refused;
 	return !err && hole ? -ENOMEM : err;
 }
 

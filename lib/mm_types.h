@@ -166,6 +166,11 @@ struct mmp_rss_shard {
 #define VM_RAND_READ	0x00010000ul	/* MADV_RANDOM: no read-around on a fault */
 #define VM_DONTCOPY	0x00020000ul	/* MADV_DONTFORK: fork leaves it out of the child */
 #define VM_MERGEABLE	0x80000000ul	/* MADV_MERGEABLE: KSM may merge its pages (none merged here) */
+#define VM_LOCKED	0x00002000ul	/* mlock: its pages are resident and not reclaimed */
+#define VM_LOCKONFAULT	0x00080000ul	/* with VM_LOCKED: lock what faults in, populate nothing */
+#define VM_LOCKED_MASK	(VM_LOCKED | VM_LOCKONFAULT)
+/* mseal: the mapping may not change (lib/mseal.c). The kernel's bit 63, as on 64-bit. */
+#define VM_SEALED	(1ul << 63)
 
 #define MMP_MAX_MAP_COUNT 65530	/* sysctl vm.max_map_count */
 
@@ -312,6 +317,8 @@ struct mmp_space {
 	unsigned int table_free_default;
 	/* MMP_OPT_TABLE_BATCH_FAIL: table batch pages tried since it was set (atomic). */
 	uint64_t table_batch_tries;
+	/* mm->def_flags: what every new VMA gets (VM_LOCKED_MASK after mlockall(MCL_FUTURE)). */
+	unsigned long def_flags;
 	/*
 	 * Lockless walks with IRQs off (GUP-fast) of threads with no CPU of this
 	 * space: as a CPU's irqs_off (hw/cpu.h), a count and a generation.

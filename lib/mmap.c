@@ -7,10 +7,11 @@
 /* Unsigned: the MAP_HUGE_* bits reach bit 31. */
 #define MMP_MAP_ALL	(MMP_MAP_FIXED | MMP_MAP_FIXED_NOREPLACE | MMP_MAP_POPULATE | \
 			 MMP_MAP_DROPPABLE | MMP_MAP_GROWSDOWN | MMP_MAP_NORESERVE | \
-			 MMP_MAP_HUGETLB | ((unsigned int)MMP_MAP_HUGE_MASK << MMP_MAP_HUGE_SHIFT))
+			 MMP_MAP_HUGETLB | MMP_MAP_LOCKED | \
+			 ((unsigned int)MMP_MAP_HUGE_MASK << MMP_MAP_HUGE_SHIFT))
 /* What a file mapping takes: no droppable or stack files. */
 #define MMP_MAP_FILE_ALL (MMP_MAP_SHARED | MMP_MAP_PRIVATE | MMP_MAP_FIXED | \
-			  MMP_MAP_FIXED_NOREPLACE | MMP_MAP_POPULATE)
+			  MMP_MAP_FIXED_NOREPLACE | MMP_MAP_POPULATE | MMP_MAP_LOCKED)
 
 /*
  * Remove [start, end) from the address space (do_vmi_munmap). mmap lock held
@@ -23,11 +24,23 @@ int do_munmap(struct mmp_space *s, uint64_t start, uint64_t end)
 
 	if (!first)
 		return 0;
-	if (first->start < start && first->end > end && s->vmas.nr >= MMP_MAX_MAP_COUNT)
-		return -ENOMEM;
-	err = vma_split(s, start);
-	if (!err)
-		err = vma_split(s, end);
+	if (first->start < start) {
+		if (first->end > end && s->vmas.nr >= MMP_MAX_MAP_COUNT)
+			return -ENOMEM;
+		/* vms_gather_munmap_vmas: a sealed VMA is not split for nothing. */
+		if (first->flags & VM_SEALED)
+			return -EPERM;
+		err = vma_split(s, start);
+		if (err)
+			return err;
+	}
+	/*
+	 * Every VMA is checked before anything goes: a seal fails the whole
+	 * call (the split at the start, made already, stays, as in Linux).
+	 */
+	if (range_first_sealed(s, start, end))
+		return -EPERM;
+	err = vma_split(s, end);
 	if (err)
 		return err;
 	unmap_vmas_and_remove(s, start, end);
@@ -166,6 +179,13 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 	/* __mmap_complete: a new mapping is soft-dirty as a whole. */
 	if (mm_soft_dirty(s))
 		vm_flags |= VM_SOFTDIRTY;
+	/*
+	 * MAP_LOCKED, or mlockall(MCL_FUTURE)'s def_flags; __mmap_complete
+	 * takes the lock back from what mlock passes by (hugetlb, droppable).
+	 */
+	vm_flags |= s->def_flags | (flags & MMP_MAP_LOCKED ? VM_LOCKED : 0);
+	if (h || (vm_flags & VM_DROPPABLE))
+		vm_flags &= ~VM_LOCKED_MASK;
 
 	mmap_write_lock(s);
 	vm_flags = ksm_vma_flags(s, vm_flags);
@@ -180,8 +200,8 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 		/*
 		 * __get_unmapped_area's order: hugetlbfs's own alignment check
 		 * (prepare_hugepage_range), the range, the alignment, then
-		 * security_mmap_addr(). The process is unprivileged (no
-		 * CAP_SYS_RAWIO): below mmap_min_addr is EPERM (cap_mmap_addr).
+		 * security_mmap_addr(): below mmap_min_addr is EPERM unless the
+		 * process has CAP_SYS_RAWIO (cap_mmap_addr).
 		 */
 		if (h && (addr & (align - 1))) {
 			err = -EINVAL;
@@ -189,7 +209,7 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 			err = -ENOMEM;
 		} else if (addr & (PAGE_SIZE - 1)) {
 			err = -EINVAL;
-		} else if (addr < MMP_MMAP_MIN_ADDR) {
+		} else if (addr < mmap_min_addr(s)) {
 			err = -EPERM;
 		} else if (find_vma_intersection(s, addr, addr + len)) {
 			if (flags & MMP_MAP_FIXED_NOREPLACE)
@@ -236,7 +256,10 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 		return err;
 
 	*addr_out = addr;
-	if ((flags & MMP_MAP_POPULATE) && (vm_flags & VM_ACCESS_FLAGS))
+	/* vm_mmap_pgoff's mm_populate: errors do not fail the mmap. */
+	if (vm_flags & VM_LOCKED)
+		mm_populate(s, addr, addr + len, true);
+	else if ((flags & MMP_MAP_POPULATE) && (vm_flags & VM_ACCESS_FLAGS))
 		populate_range(s, addr, addr + len, (vm_flags & (VM_WRITE | VM_SHARED)) == VM_WRITE);
 	return 0;
 }

@@ -235,12 +235,47 @@ static void mprotect_fixup(struct mmp_space *s, struct mmp_vma *vma, unsigned lo
 	dec_tlb_flush_pending(s);
 }
 
+/* Does [start, end) hold a VMA locked, private and not writable, which mprotect would populate? */
+static bool range_locked_readonly(struct mmp_space *s, uint64_t start, uint64_t end)
+{
+	for (struct mmp_vma *vma = vma_find_next(s, start); vma && vma->start < end;
+	     vma = vma->vm_next)
+		if ((vma->flags & (VM_WRITE | VM_SHARED | VM_LOCKED)) == VM_LOCKED)
+			return true;
+	return false;
+}
+
+/* populate_vma_page_range over the locked VMAs of [start, end), once the mmap lock is dropped. */
+static void populate_locked(struct mmp_space *s, uint64_t start, uint64_t end)
+{
+	uint64_t addr = start;
+
+	while (addr < end) {
+		struct mmp_vma *vma;
+		uint64_t lo = 0, hi = 0;
+
+		mmap_read_lock(s);
+		for (vma = vma_find_next(s, addr); vma && vma->start < end; vma = vma->vm_next)
+			if (vma->flags & VM_LOCKED) {
+				lo = MAX(addr, vma->start);
+				hi = MIN(end, vma->end);
+				break;
+			}
+		mmap_read_unlock(s);
+		if (lo >= hi)
+			break;
+		mm_populate(s, lo, hi, true);
+		addr = hi;
+	}
+}
+
 MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, int prot)
 {
 	int grows = prot & (MMP_PROT_GROWSDOWN | MMP_PROT_GROWSUP);
 	unsigned long vm_flags;
 	uint64_t end, addr;
 	struct mmp_vma *vma;
+	bool populate = false;
 	int err = 0, split;
 
 	/* do_mprotect_pkey's order: both directions, alignment, length, then the protection. */
@@ -298,6 +333,11 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 			err = -EACCES;
 			break;
 		}
+		/* mprotect_fixup: a sealed VMA refuses, even the protection it has. */
+		if (vma->flags & VM_SEALED) {
+			err = -EPERM;
+			break;
+		}
 		addr = vma->end;
 	}
 	if (addr == start) {
@@ -308,11 +348,19 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 		err = err ? err : -ENOMEM;
 		end = addr;
 	}
+	/*
+	 * mprotect_fixup populates a locked private VMA made writable, so its
+	 * pages stay resident through the COW a write would do: after the
+	 * lock drops here, over the VMAs that were locked and read-only.
+	 */
+	populate = (vm_flags & VM_WRITE) && range_locked_readonly(s, start, end);
 	split = vma_modify_flags(s, start, end, mprotect_flags, mprotect_fixup, &vm_flags);
 	if (split)
 		err = split;
 	WRITE_ONCE(s->last_op, "mmp_mprotect");
 out:
 	mmap_write_unlock(s);
+	if (populate)
+		populate_locked(s, start, end);
 	return err;
 }

@@ -238,6 +238,14 @@ static int move_vma(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64
 			anon_vma_put(vma->anon_vma);
 			WRITE_ONCE(vma->anon_vma, NULL);
 		}
+		/*
+		 * dontunmap_complete: the lock went with the pages, and the old
+		 * VMA, whole, unsplit and unmerged, is locked no more.
+		 */
+		if (vma->flags & VM_LOCKED_MASK) {
+			vma_start_write(s, vma);
+			WRITE_ONCE(vma->flags, vma->flags & ~VM_LOCKED_MASK);
+		}
 	}
 	vma_merge_range(s, new_addr, new_addr + new_len);
 	return 0;
@@ -290,6 +298,14 @@ static int munmap_tail(struct mmp_space *s, const struct remap *r)
 	return do_munmap(s, r->addr + r->new_len, r->addr + r->old_len);
 }
 
+/* check_prep_vma: a sealed source is neither moved nor resized. */
+static bool vma_sealed_at(struct mmp_space *s, uint64_t addr)
+{
+	struct mmp_vma *vma = find_vma(s, addr);
+
+	return vma && (vma->flags & VM_SEALED);
+}
+
 /*
  * A hugetlb VMA moves whole huge pages or not at all, and never grows or
  * stays mapped behind (VM_DONTEXPAND): an unaligned address, either length
@@ -323,6 +339,8 @@ static int mremap_to(struct mmp_space *s, struct remap *r, uint64_t *out)
 	int err;
 
 	/* A piece of a multi-VMA move is checked as a call of its own would be. */
+	if (vma_sealed_at(s, r->addr))
+		return -EPERM;
 	err = hugetlb_mremap_check(s, r);
 	if (err)
 		return err;
@@ -341,7 +359,7 @@ static int mremap_to(struct mmp_space *s, struct remap *r, uint64_t *out)
 		r->old_len = r->new_len;
 	}
 	/* get_unmapped_area(MAP_FIXED) refuses the low pages (mmap_min_addr), after the unmaps. */
-	if ((r->flags & MMP_MREMAP_FIXED) && new_addr < MMP_MMAP_MIN_ADDR)
+	if ((r->flags & MMP_MREMAP_FIXED) && new_addr < mmap_min_addr(s))
 		return -EPERM;
 	if (!(r->flags & MMP_MREMAP_FIXED)) {
 		struct mmp_vma *vma = find_vma(s, r->addr);
@@ -448,8 +466,11 @@ static int do_mremap(struct mmp_space *s, struct remap *r, uint64_t *out)
 	if ((r->flags & MMP_MREMAP_FIXED) && r->old_len == r->new_len &&
 	    release_follows(s, RULE_MREMAP_MULTI_VMA))
 		return remap_move(s, r, out);
-	/* check_prep_vma aligns a hugetlb call's lengths after that choice, not before. */
-	err = hugetlb_mremap_check(s, r);
+	/*
+	 * check_prep_vma aligns a hugetlb call's lengths after that choice, not
+	 * before; a sealed source is neither moved nor resized, checked first.
+	 */
+	err = vma_sealed_at(s, r->addr) ? -EPERM : hugetlb_mremap_check(s, r);
 	if (!err)
 		err = check_prep_vma(s, r);
 	if (err)
@@ -461,8 +482,8 @@ MMP_EXPORT int mmp_mremap(struct mmp_space *s, uint64_t addr, uint64_t old_len, 
 			  int flags, uint64_t new_addr, uint64_t *new_addr_out)
 {
 	struct remap r = { .addr = addr, .flags = flags, .new_addr = new_addr };
+	uint64_t out = 0, grown;
 	bool aligned_first;
-	uint64_t out = 0;
 	int err;
 
 	if (!s || !new_addr_out)
@@ -489,9 +510,16 @@ MMP_EXPORT int mmp_mremap(struct mmp_space *s, uint64_t addr, uint64_t old_len, 
 
 	mmap_write_lock(s);
 	err = do_mremap(s, &r, &out);
+	grown = r.new_len > r.old_len ? r.new_len - r.old_len : 0;
+	if (!err && grown && (find_vma(s, out)->flags & (VM_LOCKED | VM_LOCKONFAULT)) != VM_LOCKED)
+		grown = 0;
 	WRITE_ONCE(s->last_op, "mmp_mremap");
 	mmap_write_unlock(s);
-	if (!err)
-		*new_addr_out = out;
-	return err;
+	if (err)
+		return err;
+	/* A locked mapping's new part is populated, as mremap's mm_populate does. */
+	if (grown)
+		mm_populate(s, out + r.new_len - grown, out + r.new_len, true);
+	*new_addr_out = out;
+	return 0;
 }

@@ -61,7 +61,9 @@
 	X(SOFT_DIRTY, "soft_dirty", 0, 0, 1, NULL,				\
 	  "track soft-dirty (CONFIG_MEM_SOFT_DIRTY)")				\
 	X(TABLE_BATCH_FAIL, "table_batch_fail", 0, 0, LONG_MAX, NULL,		\
-	  "every Nth table batch page cannot be had (0: never)")
+	  "every Nth table batch page cannot be had (0: never)")		\
+	X(CAP_SYS_RAWIO, "cap_sys_rawio", 0, 0, 1, NULL,			\
+	  "privileged: fixed mappings below mmap_min_addr, page 0 included")
 
 /* One entry per switch, indexed by enum mmp_opt. */
 struct mmp_opt_desc {

@@ -137,6 +137,31 @@ static bool pfn_in_folio(uint64_t pfn, uint32_t head_pfn, unsigned int nr)
 	return pfn >= head_pfn && pfn < (uint64_t)head_pfn + nr;
 }
 
+/* Does [start, end) of @vma map a page of the folio at @head_pfn (page_vma_mapped_walk finds one)? */
+static bool vma_maps_folio(struct mmp_space *s, uint64_t start, uint64_t end, uint32_t head_pfn)
+{
+	unsigned int nr = folio_nr_pages(pfn_to_page(s->phys, head_pfn));
+	bool found = false;
+
+	rcu_read_lock();
+	for (uint64_t addr = start; addr < end && !found; addr += PAGE_SIZE) {
+		mmp_pte_t *pmdp = pmd_offset(s, addr), *ptes, pmd, pte;
+
+		if (!pmdp || !(pmd = READ_ONCE(*pmdp)))
+			continue;
+		if (entry_test(s, pmd, MMP_PMD, MMP_E_LEAF)) {
+			found = entry_pfn(s, pmd, MMP_PMD) == head_pfn;
+			continue;
+		}
+		ptes = pte_table(s, pmd);
+		pte = ptes ? READ_ONCE(ptes[level_index(addr, MMP_PTE)]) : 0;
+		found = pte && (entry_flags(s, pte, MMP_PTE) & MMP_E_PRESENT) &&
+			pfn_in_folio(entry_pfn(s, pte, MMP_PTE), head_pfn, nr);
+	}
+	rcu_read_unlock();
+	return found;
+}
+
 /*
  * The decision on a lazyfree folio whose entries were just cleared and
  * flushed (shared by the PTE path and __discard_anon_folio_pmd_locked). The
@@ -244,6 +269,9 @@ static bool try_to_unmap_ptes(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_
 static bool try_to_unmap_one(struct mmp_space *s, struct mmp_vma *vma, uint32_t head_pfn,
 			     uint64_t start, uint64_t end, void *arg)
 {
+	/* An mlock'd VMA that maps it keeps the folio: the walk is aborted (TTU without IGNORE_MLOCK). */
+	if ((vma->flags & VM_LOCKED) && vma_maps_folio(s, start, end, head_pfn))
+		return false;
 	update_hiwater_rss(s);	/* before the RSS drops */
 	for (uint64_t addr = start; addr < end; ) {
 		uint64_t next = level_addr_end(addr, end, MMP_PMD);

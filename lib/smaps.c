@@ -30,12 +30,13 @@ static void show_smap(FILE *m, const struct mmp_vma_info *v)
 		uint32_t flag;
 		const char *name;
 	} vm_flags[] = {
-		{ MMP_VMA_GROWSDOWN, "gd" },  { MMP_VMA_MAYBE_GUARD, "gu" },
+		{ MMP_VMA_GROWSDOWN, "gd" },  { MMP_VMA_MAYBE_GUARD, "gu" }, { MMP_VMA_LOCKED, "lo" },
 		{ MMP_VMA_SEQ_READ, "sr" },   { MMP_VMA_RAND_READ, "rr" }, { MMP_VMA_DONTCOPY, "dc" },
-		{ MMP_VMA_HUGETLB, "de" },    { MMP_VMA_ACCOUNT, "ac" },
+		{ MMP_VMA_HUGETLB, "de" },    { MMP_VMA_LOCKONFAULT, "lf" }, { MMP_VMA_ACCOUNT, "ac" },
 		{ MMP_VMA_NORESERVE, "nr" },  { MMP_VMA_HUGETLB, "ht" },
 		{ MMP_VMA_WIPEONFORK, "wf" }, { MMP_VMA_SOFTDIRTY, "sd" }, { MMP_VMA_HUGEPAGE, "hg" },
 		{ MMP_VMA_NOHUGEPAGE, "nh" }, { MMP_VMA_MERGEABLE, "mg" }, { MMP_VMA_DROPPABLE, "dp" },
+		{ MMP_VMA_SEALED, "sl" },
 	};
 	bool hugetlb = v->flags & MMP_VMA_HUGETLB;
 	uint64_t page_size = v->page_size ? v->page_size : MMP_PAGE_SIZE;

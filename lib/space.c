@@ -270,6 +270,18 @@ MMP_EXPORT int mmp_space_set_opt(struct mmp_space *s, enum mmp_opt opt, long val
 		WRITE_ONCE(s->opts[opt], value);
 		space_apply_release(s);
 		return 0;
+	case MMP_OPT_CAP_SYS_RAWIO:
+		/* The mappings below mmap_min_addr stay: the privilege may not go while they do. */
+		if (!value) {
+			struct mmp_vma *low;
+
+			mmap_read_lock(s);
+			low = s->vmas.first;
+			mmap_read_unlock(s);
+			if (low && low->start < MMP_MMAP_MIN_ADDR)
+				return -EBUSY;
+		}
+		break;
 	default:
 		break;
 	}
@@ -378,6 +390,10 @@ MMP_EXPORT int mmp_space_stat_sized(struct mmp_space *s, struct mmp_space_stat *
 	k.pgtable_bytes = __atomic_load_n(&s->nr_pgtables, __ATOMIC_RELAXED) * PAGE_SIZE;
 	k.hugetlb_pages = __atomic_load_n(&s->hugetlb_usage, __ATOMIC_RELAXED);
 	k.hiwater_rss_pages = get_mm_hiwater_rss(s);
+	/* mm->locked_vm: what the VM_LOCKED VMAs span. */
+	for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next)
+		if (vma->flags & VM_LOCKED)
+			k.locked_bytes += vma->end - vma->start;
 	mmap_read_unlock(s);
 	copy_struct_to_caller(st, size, &k, sizeof(k));
 	return 0;

@@ -15,6 +15,11 @@ void unmap_vmas_and_remove(struct mmp_space *s, uint64_t start, uint64_t end);
 int do_munmap(struct mmp_space *s, uint64_t start, uint64_t end);
 
 int populate_range(struct mmp_space *s, uint64_t start, uint64_t end, bool write);
+/* __mm_populate VMA by VMA, for mlock, MAP_LOCKED and mlockall (lib/mlock.c). */
+int mm_populate(struct mmp_space *s, uint64_t start, uint64_t end, bool ignore_errors);
+/* Sealing (lib/mseal.c): the first sealed VMA of a range, and madvise's refusal. */
+struct mmp_vma *range_first_sealed(struct mmp_space *s, uint64_t start, uint64_t end);
+bool madvise_seal_refuses(const struct mmp_vma *vma, int advice);
 /* MADV_GUARD_INSTALL (@install) or MADV_GUARD_REMOVE over [start, end) (lib/madvise_guard.c). */
 int madvise_guard(struct mmp_space *s, uint64_t start, uint64_t end, bool install);
 /* The VMA-flag advices and MADV_REMOVE over [start, end) (lib/madvise_behavior.c). */

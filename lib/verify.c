@@ -579,7 +579,7 @@ static void check_vmas(struct verify *v)
 		report(v, "space %llu: VMA index: %s", (unsigned long long)s->id, why);
 	for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next, i++) {
 		if (vma->start >= vma->end || (vma->start | vma->end) & (PAGE_SIZE - 1) ||
-		    vma->start < MMP_MMAP_MIN_ADDR || vma->end > TASK_SIZE(s) ||
+		    vma->start < mmap_min_addr(s) || vma->end > TASK_SIZE(s) ||
 		    (vma->vm_prev && vma->start < vma->vm_prev->end))
 			report(v, "space %llu: VMA %u [%#llx, %#llx) is malformed or overlaps",
 			       (unsigned long long)s->id, i, (unsigned long long)vma->start,

@@ -46,6 +46,12 @@ static inline uint64_t vm_start_gap(const struct mmp_vma *vma)
 
 int expand_downwards(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr);
 
+/* mmap_min_addr as cap_mmap_addr applies it: 0 for a process with CAP_SYS_RAWIO. */
+static inline uint64_t mmap_min_addr(const struct mmp_space *s)
+{
+	return READ_ONCE(s->opts[MMP_OPT_CAP_SYS_RAWIO]) ? 0 : MMP_MMAP_MIN_ADDR;
+}
+
 static inline unsigned long calc_vm_prot_bits(int prot)
 {
 	return (prot & MMP_PROT_READ ? VM_READ : 0) | (prot & MMP_PROT_WRITE ? VM_WRITE : 0) |

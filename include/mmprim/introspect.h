@@ -85,6 +85,9 @@ struct mmp_space;
 #define MMP_VMA_MERGEABLE	(1u << 19) /* mg: MADV_MERGEABLE, PR_SET_MEMORY_MERGE */
 #define MMP_VMA_SEQ_READ	(1u << 20) /* sr: MADV_SEQUENTIAL */
 #define MMP_VMA_RAND_READ	(1u << 21) /* rr: MADV_RANDOM */
+#define MMP_VMA_SEALED		(1u << 15) /* sl: mmp_mseal() */
+#define MMP_VMA_LOCKED		(1u << 16) /* lo: mmp_mlock(), MMP_MAP_LOCKED, mmp_mlockall() */
+#define MMP_VMA_LOCKONFAULT	(1u << 17) /* lf: locked as it faults in (MMP_MLOCK_ONFAULT) */
 
 /* What maps one address: mmp_space_query(). */
 struct mmp_addr_info {
@@ -152,7 +155,7 @@ struct mmp_vma_info {
 	uint64_t lazyfree;		/* LazyFree: not swapbacked (MADV_FREE'd) and clean */
 	uint64_t anon_huge_pages;	/* AnonHugePages: PMD-mapped anonymous THPs */
 	uint64_t swap;			/* Swap: 0, the model has no swap device yet */
-	uint64_t locked;		/* Locked: 0, no mlock yet */
+	uint64_t locked;		/* Locked: the Pss of a VM_LOCKED VMA (MMP_VMA_LOCKED), else 0 */
 	/* Anonymous bytes mapped from folios of each order (the mTHP breakdown smaps lacks). */
 	uint64_t anon_by_order[10];
 	uint64_t pgoff;			/* MMP_VMA_FILE: the file page at start, else 0 */

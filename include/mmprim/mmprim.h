@@ -276,6 +276,14 @@ enum mmp_opt {
 	 * MMP_OPT_RCU_TABLE_FREE mode. Since libmmprim.so.1.4.
 	 */
 	MMP_OPT_TABLE_BATCH_FAIL = 15,
+	/*
+	 * The process has CAP_SYS_RAWIO (root): a fixed mapping (mmp_mmap,
+	 * mmp_mremap with MMP_MREMAP_FIXED) may lie below MMP_MMAP_MIN_ADDR,
+	 * address 0 included, as cap_mmap_addr lets it. 0 (default) or 1; a
+	 * forked space inherits it; clearing it while a VMA lies down there is
+	 * -EBUSY. Since libmmprim.so.1.4.
+	 */
+	MMP_OPT_CAP_SYS_RAWIO = 16,
 	/* The switches this header knows; the library may know more. */
 	MMP_NR_OPTS
 };
@@ -458,6 +466,7 @@ struct mmp_space_stat {
 	uint64_t hugetlb_pages;		/* HugetlbPages: hugetlb memory mapped, in 4 KiB pages (not RSS) */
 	/* Since libmmprim.so.1.5: */
 	uint64_t hiwater_rss_pages;	/* VmHWM: the peak RSS (mmp_space_clear_refs() 5 resets it) */
+	uint64_t locked_bytes;		/* VmLck: the size of the mlock'd (VM_LOCKED) VMAs */
 };
 
 /**
@@ -497,6 +506,7 @@ static inline int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat 
 /* Since libmmprim.so.1.4: */
 #define MMP_MAP_NORESERVE	0x4000	/* no reservation: hugetlb pages, or the commit charge */
 #define MMP_MAP_HUGETLB		0x40000	/* huge pages from the phys's pool (mmprim/hugetlb.h) */
+#define MMP_MAP_LOCKED		0x2000	/* mlock'd from the start (VM_LOCKED), populated */
 /* MAP_HUGE_*: with MMP_MAP_HUGETLB, log2 of the page size in these bits; 0 is 2 MiB. */
 #define MMP_MAP_HUGE_SHIFT	26
 #define MMP_MAP_HUGE_MASK	0x3f
@@ -513,9 +523,10 @@ static inline int mmp_space_stat(struct mmp_space *space, struct mmp_space_stat 
  * Errors as mmap(2): -EINVAL (len 0, unaligned fixed address, unknown flags or
  * prot), -ENOMEM (no room, beyond the task size, too many VMAs), -EEXIST
  * (MMP_MAP_FIXED_NOREPLACE over a mapping), -EPERM (a fixed address below
- * MMP_MMAP_MIN_ADDR: the simulated process is unprivileged, without
- * CAP_SYS_RAWIO, and mmap_min_addr is 64 KiB; a privileged process's mappings
- * down there are not modelled). MMP_MAP_POPULATE faults the range in
+ * MMP_MMAP_MIN_ADDR, mmap_min_addr's 64 KiB, unless MMP_OPT_CAP_SYS_RAWIO
+ * says the process is privileged; or MMP_MAP_FIXED over a sealed mapping,
+ * mmp_mseal()). MMP_MAP_LOCKED locks the mapping as mmp_mlock() would
+ * (VM_LOCKED) and populates it. MMP_MAP_POPULATE faults the range in
  * for writing; like the kernel, a populate that runs out of memory does not fail
  * the mmap. MMP_MAP_GROWSDOWN makes a stack: an access just below it grows it
  * (up to 8 MiB, RLIMIT_STACK's default), and other mappings are placed no
@@ -749,6 +760,67 @@ long mmp_process_madvise(struct mmp_space *space, const struct mmp_iovec *vec, u
  * that maps them (through the reverse map) and freed; the rest stay.
  */
 int mmp_reclaim(struct mmp_space *space);
+
+/* ---- sealing and locking ------------------------------------------------ */
+
+/**
+ * mmp_mseal() - seal [@addr, @addr + @len) as mseal(2) (Linux 6.10, 64-bit):
+ * from then on its mappings may not be unmapped, moved, resized, replaced by
+ * a fixed mapping or given another protection (-EPERM), nor discarded where
+ * the process could not write them itself: MADV_DONTNEED, _DONTNEED_LOCKED,
+ * _FREE, _REMOVE, _DONTFORK, _WIPEONFORK and _GUARD_INSTALL are -EPERM on
+ * private anonymous memory without write permission. A seal lasts as long
+ * as the mapping and goes with it into a forked child. @flags must be 0
+ * (-EINVAL), @addr page aligned (-EINVAL), @len is rounded up to pages
+ * (-EINVAL when that or the range wraps) and the range must be mapped from
+ * end to end (-ENOMEM), all checked before anything is sealed. Sealed
+ * mappings merge only with sealed neighbours; smaps shows "sl"
+ * (MMP_VMA_SEALED). Since libmmprim.so.1.4.
+ */
+int mmp_mseal(struct mmp_space *space, uint64_t addr, uint64_t len, unsigned long flags);
+
+#define MMP_MLOCK_ONFAULT	0x01	/* mmp_mlock2(): lock pages as they fault in */
+#define MMP_MCL_CURRENT		1	/* mmp_mlockall(): every mapping now */
+#define MMP_MCL_FUTURE		2	/* and every mapping made from now on */
+#define MMP_MCL_ONFAULT		4	/* as they fault in, with either */
+
+/**
+ * mmp_mlock() - lock the pages of [@addr, @addr + @len) (rounded out to
+ * pages) in memory as mlock(2): the mappings become VM_LOCKED
+ * (MMP_VMA_LOCKED, smaps "lo" and Locked:, VmLck in mmp_space_stat) and are
+ * populated, writable private ones for writing (breaking COW), so reclaim
+ * and MADV_PAGEOUT/_COLD/_FREE leave them alone (those advices and
+ * MADV_DONTNEED are -EINVAL on them; MADV_DONTNEED_LOCKED discards). Errors:
+ * -EINVAL when the range wraps, -ENOMEM for a hole (what lies before it
+ * stays locked), -EAGAIN when populating runs out of memory. hugetlb and
+ * MAP_DROPPABLE mappings are passed by, as the kernel does. RLIMIT_MEMLOCK is
+ * not modelled: a space may lock all it maps, as a process with
+ * CAP_IPC_LOCK or an unlimited limit. A forked child's mappings are unlocked.
+ * Since libmmprim.so.1.4 (as the other calls of this section).
+ */
+int mmp_mlock(struct mmp_space *space, uint64_t addr, uint64_t len);
+
+/**
+ * mmp_mlock2() - mmp_mlock(), or with MMP_MLOCK_ONFAULT lock without
+ * populating (VM_LOCKONFAULT, smaps "lf", MMP_VMA_LOCKONFAULT): what is
+ * mapped and what later faults in stays. Other @flags: -EINVAL.
+ */
+int mmp_mlock2(struct mmp_space *space, uint64_t addr, uint64_t len, unsigned int flags);
+
+/** mmp_munlock() - unlock the range as munlock(2); errors as mmp_mlock() but -EAGAIN. */
+int mmp_munlock(struct mmp_space *space, uint64_t addr, uint64_t len);
+
+/**
+ * mmp_mlockall() - mlockall(2): MMP_MCL_CURRENT locks (and populates, unless
+ * MMP_MCL_ONFAULT) every mapping, MMP_MCL_FUTURE every mapping made from now
+ * on (mmp_mmap, mmp_brk: populated as they are made, unless MMP_MCL_ONFAULT).
+ * -EINVAL: no flags, unknown ones, or MMP_MCL_ONFAULT alone. Not inherited by
+ * a forked child.
+ */
+int mmp_mlockall(struct mmp_space *space, int flags);
+
+/** mmp_munlockall() - unlock every mapping and stop MMP_MCL_FUTURE, as munlockall(2). */
+int mmp_munlockall(struct mmp_space *space);
 
 /* ---- simulated CPUs ----------------------------------------------------- */
 

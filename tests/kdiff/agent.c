@@ -178,6 +178,15 @@ static int64_t do_syscall(const struct kd_op *op)
 	case KD_MSYNC:
 		r = syscall(SYS_msync, op->addr, op->len, op->flags);
 		break;
+	case KD_MLOCK:
+		if (op->flags == 2)
+			r = syscall(SYS_munlock, op->addr, op->len);
+		else
+			r = syscall(SYS_mlock2, op->addr, op->len, op->flags == 1 ? 1 : op->flags);
+		break;
+	case KD_MSEAL:
+		r = syscall(462 /* mseal */, op->addr, op->len, op->flags);
+		break;
 	default:
 		return -ENOSYS;
 	}

@@ -75,6 +75,8 @@ enum kd_kind {
 	KD_FWRITE,	/* pwrite to file proc2 at offset addr, len bytes from seed */
 	KD_FREAD,	/* pread of file proc2 at offset addr, len bytes */
 	KD_MSYNC,	/* addr, len, flags (MMP_MS_*) */
+	KD_MLOCK,	/* addr, len; flags: 0 mlock, 1 mlock2(MLOCK_ONFAULT), 2 munlock */
+	KD_MSEAL,	/* addr, len, flags (0, or not: EINVAL) */
 	KD_NR_KINDS
 };
 

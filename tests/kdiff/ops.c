@@ -20,7 +20,7 @@ static const char *const kind_names[KD_NR_KINDS] = {
 	[KD_RECLAIM] = "reclaim", [KD_SETOPT] = "setopt",   [KD_PIN] = "pin",
 	[KD_UNPIN] = "unpin",	  [KD_CHECK] = "check",	    [KD_MMAP_FILE] = "mmap_file",
 	[KD_FTRUNCATE] = "ftruncate", [KD_FWRITE] = "pwrite", [KD_FREAD] = "pread",
-	[KD_MSYNC] = "msync",
+	[KD_MSYNC] = "msync", [KD_MLOCK] = "mlock", [KD_MSEAL] = "mseal",
 };
 
 const char *kd_kind_name(int kind)
@@ -173,6 +173,31 @@ static void make_invalid(struct kd_rng *r, struct kd_op *op)
 	}
 	if (op->kind == KD_MADVISE && op->len == 0 && kd_below(r, 2))
 		op->len = ~0ULL;	/* page-aligns to 0: EINVAL */
+}
+
+/*
+ * One madvise in 16 becomes an mlock, mlock2(MLOCK_ONFAULT) or munlock, one
+ * in 64 an mseal of a few pages, on the madvise's range, as its seed says:
+ * no draw of the generator's is taken, so the sequences of the seeds before
+ * these calls existed stay as they were, but for these ops.
+ */
+static void madvise_to_lock(struct kd_op *op, bool invalid)
+{
+	uint32_t pick = op->seed & 63;
+
+	if (pick >= 5)
+		return;
+	if (pick == 4) {
+		op->kind = KD_MSEAL;
+		op->flags = invalid && (op->seed & 64) ? 1 : 0;
+		if (op->len <= KD_WIN_SIZE)
+			op->len = clamp_len(op->addr, KD_PAGE * (1 + ((op->seed >> 8) & 7)));
+	} else {
+		op->kind = KD_MLOCK;
+		op->flags = (op->seed >> 8) % 3;	/* mlock, mlock2 ONFAULT, munlock */
+	}
+	if (invalid && op->kind == KD_MLOCK && (op->seed & 64))
+		op->flags = 3;				/* an unknown mlock2 flag */
 }
 
 static void gen_mremap(struct kd_rng *r, struct kd_op *op)
@@ -348,6 +373,7 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 		}
 		if (invalid)
 			kd_below(r, 3) ? make_invalid(r, op) : (void)(op->flags = 1000 + kd_below(r, 1000));
+		madvise_to_lock(op, invalid);	/* after every draw the madvise took */
 		break;
 	case KD_READ:
 	case KD_WRITE:

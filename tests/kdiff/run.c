@@ -23,6 +23,7 @@ enum { DATA, LAZYFREE, DROPPABLE };
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <mmprim/mmprim.h>
@@ -565,6 +566,12 @@ static int64_t lib_syscall(struct variant *v, const struct kd_op *op)
 		return mmp_madvise(s, op->addr, op->len, op->flags);
 	case KD_MSYNC:
 		return mmp_msync(s, op->addr, op->len, op->flags);
+	case KD_MLOCK:
+		if (op->flags == 2)
+			return mmp_munlock(s, op->addr, op->len);
+		return mmp_mlock2(s, op->addr, op->len, (unsigned int)op->flags);
+	case KD_MSEAL:
+		return mmp_mseal(s, op->addr, op->len, (unsigned long)op->flags);
 	}
 	return -ENOSYS;
 }
@@ -1610,6 +1617,17 @@ static bool meets_hugetlb(struct run *r, int p, uint64_t addr, uint64_t len)
 	return false;
 }
 
+/*
+ * May the host lock memory without a limit, as the library does? Root may
+ * (CAP_IPC_LOCK); others only under an unlimited RLIMIT_MEMLOCK.
+ */
+static bool host_may_lock(void)
+{
+	struct rlimit rl;
+
+	return !geteuid() || (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur == RLIM_INFINITY);
+}
+
 static void apply(struct run *r, const struct kd_op *op)
 {
 	if (!r->live[op->proc])
@@ -1620,9 +1638,12 @@ static void apply(struct run *r, const struct kd_op *op)
 	if (op->kind == KD_MADVISE && op->flags == MMP_MADV_REMOVE && op->addr + op->len >= op->addr &&
 	    meets_hugetlb(r, op->proc, op->addr, op->len))
 		return;
+	if (op->kind == KD_MLOCK && r->opt->host && !host_may_lock())
+		return;		/* RLIMIT_MEMLOCK, which the library does not model */
 	switch (op->kind) {
 	case KD_MMAP: case KD_MUNMAP: case KD_MPROTECT: case KD_MREMAP: case KD_MADVISE:
-	case KD_MMAP_FILE: case KD_FTRUNCATE: case KD_FWRITE: case KD_MSYNC:
+	case KD_MMAP_FILE: case KD_FTRUNCATE: case KD_FWRITE: case KD_MSYNC: case KD_MLOCK:
+	case KD_MSEAL:
 		if (op->proc2 < KD_MAX_FILES && op->len <= (op->kind == KD_FWRITE ? KD_MAX_IO : ~0ULL))
 			do_syscall_op(r, op);
 		break;

@@ -35,12 +35,12 @@ const unsigned int kd_nr_smaps_fields = sizeof(kd_smaps_fields) / sizeof(kd_smap
 
 /*
  * The VmFlags mnemonics both the kernel and the library print, in the
- * kernel's order (its bit order): others (the kernel's "lo", "dd", "mg", ...)
- * are left out of the comparison.
+ * kernel's order (its bit order): others (the kernel's "dd", ...) are left
+ * out of the comparison.
  */
 static const char *const known_flags[] = {
-	"rd", "wr", "ex", "sh", "mr", "mw", "me", "ms", "gd", "gu", "sr", "rr", "dc", "ac", "wf", "sd",
-	"hg", "nh", "mg", "dp",
+	"rd", "wr", "ex", "sh", "mr", "mw", "me", "ms", "gd", "gu", "lo", "sr", "rr", "dc", "lf",
+	"ac", "wf", "sd", "hg", "nh", "mg", "dp", "sl",
 };
 
 static void keep_known_flags(const char *line, char *out, size_t size)

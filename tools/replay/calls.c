@@ -3,8 +3,9 @@
  * The memory system calls, replayed on the task's simulated CPU at the
  * addresses of the trace: mmap at the address the kernel returned
  * (MAP_FIXED_NOREPLACE, or MAP_FIXED where the program asked for it),
- * munmap, mprotect, madvise, mremap (a move goes to the address the kernel
- * chose) and brk. Every return value is compared with the trace.
+ * munmap, mprotect, madvise and process_madvise, mremap (a move goes to the
+ * address the kernel chose), brk, mseal and the mlock family. Every return
+ * value is compared with the trace.
  *
  * Files are simulated files (files.c), shared mappings shared. What the space
  * cannot hold is skipped and remembered (hugetlb, devices), so that later
@@ -58,7 +59,9 @@ static const struct rp_flag map_names[] = {
 	{ "MAP_HUGETLB", MAP_HUGETLB }, { "MAP_SYNC", 0x80000 },
 	{ "MAP_FIXED_NOREPLACE", MAP_FIXED_NOREPLACE }, { "MAP_UNINITIALIZED", 0x4000000 },
 	{ "MAP_HUGE_2MB", 21ULL << 26 }, { "MAP_HUGE_1GB", 30ULL << 26 },
-	{ "MAP_HUGE_64KB", 16ULL << 26 }, { "MAP_HUGE_32MB", 25ULL << 26 }, { NULL, 0 }
+	{ "MAP_HUGE_64KB", 16ULL << 26 }, { "MAP_HUGE_32MB", 25ULL << 26 },
+	{ "MAP_HUGE_SHIFT", 26 },	/* a shift: only in "21<<MAP_HUGE_SHIFT" */
+	{ NULL, 0 }
 };
 
 static const struct rp_flag mremap_names[] = {
@@ -81,6 +84,17 @@ static const struct {
 	{ "MADV_DOFORK", MMP_MADV_DOFORK }, { "MADV_WIPEONFORK", MMP_MADV_WIPEONFORK },
 	{ "MADV_KEEPONFORK", MMP_MADV_KEEPONFORK }, { "MADV_MERGEABLE", MMP_MADV_MERGEABLE },
 	{ "MADV_UNMERGEABLE", MMP_MADV_UNMERGEABLE }, { "MADV_REMOVE", MMP_MADV_REMOVE },
+	{ "MADV_DONTNEED_LOCKED", MMP_MADV_DONTNEED_LOCKED }, { "MADV_COLD", MMP_MADV_COLD },
+	{ "MADV_WILLNEED", MMP_MADV_WILLNEED }, { "MADV_COLLAPSE", MMP_MADV_COLLAPSE },
+	{ "MADV_POPULATE_READ", MMP_MADV_POPULATE_READ },
+	{ "MADV_POPULATE_WRITE", MMP_MADV_POPULATE_WRITE },
+};
+
+static const struct rp_flag mlock2_names[] = { { "MLOCK_ONFAULT", MMP_MLOCK_ONFAULT }, { NULL, 0 } };
+
+static const struct rp_flag mcl_names[] = {
+	{ "MCL_CURRENT", MMP_MCL_CURRENT }, { "MCL_FUTURE", MMP_MCL_FUTURE },
+	{ "MCL_ONFAULT", MMP_MCL_ONFAULT }, { NULL, 0 }
 };
 
 /* ---- ranges the replay skipped ---- */
@@ -310,8 +324,10 @@ static void do_mmap(struct rp_ctx *c)
 		rp_note(c->e, "PROT_SEM/BTI/MTE dropped");
 	prot &= MMP_PROT_READ | MMP_PROT_WRITE | MMP_PROT_EXEC;
 	mflags = flags & MAP_FIXED ? MMP_MAP_FIXED : MMP_MAP_FIXED_NOREPLACE;
-	if (flags & (MAP_POPULATE | MAP_LOCKED))
+	if (flags & MAP_POPULATE)
 		mflags |= MMP_MAP_POPULATE;
+	if (flags & MAP_LOCKED)
+		mflags |= MMP_MAP_LOCKED;
 	if (type == MAP_DROPPABLE)
 		mflags |= MMP_MAP_DROPPABLE;
 	else
@@ -344,8 +360,6 @@ static void do_mmap(struct rp_ctx *c)
 		return;
 	if (flags & MAP_GROWSDOWN)
 		rp_note(c->e, "MAP_GROWSDOWN replayed as a plain mapping");
-	if (flags & MAP_LOCKED)
-		rp_note(c->e, "MAP_LOCKED replayed as MAP_POPULATE");
 	err = file ? mmp_mmap_file(s, ret, len, (int)prot, mflags, file, off, &out) :
 		     mmp_mmap(s, ret, len, (int)prot, mflags, &out);
 	if (!err && out != ret) {
@@ -404,6 +418,24 @@ static void do_mprotect(struct rp_ctx *c)
 		touch(c, addr, len);
 }
 
+/*
+ * An advice by name, or by the number an older strace prints for one it does
+ * not know: the library's value, or -1 when the library does not take it.
+ */
+static int madv_advice(struct rp_ctx *c, const char *arg)
+{
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(madv_names) / sizeof(madv_names[0]); i++)
+		if (!strcmp(madv_names[i].name, arg))
+			return madv_names[i].advice;
+	/* A number: one the library refuses even for no bytes it does not model. */
+	if (rp_parse_u64(arg, &v) && v <= 0xffff &&
+	    mmp_madvise(c->t->proc->space, 0, 0, (int)v) != -EINVAL)
+		return (int)v;
+	return -1;
+}
+
 static void do_madvise(struct rp_ctx *c)
 {
 	struct mmp_space *s = c->t->proc->space;
@@ -416,9 +448,7 @@ static void do_madvise(struct rp_ctx *c)
 		rp_input_error(c->e, "madvise: no advice");
 		return;
 	}
-	for (size_t i = 0; i < sizeof(madv_names) / sizeof(madv_names[0]); i++)
-		if (!strcmp(madv_names[i].name, c->l->args[2]))
-			advice = madv_names[i].advice;
+	advice = madv_advice(c, c->l->args[2]);
 	if (advice < 0) {
 		rp_skip(c->e, "madvise %.40s not modelled", c->l->args[2]);
 		return;
@@ -432,6 +462,101 @@ static void do_madvise(struct rp_ctx *c)
 	    infer(c, addr, len, MMP_PROT_READ | MMP_PROT_WRITE))
 		err = mmp_madvise(s, addr, len, advice);
 	compare(c, err);
+}
+
+/*
+ * process_madvise(pidfd, [{iov_base=A, iov_len=N}, ...], vlen, advice, flags):
+ * replayed on the caller's own space (the pidfd's process is not in the
+ * trace; programs advise themselves or a child they share nothing with).
+ */
+static void do_process_madvise(struct rp_ctx *c)
+{
+	struct mmp_iovec vec[64];
+	uint64_t vlen, flags;
+	unsigned int nr = 0;
+	const char *p;
+	long done;
+	int advice;
+
+	if (c->l->nargs < 5 || !arg_u64(c, 2, &vlen) || !arg_u64(c, 4, &flags))
+		return;
+	advice = madv_advice(c, c->l->args[3]);
+	if (advice < 0) {
+		rp_skip(c->e, "process_madvise %.40s not modelled", c->l->args[3]);
+		return;
+	}
+	for (p = c->l->args[1]; (p = strstr(p, "iov_base=")) && nr < 64; nr++) {
+		char *end;
+
+		vec[nr].base = strtoull(p + 9, &end, 0);
+		p = strstr(end, "iov_len=");
+		if (!p)
+			break;
+		vec[nr].len = strtoull(p + 8, &end, 0);
+		p = end;
+	}
+	if (nr != vlen) {
+		rp_skip(c->e, "process_madvise with a vector the trace does not show whole");
+		return;
+	}
+	for (unsigned int i = 0; i < nr; i++)
+		if (skipped_range(c, vec[i].base, vec[i].len))
+			return;
+	done = mmp_process_madvise(c->t->proc->space, vec, nr, advice, (unsigned int)flags);
+	if (done >= 0 && !failed(c) && c->l->has_ret && done != c->l->ret) {
+		rp_mismatch(c->e, "process_madvise: trace %lld bytes, replay %ld",
+			    (long long)c->l->ret, done);
+		return;
+	}
+	compare(c, done < 0 ? (int)done : 0);
+}
+
+/*
+ * mlock, mlock2, munlock and mseal: a range, and flags for mlock2 and mseal.
+ * A hole the trace's call did not meet was mapped before the trace began.
+ */
+static void do_range_call(struct rp_ctx *c)
+{
+	struct mmp_space *s = c->t->proc->space;
+	bool seal = !strcmp(c->l->name, "mseal"), lock2 = !strcmp(c->l->name, "mlock2");
+	bool unlock = !strcmp(c->l->name, "munlock");
+	uint64_t addr, len, flags = 0;
+	int err;
+
+	if (!arg_u64(c, 0, &addr) || !arg_u64(c, 1, &len))
+		return;
+	if (lock2 && !arg_flags(c, 2, mlock2_names, &flags))
+		return;
+	if (seal && !arg_u64(c, 2, &flags))
+		return;
+	if (!failed(c) && !user_range(c, addr & ~(PAGE - 1), len))
+		return;
+	if (skipped_range(c, addr & ~(PAGE - 1), len + (addr & (PAGE - 1))))
+		return;
+	for (int tries = 0; tries < 2; tries++) {
+		err = seal ? mmp_mseal(s, addr, len, flags) :
+		      lock2 ? mmp_mlock2(s, addr, len, (unsigned int)flags) :
+		      unlock ? mmp_munlock(s, addr, len) : mmp_mlock(s, addr, len);
+		if (err != -ENOMEM || failed(c) || tries ||
+		    !infer(c, addr & ~(PAGE - 1), len + (addr & (PAGE - 1)),
+			   MMP_PROT_READ | MMP_PROT_WRITE))
+			break;
+	}
+	compare(c, err);
+}
+
+static void do_mlockall(struct rp_ctx *c)
+{
+	uint64_t flags;
+
+	if (!arg_flags(c, 0, mcl_names, &flags))
+		return;
+	compare(c, mmp_mlockall(c->t->proc->space, (int)flags));
+}
+
+static void do_munlockall(struct rp_ctx *c)
+{
+	compare(c, mmp_munlockall(c->t->proc->space));
 }
 
 static void do_mremap(struct rp_ctx *c)
@@ -544,7 +669,9 @@ static const struct {
 } memory_calls[] = {
 	{ "mmap", do_mmap }, { "mmap2", do_mmap }, { "munmap", do_munmap },
 	{ "mprotect", do_mprotect }, { "madvise", do_madvise }, { "mremap", do_mremap },
-	{ "brk", do_brk },
+	{ "brk", do_brk }, { "mlock", do_range_call }, { "mlock2", do_range_call },
+	{ "munlock", do_range_call }, { "mseal", do_range_call }, { "mlockall", do_mlockall },
+	{ "munlockall", do_munlockall }, { "process_madvise", do_process_madvise },
 };
 
 bool rp_memory_call(struct rp_ctx *c)

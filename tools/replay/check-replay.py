@@ -16,6 +16,8 @@
                                                  break without ld.so's mappings: exit 2, one line
   check-replay.py REPLAY smaps TRACE             --smaps FILE: a smaps per exiting process, in
                                                  the kernel's format, the same figures with --json
+  check-replay.py REPLAY seal-lock TRACE         seals, locks, a fork: every such call replayed
+                                                 (none "not modelled"), 0 mismatches everywhere
 """
 import json
 import os
@@ -70,6 +72,29 @@ def check_traces(replay, touch, traces):
             if touch != "none":
                 ok(r["counters"]["fault_anon"] + r["counters"]["fault_huge_anon"] > 0,
                    "%s: touching faulted pages in" % what)
+
+
+def check_seal_lock(replay, trace):
+    name = os.path.basename(trace)
+    for opts in ([], ["--opt", "cap_sys_rawio=1"]):
+        rc, res, err = replay_json(replay, ["--arch", "all"] + opts + [trace])
+        ok(rc == 0 and len(res) >= 4, "%s %s: exit 0, a result per back end %s" %
+           (name, opts, err.strip()[:200]))
+        for r in res:
+            what = "%s %s %s" % (name, r["arch"], " ".join(opts))
+            ok(r["mismatches"] == 0 and r["verify"] == "ok" and r["bad_input"] == 0,
+               "%s: 0 mismatches, verify ok %s" % (what, r["mismatch_list"][:3]))
+            extra = {k: v for k, v in r["skipped_by_reason"].items()
+                     if k not in ("mmap MAP_HUGETLB",
+                                  "no address-space effect (exit, wait4, kill, ...)")}
+            ok(not extra, "%s: nothing else skipped %s" % (what, extra))
+    # The calls themselves, each counted as replayed: the trace has them all.
+    with open(trace) as f:
+        text = f.read()
+    for call in ("syscall_0x1ce(", "mlock(", "mlock2(", "munlock(", "mlockall(",
+                 "munlockall(", "process_madvise(", "/* MADV_??? */", "/* MAP_??? */",
+                 "21<<MAP_HUGE_SHIFT"):
+        ok(call in text, "%s holds %s" % (name, call))
 
 
 PREFIX = re.compile(r"^(\d+) (\d+\.\d+ )?(.*?)( <\d+\.\d+>)?$")
@@ -426,6 +451,8 @@ def main():
         check_reexec(replay, sys.argv[3])
     elif mode == "smaps":
         check_smaps(replay, sys.argv[3])
+    elif mode == "seal-lock":
+        check_seal_lock(replay, sys.argv[3])
     print("1..%d" % n_checks)
     return 1 if failed else 0
 

@@ -434,10 +434,10 @@ static const char *const no_effect[] = {
 };
 
 static const char *const not_modelled[] = {
-	"mlock", "mlock2", "munlock", "mlockall", "munlockall", "msync", "mincore", "mbind",
+	"msync", "mincore", "mbind",
 	"set_mempolicy", "get_mempolicy", "set_mempolicy_home_node", "migrate_pages",
-	"move_pages", "remap_file_pages", "pkey_mprotect", "pkey_alloc", "pkey_free", "mseal",
-	"shmat", "shmdt", "process_madvise", "process_mrelease", "map_shadow_stack",
+	"move_pages", "remap_file_pages", "pkey_mprotect", "pkey_alloc", "pkey_free",
+	"shmat", "shmdt", "process_mrelease", "map_shadow_stack",
 	"memfd_secret", "old_mmap", "subpage_prot", "cacheflush",
 };
 
@@ -457,7 +457,8 @@ static void memory_fn(void *arg)
 static bool is_memory_call(const char *name)
 {
 	static const char *const names[] = { "mmap", "mmap2", "munmap", "mprotect", "madvise",
-					     "mremap", "brk" };
+					     "mremap", "brk", "mlock", "mlock2", "munlock",
+					     "mlockall", "munlockall", "mseal", "process_madvise" };
 
 	return in_list(names, sizeof(names) / sizeof(names[0]), name);
 }

@@ -73,12 +73,54 @@ static size_t name_len(const char *s)
 	return n;
 }
 
+/*
+ * Calls an older strace prints by number (strace 6.1, Debian 12, knows no
+ * mseal): the same number on every architecture since the unified table.
+ */
+static const struct {
+	const char *number, *name;
+} numbered_calls[] = {
+	{ "syscall_0x1ce", "mseal" },
+};
+
 static void set_name(struct rp_line *out, const char *s, size_t n)
 {
 	if (n >= RP_NAME_LEN)
 		n = RP_NAME_LEN - 1;
 	memcpy(out->name, s, n);
 	out->name[n] = 0;
+	for (size_t i = 0; i < sizeof(numbered_calls) / sizeof(numbered_calls[0]); i++)
+		if (!strcmp(out->name, numbered_calls[i].number))
+			snprintf(out->name, RP_NAME_LEN, "%s", numbered_calls[i].name);
+}
+
+/*
+ * strace prints a value it has no name for followed by a C comment with the
+ * name it guessed (0x8, a comment holding MAP_???, then |MAP_ANONYMOUS): drop
+ * the comments, and the spaces around them, outside quoted strings.
+ */
+static char *drop_comment(char *s)
+{
+	char *r = s, *w = s, *e;
+	bool quote = false;
+
+	while (*r) {
+		if (quote && *r == '\\' && r[1]) {
+			*w++ = *r++;
+		} else if (*r == '"') {
+			quote = !quote;
+		} else if (!quote && r[0] == '/' && r[1] == '*' && (e = strstr(r + 2, "*/"))) {
+			while (w > s && w[-1] == ' ')
+				w--;
+			r = e + 2;
+			while (*r == ' ')
+				r++;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = 0;
+	return s;
 }
 
 static void bad(struct rp_line *out, const char *why)
@@ -144,11 +186,11 @@ void rp_parse_call(char *s, struct rp_line *out)
 		} else if (c == ',' && !depth) {
 			*p = 0;
 			if (out->nargs < RP_MAX_ARGS)
-				out->args[out->nargs++] = trim(arg);
+				out->args[out->nargs++] = trim(drop_comment(arg));
 			arg = p + 1;
 		}
 	}
-	arg = trim(arg);
+	arg = trim(drop_comment(arg));
 	/* "f()" has no argument, "f(a)" has one. */
 	if (*arg || out->nargs)
 		if (out->nargs < RP_MAX_ARGS)
@@ -314,6 +356,29 @@ bool rp_parse_u64(const char *s, uint64_t *v)
 	return true;
 }
 
+/* "N<<NAME" with NAME a shift the table names (MAP_HUGE_SHIFT), or a number. */
+static bool shifted_flag(char *tok, const struct rp_flag *names, uint64_t *v)
+{
+	char *sh = strstr(tok, "<<");
+	uint64_t n, shift;
+	int i;
+
+	*sh = 0;
+	if (!rp_parse_u64(tok, &n))
+		return false;
+	for (i = 0; names[i].name; i++)
+		if (!strcmp(names[i].name, sh + 2))
+			break;
+	if (names[i].name)
+		shift = names[i].value;
+	else if (!rp_parse_u64(sh + 2, &shift))
+		return false;
+	if (shift >= 64)
+		return false;
+	*v = n << shift;
+	return true;
+}
+
 bool rp_parse_flags(const char *s, const struct rp_flag *names, uint64_t *v, const char **unknown)
 {
 	*v = 0;
@@ -334,6 +399,8 @@ bool rp_parse_flags(const char *s, const struct rp_flag *names, uint64_t *v, con
 				break;
 		if (names[i].name)
 			*v |= names[i].value;
+		else if (strstr(tok, "<<") && shifted_flag(tok, names, &x))
+			*v |= x;	/* "21<<MAP_HUGE_SHIFT": the table holds the shift */
 		else if (rp_parse_u64(tok, &x))
 			*v |= x;
 		else {

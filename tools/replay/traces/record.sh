@@ -11,10 +11,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 cp "$here/realloc.c" "$here/reexec.c" "$here/python-threads.py" "$here/python-pool.py" \
-	"$here/sqlite-wal.py" "$here/forkadv.c" .
+	"$here/sqlite-wal.py" "$here/forkadv.c" "$here/seal-lock.c" .
 gcc -O2 -o realloc realloc.c
 gcc -O2 -o forkadv forkadv.c
 gcc -O2 -o reexec reexec.c
+gcc -O2 -o seal-lock seal-lock.c
 seq 1 300000 | awk '{print ($1*7919)%100003, $1}' > sort-input.txt
 
 record() {
@@ -29,6 +30,15 @@ record_paths() {
 	name=$1
 	shift
 	strace -f -y -ttt -T -e trace=memory,process -o "$here/$name.trace" "$@" > /dev/null
+	echo "$name: $(wc -l < "$here/$name.trace") lines, $(wc -c < "$here/$name.trace") bytes"
+}
+
+# With process_madvise, which %memory leaves out (as prctl).
+record_advise() {
+	name=$1
+	shift
+	strace -f -ttt -T -e trace=memory,process,process_madvise,prctl -o "$here/$name.trace" \
+		"$@" > /dev/null
 	echo "$name: $(wc -l < "$here/$name.trace") lines, $(wc -c < "$here/$name.trace") bytes"
 }
 
@@ -47,7 +57,7 @@ want() {
 }
 
 for name in python-threads python-pool gcc-compile git-log git-status sort realloc reexec-noprocess \
-	    python-pool-paths sqlite-wal forkadv; do
+	    python-pool-paths sqlite-wal forkadv seal-lock; do
 	want "$@" || continue
 	case $name in
 	python-threads) record "$name" /usr/bin/python3 python-threads.py ;;
@@ -61,5 +71,6 @@ for name in python-threads python-pool gcc-compile git-log git-status sort reall
 	python-pool-paths) record_paths "$name" /usr/bin/python3 python-pool.py ;;
 	sqlite-wal) record_paths "$name" /usr/bin/python3 sqlite-wal.py ;;
 	forkadv) record "$name" ./forkadv ;;
+	seal-lock) record_advise "$name" ./seal-lock ;;
 	esac
 done
