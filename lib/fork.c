@@ -222,6 +222,7 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 	child->mmap_base = parent->mmap_base;
 	child->start_brk = parent->start_brk;
 	child->has_pte_markers = parent->has_pte_markers;
+	child->madvise_may_refuse = parent->madvise_may_refuse;	/* seals are inherited */
 	child->merge_any = parent->merge_any;
 	child->brk = parent->brk;
 	c.dst = child;

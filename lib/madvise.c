@@ -542,9 +542,18 @@ MMP_EXPORT int mmp_madvise(struct mmp_space *s, uint64_t start, uint64_t len, in
 		vma_end_read(vma);
 		return refused;
 	}
-	mmap_read_lock(s);
-	refused = madvise_first_refusal(s, start, end, advice, &stop);
-	mmap_read_unlock(s);
+	/*
+	 * A VMA that refuses the advice stops it there, its error winning over a
+	 * hole's. The kernel finds it as its walk reaches it; here a space that
+	 * ever locked or sealed a VMA looks for it first under a read lock of
+	 * its own, so the lock counts of every other space stay the kernel's.
+	 */
+	refused = 0;
+	if (READ_ONCE(s->madvise_may_refuse)) {
+		mmap_read_lock(s);
+		refused = madvise_first_refusal(s, start, end, advice, &stop);
+		mmap_read_unlock(s);
+	}
 	if (refused) {
 		err = stop > start ? mmp_madvise(s, start, stop - start, advice) : 0;
 		return err && err != -ENOMEM ? err : refused;

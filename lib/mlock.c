@@ -123,6 +123,8 @@ static int do_mlock(struct mmp_space *s, uint64_t start, uint64_t len, unsigned 
 	if (end == start)
 		return 0;
 	mmap_write_lock(s);
+	if (want)
+		WRITE_ONCE(s->madvise_may_refuse, true);
 	err = apply_vma_lock_flags(s, start, end, want);
 	WRITE_ONCE(s->last_op, want ? "mmp_mlock" : "mmp_munlock");
 	mmap_write_unlock(s);
@@ -158,6 +160,8 @@ static int apply_mlockall_flags(struct mmp_space *s, int flags)
 {
 	unsigned long want = 0;
 
+	if (flags)
+		WRITE_ONCE(s->madvise_may_refuse, true);
 	s->def_flags &= ~VM_LOCKED_MASK;
 	if (flags & MMP_MCL_FUTURE) {
 		s->def_flags |= VM_LOCKED;

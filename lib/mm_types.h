@@ -320,6 +320,11 @@ struct mmp_space {
 	/* mm->def_flags: what every new VMA gets (VM_LOCKED_MASK after mlockall(MCL_FUTURE)). */
 	unsigned long def_flags;
 	/*
+	 * Set for good at the first mlock, mlockall, MAP_LOCKED or mseal: a VMA
+	 * may refuse an advice, which madvise then looks for first.
+	 */
+	bool madvise_may_refuse;
+	/*
 	 * Lockless walks with IRQs off (GUP-fast) of threads with no CPU of this
 	 * space: as a CPU's irqs_off (hw/cpu.h), a count and a generation.
 	 */

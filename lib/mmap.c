@@ -186,6 +186,8 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 	vm_flags |= s->def_flags | (flags & MMP_MAP_LOCKED ? VM_LOCKED : 0);
 	if (h || (vm_flags & VM_DROPPABLE))
 		vm_flags &= ~VM_LOCKED_MASK;
+	if (vm_flags & VM_LOCKED)
+		WRITE_ONCE(s->madvise_may_refuse, true);
 
 	mmap_write_lock(s);
 	vm_flags = ksm_vma_flags(s, vm_flags);

@@ -82,6 +82,7 @@ MMP_EXPORT int mmp_mseal(struct mmp_space *s, uint64_t start, uint64_t len, unsi
 	if (end == start)
 		return 0;
 	mmap_write_lock(s);
+	WRITE_ONCE(s->madvise_may_refuse, true);
 	if (range_has_hole(s, start, end))
 		err = -ENOMEM;
 	else
