@@ -419,8 +419,14 @@ uint64_t introspect_pagemap_word(struct mmp_space *s, const struct introspect_pa
 	pm = MMP_PM_PRESENT | (pfn & MMP_PM_PFN_MASK);
 	if (pg->eflags & MMP_E_SOFT_DIRTY)
 		pm |= MMP_PM_SOFT_DIRTY;
-	/* A page-cache page: a file's or shmem's (pte_to_pagemap_entry's PM_FILE). */
-	if (!(pg->folio_flags & (MMP_FOLIO_ZERO | MMP_FOLIO_ANON)))
+	/*
+	 * PM_FILE: a page that is not anonymous, a page-cache page. The zero
+	 * page at a PTE is no normal page (vm_normal_page) and shows nothing;
+	 * 6.18's pagemap_pmd_range takes the huge zero page as it is, and it
+	 * is not anonymous (the host: present and file).
+	 */
+	if (!(pg->folio_flags & MMP_FOLIO_ANON) &&
+	    (!(pg->folio_flags & MMP_FOLIO_ZERO) || pg->level != MMP_PTE))
 		pm |= MMP_PM_FILE;
 	/* A page mapped once, by this mm: the kernel's precise page mapcount of 1. */
 	if (!(pg->folio_flags & MMP_FOLIO_ZERO) && introspect_page_mapcount(s, pg, pfn) == 1)

@@ -21,6 +21,8 @@
  *  - shrinking a shmem file dirties the folio it cuts in two (shmem_undo_range's
  *    folio_mark_dirty before truncate_inode_partial_folio), even when only
  *    read faults brought it in;
+ *  - pagemap calls the huge zero page a file page (PM_FILE: pagemap_pmd_range
+ *    takes the PMD's page as it is) and the small one nothing (vm_normal_page);
  *  - MADV_PAGEOUT unmaps a shmem folio even with no swap, which keeps it in
  *    the page cache, and leaves anonymous memory mapped (add_to_swap fails
  *    before the unmap).
@@ -312,6 +314,36 @@ static void check_shmem_truncate_dirties(const char *arch)
 	must(mmp_space_destroy(s) == 0, "destroy");
 }
 
+static void check_zero_page_pagemap(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_addr_info q;
+	struct mmp_cpu *cpu;
+	uint64_t a, pm[2];
+	uint8_t byte;
+
+	must(mmp_cpu_attach(s, &cpu) == 0, "attach");
+	a = map_pmd_aligned(s, 2 * MMP_PMD_SIZE);
+	must(mmp_madvise(s, a, MMP_PMD_SIZE, MMP_MADV_HUGEPAGE) == 0, "MADV_HUGEPAGE");
+	must(mmp_madvise(s, a + MMP_PMD_SIZE, MMP_PMD_SIZE, MMP_MADV_NOHUGEPAGE) == 0,
+	     "MADV_NOHUGEPAGE");
+	must(mmp_read(cpu, a, &byte, 1) == 0, "read the THP range");
+	must(mmp_read(cpu, a + MMP_PMD_SIZE, &byte, 1) == 0, "read the small-page range");
+	must(mmp_space_query(s, a, &q) == 0, "query");
+	tap_ok(q.leaf_level == 1 && (q.folio_flags & MMP_FOLIO_ZERO),
+	       "%s: a read fault in a MADV_HUGEPAGE range maps the huge zero page", arch);
+	must(mmp_space_pagemap(s, a, 1, &pm[0]) == 1, "pagemap");
+	must(mmp_space_pagemap(s, a + MMP_PMD_SIZE, 1, &pm[1]) == 1, "pagemap");
+	tap_ok((pm[0] & (MMP_PM_PRESENT | MMP_PM_FILE)) == (MMP_PM_PRESENT | MMP_PM_FILE),
+	       "%s: pagemap calls the huge zero page present and a file page (%#llx)", arch,
+	       (unsigned long long)pm[0]);
+	tap_ok((pm[1] & (MMP_PM_PRESENT | MMP_PM_FILE)) == MMP_PM_PRESENT,
+	       "%s: and the small zero page present, no file page (%#llx)", arch,
+	       (unsigned long long)pm[1]);
+	must(mmp_cpu_detach(cpu) == 0, "detach");
+	must(mmp_space_destroy(s) == 0, "destroy");
+}
+
 int main(void)
 {
 	const char *arch;
@@ -326,6 +358,7 @@ int main(void)
 		check_thp_read_fault_dirty(arch);
 		check_pageout(arch);
 		check_shmem_truncate_dirties(arch);
+		check_zero_page_pagemap(arch);
 	}
 	tap_eq(mmp_phys_destroy(phys), 0, "phys destroyed");
 	return tap_done();
