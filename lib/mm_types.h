@@ -248,7 +248,8 @@ struct vma_tree {
 	struct mmp_vma *first, *last;	/* ends of the address-ordered list */
 	unsigned int nr;
 	uint64_t floor;			/* where the gap below the first VMA starts */
-	seqcount_t seq;			/* odd while an update changes the root link */
+	seqcount_t seq;			/* odd while any update is inside */
+	seqcount_t root_seq;		/* odd while an update changes the root link */
 };
 
 

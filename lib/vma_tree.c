@@ -9,12 +9,15 @@
  * predecessor, so an update also refreshes the VMA after the one it inserted
  * or erased. Each node caches its own gap, so an update reads only the path.
  *
- * Lockless readers (vma_tree_lookup_rcu) validate only the path they walked,
- * so that, as on the maple tree, a change elsewhere in the space never makes
- * them fail. Each VMA has a sequence count, rb_seq, made odd by an update
- * before it changes what a walk reads of that VMA (start, end, rb_left,
- * rb_right) and made even again only when the whole update is done; the
- * tree's seq does the same for the root link. A reader notes each count it
+ * Lockless readers (vma_tree_lookup_rcu) first walk bracketed by the tree's
+ * seq, which every update holds odd: when nothing changed meanwhile, the
+ * common case, that is all they pay. When something did, they walk again
+ * validating only the path they walked, so that, as on the maple tree, a
+ * change elsewhere in the space never makes them fail. Each VMA has a
+ * sequence count, rb_seq, made odd by an update before it changes what a
+ * walk reads of that VMA (start, end, rb_left, rb_right) and made even again
+ * only when the whole update is done; the tree's root_seq does the same for
+ * the root link. A reader notes each count it
  * passes (even, or it retries), and at the end checks that none moved: then
  * every link it followed was in place, all at once, at an instant between
  * its last read and its first check, and no update had half-changed any of
@@ -22,13 +25,18 @@
  * one in between. Heights, gaps and the list are not read by the walk and
  * take no count. An update re-links only the parent of the VMA it adds or
  * takes out and the few nodes of each rotation: a reader retries only when
- * one of them lies on its root-to-VMA path.
+ * one of them lies on its root-to-VMA path: an insert re-links at most one
+ * parent and one (double) rotation's nodes near the leaves; an erase may
+ * rotate at each level up its path, but rotations high in the tree are rare
+ * (a rotation at height h needs about 2^h updates below it), so a random
+ * reader's path changes on about (the nodes under the highest re-linked
+ * node) / (all nodes) of the updates that overlap its walk.
  *
  * Why counts and not the maple tree's copy-on-write nodes: the nodes here
  * are the VMAs themselves (intrusive, one cache line of index fields each),
  * so copying a node would mean copying a VMA; a count costs a word in that
- * line's padding, a few stores per update and a load per step of a walk,
- * and locked lookups (vma_tree_find) do not look at it. Freed VMAs still
+ * line's padding and a few stores per update, only a reader that raced an
+ * update loads it, and locked lookups (vma_tree_find) do not look at it. Freed VMAs still
  * wait for a grace period, so a walk never touches freed memory, and a walk
  * is bounded.
  */
@@ -38,7 +46,7 @@
 
 /* An AVL tree of 2^31 nodes is less than 45 high: a longer walk saw a tree in change. */
 #define VMA_TREE_MAX_WALK	96
-/* Restarts of a walk whose own path changed before the caller falls back to the mmap lock. */
+/* Validated walks whose own path changed before the caller falls back to the mmap lock. */
 #define VMA_TREE_RCU_TRIES	8
 /* VMAs one update holds odd: its path and the nodes its rotations move, a few per level. */
 #define VMA_TREE_MAX_HELD	256
@@ -54,7 +62,7 @@
 /* One update: the VMAs it holds odd, released together when it is done. */
 struct tree_update {
 	struct vma_tree *t;
-	bool root;			/* t->seq held odd */
+	bool root;			/* t->root_seq held odd */
 	unsigned int nr;
 	struct mmp_vma *held[VMA_TREE_MAX_HELD];
 };
@@ -75,7 +83,7 @@ static inline void hold_root(struct tree_update *u)
 {
 	if (!u->root) {
 		u->root = true;
-		raw_write_seqcount_begin(&u->t->seq);
+		raw_write_seqcount_begin(&u->t->root_seq);
 	}
 }
 
@@ -84,6 +92,7 @@ static inline void update_begin(struct tree_update *u, struct vma_tree *t)
 	u->t = t;
 	u->root = false;
 	u->nr = 0;
+	raw_write_seqcount_begin(&t->seq);
 }
 
 /* The changes before the counts say they are over (release stores). */
@@ -92,7 +101,8 @@ static void update_end(struct tree_update *u)
 	for (unsigned int i = 0; i < u->nr; i++)
 		__atomic_store_n(&u->held[i]->rb_seq, u->held[i]->rb_seq + 1, __ATOMIC_RELEASE);
 	if (u->root)
-		raw_write_seqcount_end(&u->t->seq);
+		raw_write_seqcount_end(&u->t->root_seq);
+	raw_write_seqcount_end(&u->t->seq);
 }
 
 static inline int height(const struct mmp_vma *n)
@@ -375,7 +385,9 @@ static __always_inline bool walk_rcu(const struct vma_tree *t, uint64_t addr, st
 	return true;
 }
 
-bool vma_tree_lookup_rcu(const struct vma_tree *t, uint64_t addr, struct mmp_vma **vmap)
+/* Walks that validate their own path only: after a walk saw the tree change. */
+static __attribute__((noinline)) bool lookup_path_rcu(const struct vma_tree *t, uint64_t addr,
+						      struct mmp_vma **vmap)
 {
 	struct mmp_vma *path[VMA_TREE_MAX_WALK];
 	unsigned int seqs[VMA_TREE_MAX_WALK];
@@ -385,7 +397,7 @@ bool vma_tree_lookup_rcu(const struct vma_tree *t, uint64_t addr, struct mmp_vma
 		unsigned int root_seq;
 		int depth, i;
 
-		if (!raw_seqcount_try_begin(&t->seq, &root_seq) ||
+		if (!raw_seqcount_try_begin(&t->root_seq, &root_seq) ||
 		    !walk_rcu(t, addr, &found, path, seqs, &depth)) {
 			cpu_relax();
 			continue;
@@ -395,12 +407,39 @@ bool vma_tree_lookup_rcu(const struct vma_tree *t, uint64_t addr, struct mmp_vma
 		for (i = 0; i < depth; i++)
 			if (__atomic_load_n(&path[i]->rb_seq, __ATOMIC_RELAXED) != seqs[i])
 				break;
-		if (i == depth && __atomic_load_n(&t->seq.sequence, __ATOMIC_RELAXED) == root_seq) {
+		if (i == depth && __atomic_load_n(&t->root_seq.sequence, __ATOMIC_RELAXED) == root_seq) {
 			*vmap = found;
 			return true;
 		}
 	}
 	return false;
+}
+
+bool vma_tree_lookup_rcu(const struct vma_tree *t, uint64_t addr, struct mmp_vma **vmap)
+{
+	unsigned int seq;
+
+	/* No update at all during the walk: its answer stands, with no count to check. */
+	if (raw_seqcount_try_begin(&t->seq, &seq)) {
+		struct mmp_vma *n = READ_ONCE(t->root), *found = NULL;
+
+		for (int steps = 0; n && steps < VMA_TREE_MAX_WALK; steps++) {
+			vma_tree_walk_step(t, steps + 1);
+			if (addr < READ_ONCE(n->start)) {
+				n = READ_ONCE(n->rb_left);
+			} else if (addr >= READ_ONCE(n->end)) {
+				n = READ_ONCE(n->rb_right);
+			} else {
+				found = n;
+				break;
+			}
+		}
+		if (!read_seqcount_retry(&t->seq, seq)) {
+			*vmap = found;
+			return true;
+		}
+	}
+	return lookup_path_rcu(t, addr, vmap);
 }
 
 /* The last VMA of subtree @n whose own gap is at least @len, or NULL. */
