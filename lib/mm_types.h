@@ -190,7 +190,7 @@ struct mmp_vma {
 	uint64_t rb_gap;		/* vma_gap(), kept here so updates read no neighbour */
 	uint64_t rb_subtree_gap;	/* the largest rb_gap in this subtree */
 	int rb_height;
-	/* Odd while an update changes start, end, rb_left or rb_right (lib/vma_tree.c). */
+	/* The tree's seq in the update that last changed start, end, rb_left or rb_right. */
 	unsigned int rb_seq;
 
 	unsigned long flags;
@@ -249,7 +249,7 @@ struct vma_tree {
 	unsigned int nr;
 	uint64_t floor;			/* where the gap below the first VMA starts */
 	seqcount_t seq;			/* odd while any update is inside */
-	seqcount_t root_seq;		/* odd while an update changes the root link */
+	unsigned int root_seq;		/* seq in the update that last changed the root link */
 };
 
 

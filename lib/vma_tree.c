@@ -13,44 +13,46 @@
  * seq, which every update holds odd: when nothing changed meanwhile, the
  * common case, that is all they pay. When something did, they walk again
  * validating only the path they walked, so that, as on the maple tree, a
- * change elsewhere in the space never makes them fail. Each VMA has a
- * sequence count, rb_seq, made odd by an update before it changes what a
- * walk reads of that VMA (start, end, rb_left, rb_right) and made even again
- * only when the whole update is done; the tree's root_seq does the same for
- * the root link. A reader notes each count it
- * passes (even, or it retries), and at the end checks that none moved: then
- * every link it followed was in place, all at once, at an instant between
- * its last read and its first check, and no update had half-changed any of
- * them, so the walk is that of the tree before or after any update, never of
- * one in between. Heights, gaps and the list are not read by the walk and
- * take no count. An update re-links only the parent of the VMA it adds or
- * takes out and the few nodes of each rotation: a reader retries only when
- * one of them lies on its root-to-VMA path: an insert re-links at most one
- * parent and one (double) rotation's nodes near the leaves; an erase may
- * rotate at each level up its path, but rotations high in the tree are rare
- * (a rotation at height h needs about 2^h updates below it), so a random
- * reader's path changes on about (the nodes under the highest re-linked
- * node) / (all nodes) of the updates that overlap its walk.
+ * change elsewhere in the space never makes them fail. Each VMA has a stamp,
+ * rb_seq, set to the (odd) seq of the update that is about to change what a
+ * walk reads of that VMA (start, end, rb_left, rb_right); the tree's
+ * root_seq does the same for the root link. A VMA whose stamp equals the
+ * tree's seq is being changed: the reader waits for the update to end. A
+ * reader notes each stamp it passes, and at the end checks that none moved:
+ * then every link it followed was in place, all at once, at an instant
+ * between its last read and its first check, and no update had half-changed
+ * any of them, so the walk is that of the tree before or after any update,
+ * never of one in between. Heights, gaps and the list are not read by the
+ * walk and take no stamp. An update re-links only the parent of the VMA it
+ * adds or takes out and the few nodes of each rotation: a reader walks again
+ * only when one of them lies on its root-to-VMA path. An insert re-links at
+ * most one parent and one (double) rotation's nodes near the leaves; an
+ * erase may rotate at each level up its path, but rotations high in the
+ * tree are rare (one at height h needs about 2^h updates below it), so a
+ * random reader's path changes on about (the nodes under the highest
+ * re-linked node) / (all nodes) of the updates that overlap its walk; in a
+ * tree of a few VMAs that is most of them.
  *
- * Why counts and not the maple tree's copy-on-write nodes: the nodes here
+ * Why stamps and not the maple tree's copy-on-write nodes: the nodes here
  * are the VMAs themselves (intrusive, one cache line of index fields each),
- * so copying a node would mean copying a VMA; a count costs a word in that
- * line's padding and a few stores per update, only a reader that raced an
- * update loads it, and locked lookups (vma_tree_find) do not look at it. Freed VMAs still
- * wait for a grace period, so a walk never touches freed memory, and a walk
- * is bounded.
+ * so copying a node would mean copying a VMA; a stamp costs a word in that
+ * line's padding and a compare and a store per VMA an update re-links (a
+ * stamp, unlike a count made even again, needs no list of what to release),
+ * only a reader that raced an update loads it, and locked lookups
+ * (vma_tree_find) do not look at it. Freed VMAs still wait for a grace
+ * period, so a walk never touches freed memory, and a walk is bounded.
  */
-#include <stdlib.h>
-
 #include "vma_tree.h"
 
 /* An AVL tree of 2^31 nodes is less than 45 high: a longer walk saw a tree in change. */
 #define VMA_TREE_MAX_WALK	96
 /* Validated walks whose own path changed before the caller falls back to the mmap lock. */
 #define VMA_TREE_RCU_TRIES	8
-/* VMAs one update holds odd: its path and the nodes its rotations move, a few per level. */
-#define VMA_TREE_MAX_HELD	256
-
+/*
+ * Waits for an update inside a VMA of the path that cost no walk: an update
+ * is short, but its thread may be preempted.
+ */
+#define VMA_TREE_RCU_WAITS	256
 /*
  * Test builds may define this to run at each step of a lockless walk, the
  * walk having read @depth nodes; nothing in the library does.
@@ -59,49 +61,39 @@
 #define vma_tree_walk_step(t, depth)	do { } while (0)
 #endif
 
-/* One update: the VMAs it holds odd, released together when it is done. */
+/* One update: the tree and its seq while inside (odd), the stamp of what it changes. */
 struct tree_update {
 	struct vma_tree *t;
-	bool root;			/* t->root_seq held odd */
-	unsigned int nr;
-	struct mmp_vma *held[VMA_TREE_MAX_HELD];
+	unsigned int seq;
 };
 
-/* About to change what a walk reads of @n: make its count odd until the update is done. */
+/* About to change what a walk reads of @n: stamp it with this update. */
 static inline void hold(struct tree_update *u, struct mmp_vma *n)
 {
-	if (n->rb_seq & 1)
+	if (n->rb_seq == u->seq)
 		return;
-	if (unlikely(u->nr == VMA_TREE_MAX_HELD))
-		abort();
-	__atomic_store_n(&n->rb_seq, n->rb_seq + 1, __ATOMIC_RELAXED);
-	u->held[u->nr++] = n;
-	__atomic_thread_fence(__ATOMIC_RELEASE);	/* smp_wmb: odd before the changes */
+	WRITE_ONCE(n->rb_seq, u->seq);
+	__atomic_thread_fence(__ATOMIC_RELEASE);	/* smp_wmb: the stamp before the changes */
 }
 
 static inline void hold_root(struct tree_update *u)
 {
-	if (!u->root) {
-		u->root = true;
-		raw_write_seqcount_begin(&u->t->root_seq);
-	}
+	if (u->t->root_seq == u->seq)
+		return;
+	WRITE_ONCE(u->t->root_seq, u->seq);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 static inline void update_begin(struct tree_update *u, struct vma_tree *t)
 {
 	u->t = t;
-	u->root = false;
-	u->nr = 0;
 	raw_write_seqcount_begin(&t->seq);
+	u->seq = t->seq.sequence;
 }
 
-/* The changes before the counts say they are over (release stores). */
-static void update_end(struct tree_update *u)
+/* The changes before the seq says the update is over (a release store). */
+static inline void update_end(struct tree_update *u)
 {
-	for (unsigned int i = 0; i < u->nr; i++)
-		__atomic_store_n(&u->held[i]->rb_seq, u->held[i]->rb_seq + 1, __ATOMIC_RELEASE);
-	if (u->root)
-		raw_write_seqcount_end(&u->t->root_seq);
 	raw_write_seqcount_end(&u->t->seq);
 }
 
@@ -354,9 +346,17 @@ struct mmp_vma *vma_tree_find(const struct vma_tree *t, uint64_t addr)
 	return found;
 }
 
+/* Is the update that stamped @stamp still inside? Then what it stamped is half changed. */
+static __always_inline bool stamp_busy(const struct vma_tree *t, unsigned int stamp)
+{
+	unsigned int seq = __atomic_load_n(&t->seq.sequence, __ATOMIC_ACQUIRE);
+
+	return stamp == seq && (seq & 1);
+}
+
 /*
- * One walk from the root, noting each VMA's count (*@path, @seqs); false when
- * a count was odd (an update is changing that VMA) or the walk ran too long.
+ * One walk from the root, noting each VMA's stamp (*@path, @seqs); false when
+ * an update is inside one of them or the walk ran too long.
  */
 static __always_inline bool walk_rcu(const struct vma_tree *t, uint64_t addr, struct mmp_vma **foundp,
 				     struct mmp_vma **path, unsigned int *seqs, int *depthp)
@@ -367,7 +367,8 @@ static __always_inline bool walk_rcu(const struct vma_tree *t, uint64_t addr, st
 	while (n) {
 		unsigned int seq = __atomic_load_n(&n->rb_seq, __ATOMIC_ACQUIRE);
 
-		if ((seq & 1) || depth == VMA_TREE_MAX_WALK)
+		/* Its last update over (the seq read after the stamp) before its fields are read. */
+		if (stamp_busy(t, seq) || depth == VMA_TREE_MAX_WALK)
 			return false;
 		path[depth] = n;
 		seqs[depth++] = seq;
@@ -392,22 +393,23 @@ static __attribute__((noinline)) bool lookup_path_rcu(const struct vma_tree *t, 
 	struct mmp_vma *path[VMA_TREE_MAX_WALK];
 	unsigned int seqs[VMA_TREE_MAX_WALK];
 
-	for (int tries = 0; tries < VMA_TREE_RCU_TRIES; tries++) {
+	for (int tries = 0, waits = 0; tries < VMA_TREE_RCU_TRIES; tries++) {
 		struct mmp_vma *found = NULL;
-		unsigned int root_seq;
+		unsigned int root_seq = __atomic_load_n(&t->root_seq, __ATOMIC_ACQUIRE);
 		int depth, i;
 
-		if (!raw_seqcount_try_begin(&t->root_seq, &root_seq) ||
-		    !walk_rcu(t, addr, &found, path, seqs, &depth)) {
+		if (stamp_busy(t, root_seq) || !walk_rcu(t, addr, &found, path, seqs, &depth)) {
 			cpu_relax();
+			if (++waits <= VMA_TREE_RCU_WAITS)
+				tries--;
 			continue;
 		}
-		/* Only the path: a count elsewhere may move as it likes. */
+		/* Only the path: a stamp elsewhere may move as it likes. */
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);	/* smp_rmb: the walk's loads first */
 		for (i = 0; i < depth; i++)
 			if (__atomic_load_n(&path[i]->rb_seq, __ATOMIC_RELAXED) != seqs[i])
 				break;
-		if (i == depth && __atomic_load_n(&t->root_seq.sequence, __ATOMIC_RELAXED) == root_seq) {
+		if (i == depth && __atomic_load_n(&t->root_seq, __ATOMIC_RELAXED) == root_seq) {
 			*vmap = found;
 			return true;
 		}
