@@ -190,11 +190,13 @@ struct mmp_vma {
 	 * What a walk of the index (lib/vma_tree.c) reads, in the first 64
 	 * bytes: VMAs are allocated cache-line aligned (vma_alloc).
 	 */
-	uint64_t start, end;		/* change under the tree's seqcount (vma_tree_set_range) */
+	uint64_t start, end;		/* change under rb_seq (vma_tree_set_range) */
 	struct mmp_vma *rb_left, *rb_right, *rb_parent;
 	uint64_t rb_gap;		/* vma_gap(), kept here so updates read no neighbour */
 	uint64_t rb_subtree_gap;	/* the largest rb_gap in this subtree */
 	int rb_height;
+	/* The tree's seq in the update that last changed start, end, rb_left or rb_right. */
+	unsigned int rb_seq;
 
 	unsigned long flags;
 	uint64_t pgoff;			/* linear page index of start */
@@ -251,7 +253,8 @@ struct vma_tree {
 	struct mmp_vma *first, *last;	/* ends of the address-ordered list */
 	unsigned int nr;
 	uint64_t floor;			/* where the gap below the first VMA starts */
-	seqcount_t seq;			/* odd while the tree or a VMA's range changes */
+	seqcount_t seq;			/* odd while any update is inside */
+	unsigned int root_seq;		/* seq in the update that last changed the root link */
 };
 
 

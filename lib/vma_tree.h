@@ -6,9 +6,10 @@
  * mm_struct: O(log n) lookup, insert, erase and top-down gap search.
  *
  * Writers hold the mmap lock. Lockless readers (the fault path, under
- * rcu_read_lock) use vma_tree_lookup_rcu(): the tree's seqcount tells them
- * whether the walk saw a consistent tree, and erased VMAs are freed only after
- * a grace period, so a walk never touches freed memory.
+ * rcu_read_lock) use vma_tree_lookup_rcu(): the sequence counts of the VMAs
+ * on their path tell them whether the walk saw a consistent path, so a change
+ * elsewhere never fails it, and erased VMAs are freed only after a grace
+ * period, so a walk never touches freed memory.
  */
 #ifndef MMP_VMA_TREE_H
 #define MMP_VMA_TREE_H
@@ -27,7 +28,7 @@ struct mmp_vma *vma_tree_find(const struct vma_tree *t, uint64_t addr);
 
 /*
  * Lockless lookup of the VMA containing @addr, inside rcu_read_lock. Returns
- * false when no consistent walk was had (writers kept changing the tree);
+ * false when no consistent walk was had (writers kept re-linking its path);
  * true with *@vmap the VMA or NULL as of some instant. The VMA may change
  * right after: the caller locks it and checks again (lock_vma_under_rcu).
  */
