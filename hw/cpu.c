@@ -217,6 +217,20 @@ static __always_inline void *walk_leaf(struct mmp_cpu *cpu, uint64_t va, mmp_pte
 }
 
 /*
+ * A 1 GiB hugetlb leaf: rare, and kept out of line so that the walk the
+ * faults and accesses take stays small enough to be inlined where it is used.
+ */
+static __attribute__((noinline, cold)) void *walk_pud_leaf(struct mmp_cpu *cpu, uint64_t va,
+							      mmp_pte_t *ep, mmp_pte_t e,
+							      unsigned int access)
+{
+#define MMP_FORMAT(f)	case MMP_FORMAT_##f: \
+	return walk_leaf(cpu, va, ep, e, MMP_PUD, access, MMP_FORMAT_##f);
+	MMP_DISPATCH_FORMAT(cpu->space->format)
+#undef MMP_FORMAT
+}
+
+/*
  * The hardware walker: follow the tables for @va, from the PTE table when the
  * paging-structure cache has it, and hand the leaf to walk_leaf(). Returns
  * the host address, or NULL when the access faults. Compiled per format (@fmt).
@@ -245,7 +259,7 @@ static __always_inline void *page_walk_fmt(struct mmp_cpu *cpu, uint64_t va, uns
 				if (l == MMP_PMD)
 					return walk_leaf(cpu, va, ep, e, MMP_PMD, access, fmt);
 				return l == MMP_PUD && s->arch->hugetlb_pud ?
-					       walk_leaf(cpu, va, ep, e, MMP_PUD, access, fmt) : NULL;
+					       walk_pud_leaf(cpu, va, ep, e, access) : NULL;
 			}
 			table = format_entry_table(fmt, s, e, l);
 		}
