@@ -5,7 +5,7 @@
  * here are both's (family.h). The format is the architecture's: VALID, AP[1]
  * (user), AP[2] (read-only), AF, DBM as the kernel's PTE_WRITE, CONT, PXN/UXN,
  * and the kernel's software bits (dirty 55, special 56; PROT_NONE is nG
- * without VALID, PTE_PRESENT_INVALID).
+ * without VALID, ARM64_PTE_PRESENT_INVALID).
  * Dirty is either software dirty or "hardware dirty": DBM set with AP[2]
  * clear. There is no soft-dirty bit (arm64 does not select HAVE_ARCH_SOFT_DIRTY).
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * arm64 contpte: 16 aligned PTEs that map 16 aligned pages of one folio with
- * the same attributes carry PTE_CONT, so the TLB may hold them as one 64 KiB
+ * the same attributes carry ARM64_PTE_CONT, so the TLB may hold them as one 64 KiB
  * entry. Core mm never sees this: it calls ptep_get, set_ptes and friends,
  * and this file folds blocks when they become eligible and unfolds them
  * (break-before-make) before any change to a single entry.
@@ -34,8 +34,8 @@ static void contpte_convert(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 	for (int i = 0; i < CONT_PTES; i++) {
 		mmp_pte_t old = raw_get_and_clear(s, first + i);
 
-		if (old & PTE_AF)
-			pte |= PTE_AF;
+		if (old & ARM64_PTE_AF)
+			pte |= ARM64_PTE_AF;
 		if (arm64_pte_dirty(old))
 			pte = arm64_pte_mkdirty(pte);
 	}
@@ -50,7 +50,7 @@ static void contpte_try_unfold(struct mmp_space *s, uint64_t addr, mmp_pte_t *pt
 {
 	if (pte_valid_cont(pte)) {
 		count_inc(s, MMP_C_CONTPTE_UNFOLD);
-		contpte_convert(s, addr, ptep, pte & ~PTE_CONT);
+		contpte_convert(s, addr, ptep, pte & ~ARM64_PTE_CONT);
 	}
 }
 
@@ -65,20 +65,20 @@ static void contpte_try_fold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep
 	uint64_t pfn = arm64_pte_pfn(pte), base_pfn = pfn - (CONT_PTES - 1);
 	mmp_pte_t *first = contpte_align_down(ptep), prot = arm64_pte_prot_noad(pte);
 
-	if (!cont_completes_block(addr, pfn, CONT_PTES) || !(pte & PTE_VALID) ||
-	    (pte & (PTE_CONT | PTE_SPECIAL)))
+	if (!cont_completes_block(addr, pfn, CONT_PTES) || !(pte & ARM64_PTE_VALID) ||
+	    (pte & (ARM64_PTE_CONT | ARM64_PTE_SPECIAL)))
 		return;
 	if (!folio_covers_block(s, base_pfn, CONT_PTES))
 		return;
 	for (int i = 0; i < CONT_PTES; i++) {
 		mmp_pte_t e = raw_get(s, first + i);
 
-		if (!(e & PTE_VALID) || arm64_pte_pfn(e) != base_pfn + i ||
+		if (!(e & ARM64_PTE_VALID) || arm64_pte_pfn(e) != base_pfn + i ||
 		    arm64_pte_prot_noad(e) != prot)
 			return;
 	}
 	count_inc(s, MMP_C_CONTPTE_FOLD);
-	contpte_convert(s, addr, ptep, pte | PTE_CONT);
+	contpte_convert(s, addr, ptep, pte | ARM64_PTE_CONT);
 }
 
 /* ---- ptep_get ------------------------------------------------------------------- */
@@ -99,11 +99,11 @@ mmp_pte_t contpte_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
 	for (int i = 0; i < CONT_PTES; i++) {
 		mmp_pte_t e = raw_get(s, first + i);
 
-		if (e & PTE_AF)
-			pte |= PTE_AF;
+		if (e & ARM64_PTE_AF)
+			pte |= ARM64_PTE_AF;
 		if (arm64_pte_dirty(e))
 			pte = arm64_pte_mkdirty(pte);
-		if (stop_early && (pte & PTE_AF) && arm64_pte_dirty(pte))
+		if (stop_early && (pte & ARM64_PTE_AF) && arm64_pte_dirty(pte))
 			break;
 	}
 	return pte;
@@ -139,8 +139,8 @@ mmp_pte_t contpte_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
 			mmp_pte_t e = __atomic_load_n(first + i, __ATOMIC_ACQUIRE);
 
 			stable = contpte_entry_fits(e, base + i, arm64_pte_prot_noad(orig));
-			if (e & PTE_AF)
-				pte |= PTE_AF;
+			if (e & ARM64_PTE_AF)
+				pte |= ARM64_PTE_AF;
 			if (arm64_pte_dirty(e))
 				pte = arm64_pte_mkdirty(pte);
 		}
@@ -240,7 +240,7 @@ void contpte_set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_p
 {
 	uint64_t end = addr + (uint64_t)nr * PAGE_SIZE;
 
-	pte &= ~PTE_CONT;
+	pte &= ~ARM64_PTE_CONT;
 	if (nr == 1) {
 		contpte_try_unfold(s, addr, ptep, raw_get(s, ptep));
 		raw_set(s, ptep, pte);
@@ -253,9 +253,9 @@ void contpte_set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_p
 		uint64_t pa = arm64_pte_pfn(pte) << PAGE_SHIFT;
 		mmp_pte_t e = pte;
 
-		if (((addr | next | pa) & ~CONT_PTE_MASK) == 0 && (pte & PTE_VALID) &&
-		    !(pte & PTE_SPECIAL))
-			e |= PTE_CONT;
+		if (((addr | next | pa) & ~CONT_PTE_MASK) == 0 && (pte & ARM64_PTE_VALID) &&
+		    !(pte & ARM64_PTE_SPECIAL))
+			e |= ARM64_PTE_CONT;
 		for (unsigned int i = 0; i < n; i++)
 			raw_set(s, ptep + i, arm64_pte_advance_pfn(e, i));
 		pte = arm64_pte_advance_pfn(pte, n);
@@ -290,8 +290,8 @@ mmp_pte_t contpte_get_and_clear_full_ptes(struct mmp_space *s, uint64_t addr, mm
 	for (unsigned int i = 1; i < nr; i++) {
 		mmp_pte_t e = raw_get_and_clear(s, ptep + i);
 
-		if (e & PTE_AF)
-			pte |= PTE_AF;
+		if (e & ARM64_PTE_AF)
+			pte |= ARM64_PTE_AF;
 		if (arm64_pte_dirty(e))
 			pte = arm64_pte_mkdirty(pte);
 	}
@@ -314,8 +314,8 @@ static void wrprotect_one(struct mmp_space *s, mmp_pte_t *ptep)
 	do {
 		new = old;
 		if (arm64_pte_dirty(old))
-			new |= PTE_DIRTY;
-		new = (new & ~PTE_WRITE) | PTE_RDONLY;
+			new |= ARM64_PTE_DIRTY;
+		new = (new & ~ARM64_PTE_WRITE) | ARM64_PTE_RDONLY;
 	} while (!__atomic_compare_exchange_n(ptep, &old, new, false, __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
 	count_add2(s, MMP_C_PTE_READ, MMP_C_PTE_WRITE, 1);
@@ -343,7 +343,7 @@ int contpte_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr, mmp_pt
 		n = CONT_PTES;
 	}
 	for (int i = 0; i < n; i++)
-		young |= !!(raw_clear_bits(s, first + i, PTE_AF) & PTE_AF);
+		young |= !!(raw_clear_bits(s, first + i, ARM64_PTE_AF) & ARM64_PTE_AF);
 	return young;
 }
 
@@ -361,7 +361,7 @@ int contpte_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t 
 	unsigned int n = 1;
 	int changed = 0;
 
-	if ((eflags & MMP_E_WRITE) && !(pte & PTE_WRITE)) {
+	if ((eflags & MMP_E_WRITE) && !(pte & ARM64_PTE_WRITE)) {
 		contpte_try_unfold(s, addr, ptep, pte);
 	} else if (pte_valid_cont(pte)) {
 		first = contpte_align_down(ptep);
@@ -397,9 +397,10 @@ void contpte_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_
 		do {
 			new = old;
 			if (eflags & MMP_E_ACCESSED)
-				new &= ~PTE_AF;
+				new &= ~ARM64_PTE_AF;
 			if (eflags & MMP_E_DIRTY)
-				new = (new & ~PTE_DIRTY) | PTE_RDONLY;	/* pte_mkclean */
+				/* pte_mkclean */
+				new = (new & ~ARM64_PTE_DIRTY) | ARM64_PTE_RDONLY;
 		} while (!__atomic_compare_exchange_n(ptep, &old, new, false, __ATOMIC_ACQ_REL,
 						      __ATOMIC_ACQUIRE));
 		count_add2(s, MMP_C_PTE_READ, MMP_C_PTE_WRITE, 1);

@@ -46,7 +46,7 @@ static __always_inline unsigned int arm64_pte_batch_hint(mmp_pte_t *ptep, mmp_pt
 static __always_inline void arm64_set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 					   mmp_pte_t pte, unsigned int nr)
 {
-	pte &= ~PTE_CONT;
+	pte &= ~ARM64_PTE_CONT;
 	if (likely(nr == 1) && !pte_valid_cont(__atomic_load_n(ptep, __ATOMIC_ACQUIRE)) &&
 	    !cont_completes_block(addr, arm64_pte_pfn(pte), CONT_PTES)) {
 		/* The unfold check's read and the write, counted as raw_set() would. */
@@ -108,13 +108,13 @@ static __always_inline void arm64_clear_full_ptes(struct mmp_space *s, uint64_t 
 static __always_inline mmp_pte_t arm64_pte_set_flags(mmp_pte_t e, unsigned int f)
 {
 	if (f & MMP_E_ACCESSED)
-		e |= PTE_AF;
+		e |= ARM64_PTE_AF;
 	if (f & MMP_E_SPECIAL)
-		e |= PTE_SPECIAL;
+		e |= ARM64_PTE_SPECIAL;
 	if (f & MMP_E_WRITE) {
-		e |= PTE_WRITE;
-		if (e & PTE_DIRTY)
-			e &= ~PTE_RDONLY;
+		e |= ARM64_PTE_WRITE;
+		if (e & ARM64_PTE_DIRTY)
+			e &= ~ARM64_PTE_RDONLY;
 	}
 	if (f & MMP_E_DIRTY)
 		e = arm64_pte_mkdirty(e);
@@ -133,13 +133,13 @@ static __always_inline mmp_pte_t arm64_hw_update_leaf(struct mmp_space *s, mmp_p
 	mmp_pte_t old = __atomic_load_n(ep, __ATOMIC_ACQUIRE), new;
 
 	for (;;) {
-		if (!(old & PTE_VALID) || (level > MMP_PTE && (old & PTE_TYPE_BIT)))
+		if (!(old & ARM64_PTE_VALID) || (level > MMP_PTE && (old & ARM64_PTE_TYPE_BIT)))
 			return 0;
-		new = old | PTE_AF;
-		if (access == MMP_ACCESS_WRITE && (old & PTE_RDONLY)) {
-			if (!(old & PTE_DBM))
+		new = old | ARM64_PTE_AF;
+		if (access == MMP_ACCESS_WRITE && (old & ARM64_PTE_RDONLY)) {
+			if (!(old & ARM64_PTE_DBM))
 				return 0;
-			new &= ~PTE_RDONLY;
+			new &= ~ARM64_PTE_RDONLY;
 		}
 		if (new == old)
 			return old;

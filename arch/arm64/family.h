@@ -19,7 +19,8 @@
 /* pte_mkold(pte_mkclean(pte)) without the pfn: what must match across a contpte block. */
 static __always_inline mmp_pte_t arm64_pte_prot_noad(mmp_pte_t pte)
 {
-	return ((pte & ~(PTE_AF | PTE_DIRTY)) | PTE_RDONLY) & ~PTE_ADDR_MASK;
+	return ((pte & ~(ARM64_PTE_AF | ARM64_PTE_DIRTY)) | ARM64_PTE_RDONLY) &
+	       ~ARM64_PTE_ADDR_MASK;
 }
 
 /* contpte.c: the out-of-line halves of arm64's contiguous-PTE operations (entry_ops.h). */

@@ -76,12 +76,12 @@ static __always_inline mmp_pte_t riscv64_hw_update_leaf(struct mmp_space *s, mmp
 							 enum mmp_level level, unsigned int access)
 {
 	mmp_pte_t old = __atomic_load_n(ep, __ATOMIC_ACQUIRE), new;
-	mmp_pte_t need = _PAGE_A | (access == MMP_ACCESS_WRITE ? _PAGE_D : 0);
+	mmp_pte_t need = RV_PAGE_A | (access == MMP_ACCESS_WRITE ? RV_PAGE_D : 0);
 
 	for (;;) {
-		if (!(old & _PAGE_V) || !(old & _PAGE_LEAF))
+		if (!(old & RV_PAGE_V) || !(old & RV_PAGE_LEAF))
 			return 0;
-		if (access == MMP_ACCESS_WRITE && !(old & _PAGE_W))
+		if (access == MMP_ACCESS_WRITE && !(old & RV_PAGE_W))
 			return 0;
 		new = old | need;
 		if (new == old)

@@ -17,13 +17,13 @@ static __always_inline mmp_pte_t napot_normalize(mmp_pte_t pte, const mmp_pte_t 
 {
 	uint64_t pfn = napot_base_pfn(pte) + (((uintptr_t)ptep >> 3) & (NAPOT_PTES - 1));
 
-	return (pte & ~(_PAGE_PFN_MASK | _PAGE_NAPOT)) | pfn << _PAGE_PFN_SHIFT;
+	return (pte & ~(RV_PAGE_PFN_MASK | RV_PAGE_NAPOT)) | pfn << RV_PAGE_PFN_SHIFT;
 }
 
 /* Everything that must match across a block, A/D aside. */
 static __always_inline mmp_pte_t rv_prot_noad(mmp_pte_t pte)
 {
-	return pte & ~(_PAGE_PFN_MASK | _PAGE_A | _PAGE_D | _PAGE_NAPOT);
+	return pte & ~(RV_PAGE_PFN_MASK | RV_PAGE_A | RV_PAGE_D | RV_PAGE_NAPOT);
 }
 
 mmp_pte_t napot_ptep_get(struct mmp_space *s, mmp_pte_t *ptep);

@@ -10,20 +10,21 @@
 
 #include "arch.h"
 
-#define _PAGE_V		(1ULL << 0)
-#define _PAGE_R		(1ULL << 1)
-#define _PAGE_W		(1ULL << 2)
-#define _PAGE_X		(1ULL << 3)
-#define _PAGE_U		(1ULL << 4)
-#define _PAGE_G		(1ULL << 5)
-#define _PAGE_A		(1ULL << 6)
-#define _PAGE_D		(1ULL << 7)
-#define _PAGE_SPECIAL	(1ULL << 8)	/* RSW bit 8 */
-#define _PAGE_PROT_NONE	_PAGE_G		/* the kernel's choice: global is never set on user pages */
-#define _PAGE_NAPOT	(1ULL << 63)	/* Svnapot: N */
-#define _PAGE_PFN_SHIFT	10
-#define _PAGE_PFN_MASK	(((1ULL << 44) - 1) << _PAGE_PFN_SHIFT)
-#define _PAGE_LEAF	(_PAGE_R | _PAGE_W | _PAGE_X)
+#define RV_PAGE_V		(1ULL << 0)
+#define RV_PAGE_R		(1ULL << 1)
+#define RV_PAGE_W		(1ULL << 2)
+#define RV_PAGE_X		(1ULL << 3)
+#define RV_PAGE_U		(1ULL << 4)
+#define RV_PAGE_G		(1ULL << 5)
+#define RV_PAGE_A		(1ULL << 6)
+#define RV_PAGE_D		(1ULL << 7)
+#define RV_PAGE_SPECIAL	(1ULL << 8)	/* RSW bit 8 */
+/* The kernel's choice: global is never set on user pages. */
+#define RV_PAGE_PROT_NONE	RV_PAGE_G
+#define RV_PAGE_NAPOT	(1ULL << 63)	/* Svnapot: N */
+#define RV_PAGE_PFN_SHIFT	10
+#define RV_PAGE_PFN_MASK	(((1ULL << 44) - 1) << RV_PAGE_PFN_SHIFT)
+#define RV_PAGE_LEAF	(RV_PAGE_R | RV_PAGE_W | RV_PAGE_X)
 
 /* Svnapot order 4 (NAPOT_CONT64KB_ORDER): 16 entries, ppn[3:0] = 1000b. */
 #define NAPOT_ORDER	4
@@ -33,12 +34,12 @@
 
 static __always_inline uint64_t rv_ppn(mmp_pte_t pte)
 {
-	return (pte & _PAGE_PFN_MASK) >> _PAGE_PFN_SHIFT;
+	return (pte & RV_PAGE_PFN_MASK) >> RV_PAGE_PFN_SHIFT;
 }
 
 static __always_inline bool pte_napot(mmp_pte_t pte)
 {
-	return (pte & (_PAGE_V | _PAGE_NAPOT)) == (_PAGE_V | _PAGE_NAPOT);
+	return (pte & (RV_PAGE_V | RV_PAGE_NAPOT)) == (RV_PAGE_V | RV_PAGE_NAPOT);
 }
 
 /* The first pfn of a NAPOT run: its ppn with the size encoding cleared. */
@@ -52,33 +53,33 @@ static __always_inline mmp_pte_t pte_mknapot(mmp_pte_t pte)
 {
 	uint64_t ppn = (rv_ppn(pte) & ~(uint64_t)(NAPOT_PTES - 1)) | (NAPOT_PTES >> 1);
 
-	return (pte & ~_PAGE_PFN_MASK) | ppn << _PAGE_PFN_SHIFT | _PAGE_NAPOT;
+	return (pte & ~RV_PAGE_PFN_MASK) | ppn << RV_PAGE_PFN_SHIFT | RV_PAGE_NAPOT;
 }
 
 static __always_inline mmp_pte_t riscv64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
 {
-	mmp_pte_t e = (pfn << _PAGE_PFN_SHIFT) & _PAGE_PFN_MASK;
+	mmp_pte_t e = (pfn << RV_PAGE_PFN_SHIFT) & RV_PAGE_PFN_MASK;
 
 	if (f & MMP_E_TABLE)
-		return e | _PAGE_V;
+		return e | RV_PAGE_V;
 	if (f & MMP_E_PRESENT)
-		e |= _PAGE_V;
+		e |= RV_PAGE_V;
 	else if (f & MMP_E_PROTNONE)
-		e |= _PAGE_PROT_NONE;
+		e |= RV_PAGE_PROT_NONE;
 	/* Every user leaf is readable; write implies read (W without R is reserved). */
-	e |= _PAGE_R;
+	e |= RV_PAGE_R;
 	if (f & MMP_E_WRITE)
-		e |= _PAGE_W;
+		e |= RV_PAGE_W;
 	if (!(f & MMP_E_NOEXEC))
-		e |= _PAGE_X;
+		e |= RV_PAGE_X;
 	if (f & MMP_E_USER)
-		e |= _PAGE_U;
+		e |= RV_PAGE_U;
 	if (f & MMP_E_ACCESSED)
-		e |= _PAGE_A;
+		e |= RV_PAGE_A;
 	if (f & MMP_E_DIRTY)
-		e |= _PAGE_D;
+		e |= RV_PAGE_D;
 	if (f & MMP_E_SPECIAL)
-		e |= _PAGE_SPECIAL;
+		e |= RV_PAGE_SPECIAL;
 	if (level == MMP_PTE && (f & MMP_E_CONT) && (f & MMP_E_PRESENT))
 		e = pte_mknapot(e);
 	return e;
@@ -88,30 +89,30 @@ static __always_inline unsigned int riscv64_entry_flags(mmp_pte_t e, enum mmp_le
 {
 	unsigned int f = 0;
 
-	if (e & _PAGE_V) {
+	if (e & RV_PAGE_V) {
 		f |= MMP_E_PRESENT;
-		if (level > MMP_PTE && !(e & _PAGE_LEAF))
+		if (level > MMP_PTE && !(e & RV_PAGE_LEAF))
 			return f | MMP_E_TABLE;
-	} else if (e & _PAGE_PROT_NONE) {
+	} else if (e & RV_PAGE_PROT_NONE) {
 		f |= MMP_E_PROTNONE;
 	} else {
 		return 0;
 	}
 	if (level > MMP_PTE)
 		f |= MMP_E_LEAF;
-	if (e & _PAGE_W)
+	if (e & RV_PAGE_W)
 		f |= MMP_E_WRITE;
-	if (!(e & _PAGE_X))
+	if (!(e & RV_PAGE_X))
 		f |= MMP_E_NOEXEC;
-	if (e & _PAGE_U)
+	if (e & RV_PAGE_U)
 		f |= MMP_E_USER;
-	if (e & _PAGE_A)
+	if (e & RV_PAGE_A)
 		f |= MMP_E_ACCESSED;
-	if (e & _PAGE_D)
+	if (e & RV_PAGE_D)
 		f |= MMP_E_DIRTY;
-	if (e & _PAGE_SPECIAL)
+	if (e & RV_PAGE_SPECIAL)
 		f |= MMP_E_SPECIAL;
-	if (level == MMP_PTE && (e & _PAGE_NAPOT))
+	if (level == MMP_PTE && (e & RV_PAGE_NAPOT))
 		f |= MMP_E_CONT;
 	return f;
 }
@@ -126,8 +127,8 @@ static __always_inline uint64_t riscv64_entry_pfn(mmp_pte_t e, enum mmp_level le
 static __always_inline mmp_pte_t riscv64_pte_clear_flags(mmp_pte_t e, unsigned int f)
 {
 	/* One mask of @f alone: a loop clearing the same flags computes it once. */
-	mmp_pte_t bits = (f & MMP_E_ACCESSED ? _PAGE_A : 0) | (f & MMP_E_DIRTY ? _PAGE_D : 0) |
-			 (f & MMP_E_WRITE ? _PAGE_W : 0);
+	mmp_pte_t bits = (f & MMP_E_ACCESSED ? RV_PAGE_A : 0) | (f & MMP_E_DIRTY ? RV_PAGE_D : 0) |
+			 (f & MMP_E_WRITE ? RV_PAGE_W : 0);
 
 	return e & ~bits;
 }
@@ -135,7 +136,7 @@ static __always_inline mmp_pte_t riscv64_pte_clear_flags(mmp_pte_t e, unsigned i
 /* Core's entries are per page, never NAPOT-encoded: the ppn simply advances. */
 static __always_inline mmp_pte_t riscv64_pte_advance_pfn(mmp_pte_t e, uint64_t nr)
 {
-	return e + (nr << _PAGE_PFN_SHIFT);
+	return e + (nr << RV_PAGE_PFN_SHIFT);
 }
 
 /*

@@ -35,10 +35,10 @@ static void napot_convert(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, m
 	uint64_t start = addr & NAPOT_MASK;
 	mmp_pte_t *first = napot_align_down(ptep);
 
-	pte -= (uint64_t)(ptep - first) << _PAGE_PFN_SHIFT;	/* the run's first page */
+	pte -= (uint64_t)(ptep - first) << RV_PAGE_PFN_SHIFT;	/* the run's first page */
 	inc_tlb_flush_pending(s);
 	for (unsigned int i = 0; i < NAPOT_PTES; i++)
-		pte |= raw_get_and_clear(s, first + i) & (_PAGE_A | _PAGE_D);
+		pte |= raw_get_and_clear(s, first + i) & (RV_PAGE_A | RV_PAGE_D);
 	flush_tlb_range(s, start, start + NAPOT_SIZE, PAGE_SHIFT);
 	for (unsigned int i = 0; i < NAPOT_PTES; i++)
 		raw_set(s, first + i, napot ? pte_mknapot(pte) : riscv64_pte_advance_pfn(pte, i));
@@ -59,13 +59,13 @@ static void napot_try_fold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, 
 	uint64_t pfn = rv_ppn(pte), base = pfn - (NAPOT_PTES - 1);
 	mmp_pte_t *first = napot_align_down(ptep);
 
-	if (!cont_completes_block(addr, pfn, NAPOT_PTES) || !(pte & _PAGE_V) ||
-	    (pte & _PAGE_SPECIAL) || !folio_covers_block(s, base, NAPOT_PTES))
+	if (!cont_completes_block(addr, pfn, NAPOT_PTES) || !(pte & RV_PAGE_V) ||
+	    (pte & RV_PAGE_SPECIAL) || !folio_covers_block(s, base, NAPOT_PTES))
 		return;
 	for (unsigned int i = 0; i < NAPOT_PTES; i++) {
 		mmp_pte_t e = raw_get(s, first + i);
 
-		if (!(e & _PAGE_V) || pte_napot(e) || rv_ppn(e) != base + i ||
+		if (!(e & RV_PAGE_V) || pte_napot(e) || rv_ppn(e) != base + i ||
 		    rv_prot_noad(e) != rv_prot_noad(pte))
 			return;
 	}
@@ -83,8 +83,8 @@ mmp_pte_t napot_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
 	/* Hardware set A/D on whichever entry it used: the run's state is their OR. */
 	first = napot_align_down(ptep);
 	for (unsigned int i = 0; i < NAPOT_PTES; i++) {
-		raw |= raw_get(s, first + i) & (_PAGE_A | _PAGE_D);
-		if ((raw & (_PAGE_A | _PAGE_D)) == (_PAGE_A | _PAGE_D))
+		raw |= raw_get(s, first + i) & (RV_PAGE_A | RV_PAGE_D);
+		if ((raw & (RV_PAGE_A | RV_PAGE_D)) == (RV_PAGE_A | RV_PAGE_D))
 			break;
 	}
 	return napot_normalize(raw, ptep);
@@ -96,7 +96,7 @@ mmp_pte_t napot_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
  */
 static __always_inline bool napot_entry_fits(mmp_pte_t e, mmp_pte_t ref)
 {
-	return (e & ~(_PAGE_A | _PAGE_D)) == (ref & ~(_PAGE_A | _PAGE_D));
+	return (e & ~(RV_PAGE_A | RV_PAGE_D)) == (ref & ~(RV_PAGE_A | RV_PAGE_D));
 }
 
 /*
@@ -117,7 +117,7 @@ mmp_pte_t napot_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
 			mmp_pte_t e = __atomic_load_n(first + i, __ATOMIC_ACQUIRE);
 
 			stable = napot_entry_fits(e, raw);
-			raw |= e & (_PAGE_A | _PAGE_D);
+			raw |= e & (RV_PAGE_A | RV_PAGE_D);
 		}
 		if (stable)
 			return napot_normalize(raw, ptep);
@@ -167,7 +167,7 @@ static __attribute__((cold)) bool napot_block_fault(const mmp_pte_t *raw,
 			.ref = ref,
 			.raw = raw[i],
 			.ref_raw = raw[ref],
-			.attrs = (raw[i] ^ raw[ref]) & ~(_PAGE_A | _PAGE_D),
+			.attrs = (raw[i] ^ raw[ref]) & ~(RV_PAGE_A | RV_PAGE_D),
 			.pfn = pfn,
 			.expected_pfn = want,
 		};
@@ -218,7 +218,7 @@ void napot_set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte
 		uint64_t next = MIN((addr + NAPOT_SIZE) & NAPOT_MASK, end);
 		unsigned int n = (next - addr) >> PAGE_SHIFT;
 		bool run = ((addr | next | rv_ppn(pte) << PAGE_SHIFT) & ~NAPOT_MASK) == 0 &&
-			   (pte & _PAGE_V) && !(pte & _PAGE_SPECIAL);
+			   (pte & RV_PAGE_V) && !(pte & RV_PAGE_SPECIAL);
 
 		for (unsigned int i = 0; i < n; i++)
 			raw_set(s, ptep + i, run ? pte_mknapot(pte) : riscv64_pte_advance_pfn(pte, i));
@@ -250,7 +250,7 @@ mmp_pte_t napot_get_and_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_
 	napot_try_unfold_partial(s, addr, ptep, nr);
 	pte = pte_for_core(raw_get_and_clear(s, ptep), ptep);
 	for (unsigned int i = 1; i < nr; i++)
-		pte |= raw_get_and_clear(s, ptep + i) & (_PAGE_A | _PAGE_D);
+		pte |= raw_get_and_clear(s, ptep + i) & (RV_PAGE_A | RV_PAGE_D);
 	return pte;
 }
 
@@ -268,7 +268,7 @@ void napot_wrprotect_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, u
 	else
 		napot_try_unfold_partial(s, addr, ptep, nr);
 	for (unsigned int i = 0; i < nr; i++)
-		raw_clear_bits(s, ptep + i, _PAGE_W);
+		raw_clear_bits(s, ptep + i, RV_PAGE_W);
 }
 
 int napot_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep)
@@ -282,7 +282,7 @@ int napot_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr, mmp_pte_
 		n = NAPOT_PTES;
 	}
 	for (unsigned int i = 0; i < n; i++)
-		young |= !!(raw_clear_bits(s, first + i, _PAGE_A) & _PAGE_A);
+		young |= !!(raw_clear_bits(s, first + i, RV_PAGE_A) & RV_PAGE_A);
 	return young;
 }
 
@@ -290,7 +290,8 @@ int napot_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr, mmp_pte_
 void napot_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 				  unsigned int nr, unsigned int eflags)
 {
-	mmp_pte_t bits = (eflags & MMP_E_ACCESSED ? _PAGE_A : 0) | (eflags & MMP_E_DIRTY ? _PAGE_D : 0);
+	mmp_pte_t bits = (eflags & MMP_E_ACCESSED ? RV_PAGE_A : 0) |
+			 (eflags & MMP_E_DIRTY ? RV_PAGE_D : 0);
 	uint64_t end = addr + (uint64_t)nr * PAGE_SIZE;
 
 	cont_widen_to_blocks(s, &addr, &end, &ptep, NAPOT_SIZE, pte_napot);
@@ -308,13 +309,13 @@ int napot_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *p
 				unsigned int eflags)
 {
 	mmp_pte_t raw = raw_get(s, ptep), *first = ptep;
-	mmp_pte_t bits = (eflags & MMP_E_WRITE ? _PAGE_W : 0) |
-			 (eflags & MMP_E_ACCESSED ? _PAGE_A : 0) |
-			 (eflags & MMP_E_DIRTY ? _PAGE_D : 0);
+	mmp_pte_t bits = (eflags & MMP_E_WRITE ? RV_PAGE_W : 0) |
+			 (eflags & MMP_E_ACCESSED ? RV_PAGE_A : 0) |
+			 (eflags & MMP_E_DIRTY ? RV_PAGE_D : 0);
 	unsigned int n = 1;
 	int changed = 0;
 
-	if ((bits & _PAGE_W) && !(raw & _PAGE_W)) {
+	if ((bits & RV_PAGE_W) && !(raw & RV_PAGE_W)) {
 		napot_try_unfold(s, addr, ptep, raw);
 	} else if (pte_napot(raw)) {
 		first = napot_align_down(ptep);
@@ -325,7 +326,7 @@ int napot_ptep_set_access_flags(struct mmp_space *s, uint64_t addr, mmp_pte_t *p
 		mmp_pte_t e = first + i == ptep ? __atomic_load_n(ptep, __ATOMIC_ACQUIRE)
 						: raw_get(s, first + i);
 
-		if (!(e & _PAGE_V) || (e & bits) == bits)
+		if (!(e & RV_PAGE_V) || (e & bits) == bits)
 			continue;
 		__atomic_fetch_or(first + i, bits, __ATOMIC_ACQ_REL);
 		count_inc(s, MMP_C_PTE_WRITE);

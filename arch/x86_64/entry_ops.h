@@ -15,13 +15,13 @@ static __always_inline mmp_pte_t x86_64_hw_update_leaf(struct mmp_space *s, mmp_
 						       enum mmp_level level, unsigned int access)
 {
 	mmp_pte_t old = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
-	mmp_pte_t need = _PAGE_ACCESSED | (access == MMP_ACCESS_WRITE ? _PAGE_DIRTY : 0);
+	mmp_pte_t need = X86_PAGE_ACCESSED | (access == MMP_ACCESS_WRITE ? X86_PAGE_DIRTY : 0);
 
 	for (;;) {
 		/* Not present (PROT_NONE included), or a table: no leaf to update. */
-		if (!(old & _PAGE_PRESENT) || (level > MMP_PTE && !(old & _PAGE_PSE)))
+		if (!(old & X86_PAGE_PRESENT) || (level > MMP_PTE && !(old & X86_PAGE_PSE)))
 			return 0;
-		if (access == MMP_ACCESS_WRITE && !(old & _PAGE_RW))
+		if (access == MMP_ACCESS_WRITE && !(old & X86_PAGE_RW))
 			return 0;
 		if ((old & need) == need)
 			return old;
@@ -40,22 +40,23 @@ static __always_inline mmp_pte_t x86_64_hw_update_leaf(struct mmp_space *s, mmp_
 #define __HAVE_ARCH_PFN_PTE
 static __always_inline mmp_pte_t x86_64_pfn_pte(uint64_t pfn, mmp_pte_t prot)
 {
-	return prot ^ ((pfn << MMP_PAGE_SHIFT) & PTE_PFN_MASK);
+	return prot ^ ((pfn << MMP_PAGE_SHIFT) & X86_PTE_PFN_MASK);
 }
 
 /* Present: only bits to set (pte_mkyoung, pte_mkdirty, pte_mkwrite, pte_mkspecial). */
 #define __HAVE_ARCH_PTE_SET_FLAGS
 static __always_inline mmp_pte_t x86_64_pte_set_flags(mmp_pte_t e, unsigned int f)
 {
-	return e | (f & MMP_E_ACCESSED ? _PAGE_ACCESSED : 0) | (f & MMP_E_DIRTY ? _PAGE_DIRTY : 0) |
-	       (f & MMP_E_WRITE ? _PAGE_RW : 0) | (f & MMP_E_SPECIAL ? _PAGE_SOFTW1 : 0);
+	return e | (f & MMP_E_ACCESSED ? X86_PAGE_ACCESSED : 0) |
+	       (f & MMP_E_DIRTY ? X86_PAGE_DIRTY : 0) | (f & MMP_E_WRITE ? X86_PAGE_RW : 0) |
+	       (f & MMP_E_SPECIAL ? X86_PAGE_SOFTW1 : 0);
 }
 
 /* A table entry is present: its address bits as they are (pmd_page_vaddr()). */
 #define __HAVE_ARCH_TABLE_PFN
 static __always_inline uint64_t x86_64_table_pfn(mmp_pte_t e, enum mmp_level level)
 {
-	return (e & PTE_PFN_MASK) >> MMP_PAGE_SHIFT;
+	return (e & X86_PTE_PFN_MASK) >> MMP_PAGE_SHIFT;
 }
 
 #endif /* MMP_X86_64_ENTRY_OPS_H */

@@ -9,21 +9,22 @@
 
 #include "arch.h"
 
-#define _PAGE_PRESENT	(1ULL << 0)
-#define _PAGE_RW	(1ULL << 1)
-#define _PAGE_USER	(1ULL << 2)
-#define _PAGE_ACCESSED	(1ULL << 5)
-#define _PAGE_DIRTY	(1ULL << 6)
-#define _PAGE_PSE	(1ULL << 7)
-#define _PAGE_PROTNONE	(1ULL << 8)
-#define _PAGE_SOFTW1	(1ULL << 9)	/* _PAGE_SPECIAL (riscv has its own at bit 8) */
-#define _PAGE_SOFT_DIRTY (1ULL << 11)
-#define _PAGE_NX	(1ULL << 63)
-#define PTE_PFN_MASK	0x000ffffffffff000ULL
+#define X86_PAGE_PRESENT	(1ULL << 0)
+#define X86_PAGE_RW	(1ULL << 1)
+#define X86_PAGE_USER	(1ULL << 2)
+#define X86_PAGE_ACCESSED	(1ULL << 5)
+#define X86_PAGE_DIRTY	(1ULL << 6)
+#define X86_PAGE_PSE	(1ULL << 7)
+#define X86_PAGE_PROTNONE	(1ULL << 8)
+#define X86_PAGE_SOFTW1	(1ULL << 9)	/* _PAGE_SPECIAL (riscv's is bit 8) */
+#define X86_PAGE_SOFT_DIRTY (1ULL << 11)
+#define X86_PAGE_NX	(1ULL << 63)
+#define X86_PTE_PFN_MASK	0x000ffffffffff000ULL
 
 
-/* What a table entry holds: _PAGE_TABLE (the kernel also sets A and D on it). */
-#define _PAGE_TABLE	(_PAGE_PRESENT | _PAGE_RW | _PAGE_USER | _PAGE_ACCESSED | _PAGE_DIRTY)
+/* What a table entry holds: X86_PAGE_TABLE (the kernel also sets A and D on it). */
+#define X86_PAGE_TABLE	(X86_PAGE_PRESENT | X86_PAGE_RW | X86_PAGE_USER | X86_PAGE_ACCESSED | \
+			 X86_PAGE_DIRTY)
 
 /*
  * L1TF: an entry that is not present but still holds a pfn (PROT_NONE)
@@ -32,41 +33,41 @@
  */
 static __always_inline uint64_t protnone_mask(mmp_pte_t e)
 {
-	return e && !(e & _PAGE_PRESENT) ? PTE_PFN_MASK : 0;
+	return e && !(e & X86_PAGE_PRESENT) ? X86_PTE_PFN_MASK : 0;
 }
 
 static __always_inline mmp_pte_t x86_64_mk_entry(uint64_t pfn, unsigned int f, enum mmp_level level)
 {
-	mmp_pte_t e = (pfn << MMP_PAGE_SHIFT) & PTE_PFN_MASK;
+	mmp_pte_t e = (pfn << MMP_PAGE_SHIFT) & X86_PTE_PFN_MASK;
 
 	if (f & MMP_E_TABLE)
-		return e | _PAGE_TABLE;
+		return e | X86_PAGE_TABLE;
 	if (f & MMP_E_PRESENT)
-		e |= _PAGE_PRESENT;
+		e |= X86_PAGE_PRESENT;
 	else if (f & MMP_E_PROTNONE)
-		e |= _PAGE_PROTNONE;
+		e |= X86_PAGE_PROTNONE;
 	if (f & MMP_E_WRITE)
-		e |= _PAGE_RW;
+		e |= X86_PAGE_RW;
 	if (f & MMP_E_USER)
-		e |= _PAGE_USER;
+		e |= X86_PAGE_USER;
 	if (f & MMP_E_ACCESSED)
-		e |= _PAGE_ACCESSED;
+		e |= X86_PAGE_ACCESSED;
 	if (f & MMP_E_DIRTY)
-		e |= _PAGE_DIRTY;
+		e |= X86_PAGE_DIRTY;
 	if (f & MMP_E_SPECIAL)
-		e |= _PAGE_SOFTW1;
+		e |= X86_PAGE_SOFTW1;
 	if (f & MMP_E_SOFT_DIRTY)
-		e |= _PAGE_SOFT_DIRTY;
+		e |= X86_PAGE_SOFT_DIRTY;
 	if (f & MMP_E_NOEXEC)
-		e |= _PAGE_NX;
+		e |= X86_PAGE_NX;
 	if (level > MMP_PTE && (f & MMP_E_LEAF))
-		e |= _PAGE_PSE;
+		e |= X86_PAGE_PSE;
 	return e ^ protnone_mask(e);
 }
 
 static __always_inline unsigned int x86_64_entry_flags(mmp_pte_t e, enum mmp_level level)
 {
-	bool present = e & _PAGE_PRESENT, pse = level > MMP_PTE && (e & _PAGE_PSE);
+	bool present = e & X86_PAGE_PRESENT, pse = level > MMP_PTE && (e & X86_PAGE_PSE);
 
 	/* A table entry says only that: its other bits are for the walk. */
 	if (present && level > MMP_PTE && !pse)
@@ -75,20 +76,20 @@ static __always_inline unsigned int x86_64_entry_flags(mmp_pte_t e, enum mmp_lev
 	 * One expression of independent bits (zero for a none entry): a caller
 	 * testing some of them (entry_test) lets the compiler drop the rest.
 	 */
-	return (present ? MMP_E_PRESENT : e & _PAGE_PROTNONE ? MMP_E_PROTNONE : 0) |
+	return (present ? MMP_E_PRESENT : e & X86_PAGE_PROTNONE ? MMP_E_PROTNONE : 0) |
 	       (pse ? MMP_E_LEAF : 0) |
-	       (e & _PAGE_RW ? MMP_E_WRITE : 0) |
-	       (e & _PAGE_USER ? MMP_E_USER : 0) |
-	       (e & _PAGE_ACCESSED ? MMP_E_ACCESSED : 0) |
-	       (e & _PAGE_DIRTY ? MMP_E_DIRTY : 0) |
-	       (e & _PAGE_SOFTW1 ? MMP_E_SPECIAL : 0) |
-	       (e & _PAGE_SOFT_DIRTY ? MMP_E_SOFT_DIRTY : 0) |
-	       (e & _PAGE_NX ? MMP_E_NOEXEC : 0);
+	       (e & X86_PAGE_RW ? MMP_E_WRITE : 0) |
+	       (e & X86_PAGE_USER ? MMP_E_USER : 0) |
+	       (e & X86_PAGE_ACCESSED ? MMP_E_ACCESSED : 0) |
+	       (e & X86_PAGE_DIRTY ? MMP_E_DIRTY : 0) |
+	       (e & X86_PAGE_SOFTW1 ? MMP_E_SPECIAL : 0) |
+	       (e & X86_PAGE_SOFT_DIRTY ? MMP_E_SOFT_DIRTY : 0) |
+	       (e & X86_PAGE_NX ? MMP_E_NOEXEC : 0);
 }
 
 static __always_inline uint64_t x86_64_entry_pfn(mmp_pte_t e, enum mmp_level level)
 {
-	return ((e ^ protnone_mask(e)) & PTE_PFN_MASK) >> MMP_PAGE_SHIFT;
+	return ((e ^ protnone_mask(e)) & X86_PTE_PFN_MASK) >> MMP_PAGE_SHIFT;
 }
 
 /*
@@ -98,10 +99,10 @@ static __always_inline uint64_t x86_64_entry_pfn(mmp_pte_t e, enum mmp_level lev
 static __always_inline mmp_pte_t x86_64_pte_clear_flags(mmp_pte_t e, unsigned int f)
 {
 	/* One mask of @f alone: a loop clearing the same flags computes it once. */
-	mmp_pte_t bits = (f & MMP_E_ACCESSED ? _PAGE_ACCESSED : 0) |
-			 (f & MMP_E_DIRTY ? _PAGE_DIRTY : 0) |
-			 (f & MMP_E_SOFT_DIRTY ? _PAGE_SOFT_DIRTY : 0) |
-			 (f & MMP_E_WRITE ? _PAGE_RW : 0);
+	mmp_pte_t bits = (f & MMP_E_ACCESSED ? X86_PAGE_ACCESSED : 0) |
+			 (f & MMP_E_DIRTY ? X86_PAGE_DIRTY : 0) |
+			 (f & MMP_E_SOFT_DIRTY ? X86_PAGE_SOFT_DIRTY : 0) |
+			 (f & MMP_E_WRITE ? X86_PAGE_RW : 0);
 
 	return e & ~bits;
 }
@@ -109,7 +110,7 @@ static __always_inline mmp_pte_t x86_64_pte_clear_flags(mmp_pte_t e, unsigned in
 /* A PROT_NONE entry holds its pfn inverted (L1TF): it advances the other way. */
 static __always_inline mmp_pte_t x86_64_pte_advance_pfn(mmp_pte_t e, uint64_t nr)
 {
-	uint64_t step = e & _PAGE_PRESENT ? MMP_PAGE_SIZE : -(uint64_t)MMP_PAGE_SIZE;
+	uint64_t step = e & X86_PAGE_PRESENT ? MMP_PAGE_SIZE : -(uint64_t)MMP_PAGE_SIZE;
 
 	return e + nr * step;
 }
