@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Simulated CPUs: the TLB and the paging-structure cache of each, for the
- * hardware model (hw/cpu.c, hw/tlb.c) and whoever checks it (verify).
+ * hardware model (hw/cpu.c, hw/tlbflush.c) and whoever checks it (verify).
  */
 #ifndef MMP_CPU_H
 #define MMP_CPU_H
@@ -217,7 +217,7 @@ static inline void tlb_entry_drop(struct mmp_cpu *cpu, struct mmp_tlb_entry *te)
 	tlb_set_tags(cpu, te->set)[way] = 0;
 }
 
-/* Empty every way (hw/tlb.c); drop this CPU's translations. */
+/* Empty every way (hw/tlbflush.c); drop this CPU's translations. */
 void tlb_reset(struct mmp_cpu *cpu);
 void tlb_invalidate_local(struct mmp_cpu *cpu, uint64_t start, uint64_t end, unsigned int shift);
 void tlb_invalidate_all(struct mmp_cpu *cpu);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Simulated physical memory and its allocator (lib/phys.c): frames, buddy lists, per-CPU lists. */
+/* Simulated physical memory and its allocator (lib/page_alloc.c): frames, buddy lists, per-CPU lists. */
 #ifndef MMP_PAGE_ALLOC_H
 #define MMP_PAGE_ALLOC_H
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* TLB flushes across a space's CPUs (hw/tlb.c): the kernel's asm/tlbflush.h. */
+/* TLB flushes across a space's CPUs (hw/tlbflush.c): the kernel's asm/tlbflush.h. */
 #ifndef MMP_TLBFLUSH_H
 #define MMP_TLBFLUSH_H
 
@@ -7,7 +7,7 @@
 
 void flush_tlb_range(struct mmp_space *s, uint64_t start, uint64_t end, unsigned int stride_shift);
 void flush_tlb_mm(struct mmp_space *s);
-/* IPI every other CPU of @s and wait until each took it (hw/tlb.c); the IPIs sent. */
+/* IPI every other CPU of @s and wait until each took it (hw/tlbflush.c); the IPIs sent. */
 unsigned int smp_call_function_sync(struct mmp_space *s);
 static inline void flush_tlb_page(struct mmp_space *s, uint64_t addr)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit test of simulated physical memory (lib/phys.c): creation, the buddy
+ * Unit test of simulated physical memory (lib/page_alloc.c): creation, the buddy
  * allocator, its BUG checks, destroy; and of the counter shard pool and names
  * (lib/counters.c).
  */
@@ -363,7 +363,7 @@ static void expect_bug(void (*fn)(struct mmp_phys *), struct mmp_phys *phys, con
 	close(fds[0]);
 	waitpid(pid, &status, 0);
 	tap_ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT &&
-	       strstr(buf, "libmmprim: BUG at ") && strstr(buf, "phys.c:"), "BUG: %s", what);
+	       strstr(buf, "libmmprim: BUG at ") && strstr(buf, "page_alloc.c:"), "BUG: %s", what);
 }
 
 static void bug_double_free(struct mmp_phys *phys)
