@@ -19,11 +19,36 @@ static __always_inline unsigned int folio_nr_pages(struct mmp_page *head)
 	return 1u << head->order;
 }
 
-/* Allocate and free (lib/memory.c). */
+/* Allocate and free (lib/folio.c). */
 uint32_t folio_alloc_anon(struct mmp_space *s, unsigned int order);
 bool __folio_put_refs(struct mmp_phys *phys, uint32_t head_pfn, unsigned int nr);
 void folio_put_refs(struct mmp_space *s, uint32_t head_pfn, unsigned int nr);
 void folio_free(struct mmp_phys *phys, uint32_t head_pfn);
+
+/*
+ * A new anonymous folio of 2^order pages, not yet mapped; NO_PFN when out of
+ * memory. Inline in the anonymous fault; folio_alloc_anon() elsewhere.
+ */
+static __always_inline uint32_t __folio_alloc_anon(struct mmp_space *s, unsigned int order)
+{
+	uint32_t pfn = phys_alloc_pages(s->phys, order);
+	struct mmp_page *head;
+
+	if (pfn == NO_PFN) {
+		count_inc(s, MMP_C_FOLIO_ALLOC_FAIL);
+		return NO_PFN;
+	}
+	head = pfn_to_page(s->phys, pfn);
+	for (unsigned int i = 1; i < (1u << order); i++) {
+		head[i].flags = PG_tail | PG_anon_exclusive;
+		head[i].tail.head = pfn;
+	}
+	head->order = order;
+	head->flags = PG_head | PG_anon | PG_swapbacked | PG_anon_exclusive;
+	head->refcount = 0;
+	count_inc(s, MMP_C_FOLIO_ALLOC_O0 + order);
+	return pfn;
+}
 
 /* Folio references and mappings, kept where folio_add/remove_rmap would. */
 static inline void folio_ref_add(struct mmp_page *head, int nr)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Anonymous memory: folios, page faults (anonymous, zero page, write-protect
- * and COW), and zapping page ranges. Huge folio clear and copy are in
- * huge_copy.c.
+ * Anonymous memory: page faults (anonymous, zero page, write-protect and
+ * COW), and zapping page ranges. Folios are allocated and freed in folio.c,
+ * huge folios cleared and copied in huge_copy.c.
  */
 #include <string.h>
 
@@ -10,70 +10,6 @@
 #include "mmap_lock.h"
 #include "vma_tree.h"
 #include "rcu.h"
-
-/* ---- folios ----------------------------------------------------------------- */
-
-/*
- * A new anonymous folio of 2^order pages, not yet mapped; NO_PFN when out of
- * memory. Inline in the anonymous fault; folio_alloc_anon() elsewhere.
- */
-static __always_inline uint32_t __folio_alloc_anon(struct mmp_space *s, unsigned int order)
-{
-	uint32_t pfn = phys_alloc_pages(s->phys, order);
-	struct mmp_page *head;
-
-	if (pfn == NO_PFN) {
-		count_inc(s, MMP_C_FOLIO_ALLOC_FAIL);
-		return NO_PFN;
-	}
-	head = pfn_to_page(s->phys, pfn);
-	for (unsigned int i = 1; i < (1u << order); i++) {
-		head[i].flags = PG_tail | PG_anon_exclusive;
-		head[i].tail.head = pfn;
-	}
-	head->order = order;
-	head->flags = PG_head | PG_anon | PG_swapbacked | PG_anon_exclusive;
-	head->refcount = 0;
-	count_inc(s, MMP_C_FOLIO_ALLOC_O0 + order);
-	return pfn;
-}
-
-uint32_t folio_alloc_anon(struct mmp_space *s, unsigned int order)
-{
-	return __folio_alloc_anon(s, order);
-}
-
-void folio_free(struct mmp_phys *phys, uint32_t head_pfn)
-{
-	phys_free_pages(phys, head_pfn, pfn_to_page(phys, head_pfn)->order);
-}
-
-/*
- * Drop @nr references; the last one frees the folio (folios_put_refs). No
- * space needed: a pin may outlive the mm it was taken in. True when freed.
- */
-bool __folio_put_refs(struct mmp_phys *phys, uint32_t head_pfn, unsigned int nr)
-{
-	struct mmp_page *head = pfn_to_page(phys, head_pfn);
-	int left = folio_ref_sub_return(head, nr);
-
-	MMP_BUG_ON(left < 0);
-	if (left)
-		return false;
-	MMP_BUG_ON(folio_mapcount(head) != 0);
-	if (unlikely(head->flags & PG_hugetlb))
-		free_huge_folio(phys, head_pfn);	/* back to its pool */
-	else
-		folio_free(phys, head_pfn);
-	return true;
-}
-
-/* The same, counted in @s. */
-void folio_put_refs(struct mmp_space *s, uint32_t head_pfn, unsigned int nr)
-{
-	if (__folio_put_refs(s->phys, head_pfn, nr))
-		count_inc(s, MMP_C_FOLIO_FREE);
-}
 
 /* ---- anonymous faults ------------------------------------------------------------ */
 
