@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The space's event counters and RSS, sharded per host thread (lib/counters.c). */
+/* The space's event counters and RSS, sharded per host thread (lib/vmstat.c). */
 #ifndef MMP_VMSTAT_H
 #define MMP_VMSTAT_H
 

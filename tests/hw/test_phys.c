@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Unit test of simulated physical memory (lib/page_alloc.c): creation, the buddy
- * allocator, its BUG checks, destroy; and of the counter shard pool and names
- * (lib/counters.c).
+ * allocator, its BUG checks, destroy; and of the counter shard pool
+ * (lib/vmstat.c) and names (lib/counters.c).
  */
 #include <pthread.h>
 #include <semaphore.h>
