@@ -168,3 +168,112 @@ unsigned int smp_call_function_sync(struct mmp_space *s)
 	spin_unlock(&s->cpus_lock);
 	return sent;
 }
+
+/* ---- verify ---------------------------------------------------------------------- */
+
+/*
+ * The TLB's own bookkeeping: each set's live count and free-way bits, and the
+ * live count per size, agree with the entries of the current generation.
+ */
+static void tlb_verify_books(struct mmp_cpu *cpu, int c, tlb_report_fn report, void *arg)
+{
+	unsigned int nr_live[4] = { 0 };
+
+	for (unsigned int set = 0; set < cpu->tlb_sets; set++) {
+		struct mmp_tlb_set *st = &cpu->sets[set];
+		struct mmp_tlb_entry *ways = &cpu->tlb[set * cpu->tlb_ways];
+		const uint8_t *tags = tlb_set_tags(cpu, set);
+		unsigned int live = 0;
+		uint64_t mask = 0;
+
+		for (unsigned int w = 0; w < cpu->tag_stride; w++) {
+			uint64_t key = w < cpu->tlb_ways ? ways[w].key : 0;
+
+			if (tags[w] != (key ? tlb_tag(key) : 0))
+				report(arg, "space %llu: cpu %d: TLB set %u way %u has tag %#x for key %#llx",
+				       (unsigned long long)cpu->space->id, c, set, w, tags[w],
+				       (unsigned long long)key);
+		}
+		for (unsigned int w = 0; w < cpu->tlb_ways; w++) {
+			if (ways[w].set != set)
+				report(arg, "space %llu: cpu %d: TLB set %u way %u says it is of set %u",
+				       (unsigned long long)cpu->space->id, c, set, w, ways[w].set);
+			if (!tlb_entry_live(cpu, &ways[w]))
+				continue;
+			if (tlb_find(cpu, set, ways[w].key) != &ways[w])
+				report(arg, "space %llu: cpu %d: TLB set %u holds key %#llx twice",
+				       (unsigned long long)cpu->space->id, c, set,
+				       (unsigned long long)ways[w].key);
+			live++;
+			nr_live[ways[w].cls]++;
+			mask |= 1ULL << (w % 64);
+		}
+		if (live && st->gen != cpu->gen)
+			report(arg, "space %llu: cpu %d: TLB set %u holds %u live entries of a set "
+			       "marked flushed", (unsigned long long)cpu->space->id, c, set, live);
+		else if (st->gen == cpu->gen &&
+			 (st->live != live || (cpu->tlb_ways <= 64 && st->mask != mask)))
+			report(arg, "space %llu: cpu %d: TLB set %u counts %u live ways (mask %#llx), "
+			       "holds %u (%#llx)", (unsigned long long)cpu->space->id, c, set, st->live,
+			       (unsigned long long)st->mask, live, (unsigned long long)mask);
+	}
+	for (unsigned int k = 0; k < cpu->nr_shifts; k++) {
+		if (cpu->key_mask[k] != ~((1ULL << cpu->shifts[k]) - 1) ||
+		    cpu->key_tail[k] != ((uint64_t)cpu->gen << 6 | cpu->shifts[k] << 1 | 1))
+			report(arg, "space %llu: cpu %d: TLB keys of shift %u are made for another "
+			       "generation than %u", (unsigned long long)cpu->space->id, c, cpu->shifts[k],
+			       cpu->gen);
+		if (cpu->nr_live[k] != nr_live[k])
+			report(arg, "space %llu: cpu %d: %u live TLB entries of shift %u, counted %u",
+			       (unsigned long long)cpu->space->id, c, nr_live[k], cpu->shifts[k],
+			       cpu->nr_live[k]);
+		if (!!(cpu->live_classes & (1u << k)) != !!nr_live[k])
+			report(arg, "space %llu: cpu %d: TLB entries of shift %u %s, live_classes %#x",
+			       (unsigned long long)cpu->space->id, c, cpu->shifts[k],
+			       nr_live[k] ? "live" : "none", cpu->live_classes);
+	}
+}
+
+
+/*
+ * mmp_space_verify()'s look at the TLBs: each one's bookkeeping, and that no
+ * CPU holds a translation more permissive than the tables when no flush is
+ * due, every page of an entry asked of @holds (the tables are verify's).
+ */
+void tlb_verify(struct mmp_space *s, tlb_report_fn report, tlb_holds_fn holds, void *arg)
+{
+	if (READ_ONCE(s->tlb_flush_pending))
+		return;
+	spin_lock(&s->cpus_lock);
+	for (int c = 0; c < MMP_MAX_CPUS; c++) {
+		struct mmp_cpu *cpu = s->cpus[c];
+
+		if (!cpu)
+			continue;
+		spin_lock(&cpu->lock);
+		tlb_verify_books(cpu, c, report, arg);
+		for (unsigned int i = 0; i < cpu->tlb_sets * cpu->tlb_ways; i++) {
+			struct mmp_tlb_entry *te = &cpu->tlb[i];
+			uint64_t va = te->key & ~((1ULL << te->shift) - 1);
+			uint64_t n = tlb_entry_live(cpu, te) ? 1ULL << (te->shift - PAGE_SHIFT) : 0;
+			struct tlb_translation t = { .pfn = te->pfn, .write = te->write };
+
+			/* Every page the entry translates must still translate the same way. */
+			for (uint64_t k = 0; k < n;) {
+				uint64_t pva = va + (k << PAGE_SHIFT);
+				uint64_t span = MIN(n - k, (PMD_SIZE - (pva & ~PMD_MASK)) >> PAGE_SHIFT);
+				uint64_t held = holds(arg, &t, k, pva, span);
+
+				if (held < span) {
+					report(arg, "space %llu: cpu %d holds a stale TLB entry for %#llx",
+					       (unsigned long long)s->id, c,
+					       (unsigned long long)(pva + (held << PAGE_SHIFT)));
+					break;
+				}
+				k += span;
+			}
+		}
+		spin_unlock(&cpu->lock);
+	}
+	spin_unlock(&s->cpus_lock);
+}

@@ -26,4 +26,16 @@ static inline void dec_tlb_flush_pending(struct mmp_space *s)
 	__atomic_fetch_sub(&s->tlb_flush_pending, 1, __ATOMIC_SEQ_CST);
 }
 
+/* What a TLB entry translates, for tlb_verify()'s @holds: from frame @pfn, writable or not. */
+struct tlb_translation {
+	uint64_t pfn;
+	bool write;
+};
+typedef void (*tlb_report_fn)(void *arg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* How many of the @n pages from @va (page @k of the entry @t) the tables still translate so. */
+typedef uint64_t (*tlb_holds_fn)(void *arg, const struct tlb_translation *t, uint64_t k,
+				 uint64_t va, uint64_t n);
+/* Check every CPU's TLB of @s (hw/tlbflush.c), reporting what is wrong through @report. */
+void tlb_verify(struct mmp_space *s, tlb_report_fn report, tlb_holds_fn holds, void *arg);
+
 #endif /* MMP_TLBFLUSH_H */

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "cpu.h"
 #include "mm.h"
 #include "mmap_lock.h"
 #include "vma_tree.h"
@@ -72,18 +71,24 @@ static inline uint64_t next_used(struct verify *v, uint64_t pfn)
 	return (pfn & ~63ULL) + __builtin_ctzll(w);
 }
 
+__attribute__((format(printf, 2, 0)))
+static void vreport(struct verify *v, const char *fmt, va_list ap)
+{
+	if (v->errors++ >= 20)
+		return;
+	fprintf(stderr, "libmmprim: verify: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 __attribute__((format(printf, 2, 3)))
 static void report(struct verify *v, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (v->errors++ >= 20)
-		return;
-	fprintf(stderr, "libmmprim: verify: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport(v, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static bool take_table(struct verify *v, uint64_t pfn, const char *what, uint64_t va)
@@ -603,8 +608,8 @@ static void check_vmas(struct verify *v)
  * Does the translation @te cached for page @k of its span still hold, for the
  * @n pages from @va on that lie in one PMD? Returns the pages that hold.
  */
-static uint64_t tlb_pages_hold(struct mmp_space *s, struct mmp_tlb_entry *te, uint64_t k,
-			       uint64_t va, uint64_t n)
+static uint64_t tlb_pages_hold(struct mmp_space *s, const struct tlb_translation *te,
+			       uint64_t k, uint64_t va, uint64_t n)
 {
 	mmp_pte_t *pmdp = pmd_offset(s, va), *ptes, e;
 	struct pte_reader r;
@@ -646,107 +651,30 @@ static uint64_t tlb_pages_hold(struct mmp_space *s, struct mmp_tlb_entry *te, ui
 	return n;
 }
 
-/*
- * The TLB's own bookkeeping: each set's live count and free-way bits, and the
- * live count per size, agree with the entries of the current generation.
- */
-static void check_tlb_books(struct verify *v, struct mmp_cpu *cpu, int c)
+/* report() for a callback of the hardware model's. */
+__attribute__((format(printf, 2, 3)))
+static void report_cb(void *arg, const char *fmt, ...)
 {
-	unsigned int nr_live[4] = { 0 };
+	va_list ap;
 
-	for (unsigned int set = 0; set < cpu->tlb_sets; set++) {
-		struct mmp_tlb_set *st = &cpu->sets[set];
-		struct mmp_tlb_entry *ways = &cpu->tlb[set * cpu->tlb_ways];
-		const uint8_t *tags = tlb_set_tags(cpu, set);
-		unsigned int live = 0;
-		uint64_t mask = 0;
-
-		for (unsigned int w = 0; w < cpu->tag_stride; w++) {
-			uint64_t key = w < cpu->tlb_ways ? ways[w].key : 0;
-
-			if (tags[w] != (key ? tlb_tag(key) : 0))
-				report(v, "space %llu: cpu %d: TLB set %u way %u has tag %#x for key %#llx",
-				       (unsigned long long)v->s->id, c, set, w, tags[w],
-				       (unsigned long long)key);
-		}
-		for (unsigned int w = 0; w < cpu->tlb_ways; w++) {
-			if (ways[w].set != set)
-				report(v, "space %llu: cpu %d: TLB set %u way %u says it is of set %u",
-				       (unsigned long long)v->s->id, c, set, w, ways[w].set);
-			if (!tlb_entry_live(cpu, &ways[w]))
-				continue;
-			if (tlb_find(cpu, set, ways[w].key) != &ways[w])
-				report(v, "space %llu: cpu %d: TLB set %u holds key %#llx twice",
-				       (unsigned long long)v->s->id, c, set,
-				       (unsigned long long)ways[w].key);
-			live++;
-			nr_live[ways[w].cls]++;
-			mask |= 1ULL << (w % 64);
-		}
-		if (live && st->gen != cpu->gen)
-			report(v, "space %llu: cpu %d: TLB set %u holds %u live entries of a set "
-			       "marked flushed", (unsigned long long)v->s->id, c, set, live);
-		else if (st->gen == cpu->gen &&
-			 (st->live != live || (cpu->tlb_ways <= 64 && st->mask != mask)))
-			report(v, "space %llu: cpu %d: TLB set %u counts %u live ways (mask %#llx), "
-			       "holds %u (%#llx)", (unsigned long long)v->s->id, c, set, st->live,
-			       (unsigned long long)st->mask, live, (unsigned long long)mask);
-	}
-	for (unsigned int k = 0; k < cpu->nr_shifts; k++) {
-		if (cpu->key_mask[k] != ~((1ULL << cpu->shifts[k]) - 1) ||
-		    cpu->key_tail[k] != ((uint64_t)cpu->gen << 6 | cpu->shifts[k] << 1 | 1))
-			report(v, "space %llu: cpu %d: TLB keys of shift %u are made for another "
-			       "generation than %u", (unsigned long long)v->s->id, c, cpu->shifts[k],
-			       cpu->gen);
-		if (cpu->nr_live[k] != nr_live[k])
-			report(v, "space %llu: cpu %d: %u live TLB entries of shift %u, counted %u",
-			       (unsigned long long)v->s->id, c, nr_live[k], cpu->shifts[k],
-			       cpu->nr_live[k]);
-		if (!!(cpu->live_classes & (1u << k)) != !!nr_live[k])
-			report(v, "space %llu: cpu %d: TLB entries of shift %u %s, live_classes %#x",
-			       (unsigned long long)v->s->id, c, cpu->shifts[k],
-			       nr_live[k] ? "live" : "none", cpu->live_classes);
-	}
+	va_start(ap, fmt);
+	vreport(arg, fmt, ap);
+	va_end(ap);
 }
 
-/* No CPU may hold a translation more permissive than the tables when no flush is due. */
+static uint64_t tlb_pages_hold_cb(void *arg, const struct tlb_translation *t, uint64_t k,
+				  uint64_t va, uint64_t n)
+{
+	return tlb_pages_hold(((struct verify *)arg)->s, t, k, va, n);
+}
+
+/*
+ * No CPU may hold a translation more permissive than the tables when no flush
+ * is due, and each TLB's bookkeeping must agree with its entries (hw/tlbflush.c).
+ */
 static void check_tlbs(struct verify *v)
 {
-	struct mmp_space *s = v->s;
-
-	if (READ_ONCE(s->tlb_flush_pending))
-		return;
-	spin_lock(&s->cpus_lock);
-	for (int c = 0; c < MMP_MAX_CPUS; c++) {
-		struct mmp_cpu *cpu = s->cpus[c];
-
-		if (!cpu)
-			continue;
-		spin_lock(&cpu->lock);
-		check_tlb_books(v, cpu, c);
-		for (unsigned int i = 0; i < cpu->tlb_sets * cpu->tlb_ways; i++) {
-			struct mmp_tlb_entry *te = &cpu->tlb[i];
-			uint64_t va = te->key & ~((1ULL << te->shift) - 1);
-			uint64_t n = tlb_entry_live(cpu, te) ? 1ULL << (te->shift - PAGE_SHIFT) : 0;
-
-			/* Every page the entry translates must still translate the same way. */
-			for (uint64_t k = 0; k < n;) {
-				uint64_t pva = va + (k << PAGE_SHIFT);
-				uint64_t span = MIN(n - k, (PMD_SIZE - (pva & ~PMD_MASK)) >> PAGE_SHIFT);
-				uint64_t held = tlb_pages_hold(s, te, k, pva, span);
-
-				if (held < span) {
-					report(v, "space %llu: cpu %d holds a stale TLB entry for %#llx",
-					       (unsigned long long)s->id, c,
-					       (unsigned long long)(pva + (held << PAGE_SHIFT)));
-					break;
-				}
-				k += span;
-			}
-		}
-		spin_unlock(&cpu->lock);
-	}
-	spin_unlock(&s->cpus_lock);
+	tlb_verify(v->s, report_cb, tlb_pages_hold_cb, v);
 }
 
 static void verify_space(struct verify *v, struct mmp_space *s)
