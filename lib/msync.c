@@ -55,6 +55,11 @@ MMP_EXPORT int mmp_msync(struct mmp_space *s, uint64_t start, uint64_t len, int 
 		if (vma->start > addr)
 			err = -ENOMEM;
 		addr = MAX(addr, vma->start);
+		/* Invalidating locked pages is refused at once, a hole before it or not. */
+		if ((flags & MMP_MS_INVALIDATE) && (vma->flags & VM_LOCKED)) {
+			err = -EBUSY;
+			break;
+		}
 		if ((flags & MMP_MS_SYNC) && (vma->flags & VM_SHARED) && vma->vm_file &&
 		    mapping_can_writeback(vma->vm_file)) {
 			uint64_t first = linear_page_index(vma, addr);

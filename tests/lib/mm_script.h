@@ -43,6 +43,7 @@ enum script_kind {
 	S_MREMAP,	/* a, n old pages, arg new pages, arg2 flags, b new address page */
 	S_MADVISE,	/* arg: advice */
 	S_PMADVISE,	/* process_madvise of one range */
+	S_MSYNC,	/* arg: flags */
 	S_MLOCK,
 	S_MLOCK2,	/* arg: flags */
 	S_MUNLOCK,
@@ -152,6 +153,8 @@ static long host_step(char *base, const struct script_step *st)
 		close(pidfd);
 		return r;
 	}
+	case S_MSYNC:
+		return host_ret(msync(a, len, (int)st->arg));
 	case S_MLOCK:
 		return host_ret(mlock(a, len));
 	case S_MLOCK2:
@@ -273,6 +276,8 @@ static long lib_step(struct mmp_space *s, struct mmp_cpu *cpu, uint64_t base,
 
 		return mmp_process_madvise(s, &v, 1, (int)st->arg, 0);
 	}
+	case S_MSYNC:
+		return mmp_msync(s, a, len, (int)st->arg);
 	case S_MLOCK:
 		return mmp_mlock(s, a, len);
 	case S_MLOCK2:

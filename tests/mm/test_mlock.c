@@ -6,7 +6,7 @@
  * answers Linux 6.18 gave: populating (or not), splitting and merging on the
  * flag, holes, PROT_NONE and guard markers, the advices a locked VMA refuses
  * (MADV_DONTNEED, _FREE, _COLD, _PAGEOUT, _GUARD_INSTALL) and
- * MADV_DONTNEED_LOCKED, mprotect populating a locked VMA made writable,
+ * MADV_DONTNEED_LOCKED, msync MS_INVALIDATE (EBUSY), mprotect populating a locked VMA made writable,
  * mremap growing and DONTUNMAP. Then what the host cannot show as a script:
  * reclaim keeps locked pages (lazyfree ones too) through both spaces of a
  * fork, a child's copy is unlocked, VmLck, bad input; and
@@ -39,6 +39,10 @@ static const struct script_step lock_steps[] = {
 	{ S_MADVISE, 1, 1, MMP_MADV_GUARD_REMOVE, 0, 0, 0, "GUARD_REMOVE" },
 	{ S_PMADVISE, 1, 1, MMP_MADV_DONTNEED, 0, 0, -EINVAL, "process_madvise DONTNEED" },
 	{ S_MADVISE, 0, 2, MMP_MADV_COLD, 0, 0, -EINVAL, "COLD over a hole and a locked VMA" },
+	{ S_MSYNC, 1, 1, MMP_MS_INVALIDATE, 0, 0, -EBUSY, "msync MS_INVALIDATE of locked pages" },
+	{ S_MSYNC, 0, 2, MMP_MS_SYNC | MMP_MS_INVALIDATE, 0, 0, -EBUSY,
+	  "msync MS_INVALIDATE over a hole and locked pages: EBUSY first" },
+	{ S_MSYNC, 0, 2, MMP_MS_SYNC, 0, 0, -ENOMEM, "msync MS_SYNC over a hole: ENOMEM" },
 	{ S_MADVISE, 1, 1, MMP_MADV_DONTNEED_LOCKED, 0, 0, 0, "DONTNEED_LOCKED discards" },
 	{ S_FILL, 3, 2, 0, 0, 0, 0, "fill 3-4" },
 	{ S_MADVISE, 3, 2, MMP_MADV_PAGEOUT, 0, 0, -EINVAL, "PAGEOUT 3-4" },
