@@ -92,6 +92,11 @@ static const struct {
 
 static const struct rp_flag mlock2_names[] = { { "MLOCK_ONFAULT", MMP_MLOCK_ONFAULT }, { NULL, 0 } };
 
+static const struct rp_flag ms_names[] = {
+	{ "MS_ASYNC", MMP_MS_ASYNC }, { "MS_INVALIDATE", MMP_MS_INVALIDATE },
+	{ "MS_SYNC", MMP_MS_SYNC }, { NULL, 0 }
+};
+
 static const struct rp_flag mcl_names[] = {
 	{ "MCL_CURRENT", MMP_MCL_CURRENT }, { "MCL_FUTURE", MMP_MCL_FUTURE },
 	{ "MCL_ONFAULT", MMP_MCL_ONFAULT }, { NULL, 0 }
@@ -519,13 +524,15 @@ static void do_range_call(struct rp_ctx *c)
 {
 	struct mmp_space *s = c->t->proc->space;
 	bool seal = !strcmp(c->l->name, "mseal"), lock2 = !strcmp(c->l->name, "mlock2");
-	bool unlock = !strcmp(c->l->name, "munlock");
+	bool unlock = !strcmp(c->l->name, "munlock"), sync = !strcmp(c->l->name, "msync");
 	uint64_t addr, len, flags = 0;
 	int err;
 
 	if (!arg_u64(c, 0, &addr) || !arg_u64(c, 1, &len))
 		return;
 	if (lock2 && !arg_flags(c, 2, mlock2_names, &flags))
+		return;
+	if (sync && !arg_flags(c, 2, ms_names, &flags))
 		return;
 	if (seal && !arg_u64(c, 2, &flags))
 		return;
@@ -534,7 +541,8 @@ static void do_range_call(struct rp_ctx *c)
 	if (skipped_range(c, addr & ~(PAGE - 1), len + (addr & (PAGE - 1))))
 		return;
 	for (int tries = 0; tries < 2; tries++) {
-		err = seal ? mmp_mseal(s, addr, len, flags) :
+		err = sync ? mmp_msync(s, addr, len, (int)flags) :
+		      seal ? mmp_mseal(s, addr, len, flags) :
 		      lock2 ? mmp_mlock2(s, addr, len, (unsigned int)flags) :
 		      unlock ? mmp_munlock(s, addr, len) : mmp_mlock(s, addr, len);
 		if (err != -ENOMEM || failed(c) || tries ||
@@ -672,6 +680,7 @@ static const struct {
 	{ "brk", do_brk }, { "mlock", do_range_call }, { "mlock2", do_range_call },
 	{ "munlock", do_range_call }, { "mseal", do_range_call }, { "mlockall", do_mlockall },
 	{ "munlockall", do_munlockall }, { "process_madvise", do_process_madvise },
+	{ "msync", do_range_call },
 };
 
 bool rp_memory_call(struct rp_ctx *c)

@@ -434,7 +434,7 @@ static const char *const no_effect[] = {
 };
 
 static const char *const not_modelled[] = {
-	"msync", "mincore", "mbind",
+	"mincore", "mbind",
 	"set_mempolicy", "get_mempolicy", "set_mempolicy_home_node", "migrate_pages",
 	"move_pages", "remap_file_pages", "pkey_mprotect", "pkey_alloc", "pkey_free",
 	"shmat", "shmdt", "process_mrelease", "map_shadow_stack",
@@ -458,7 +458,8 @@ static bool is_memory_call(const char *name)
 {
 	static const char *const names[] = { "mmap", "mmap2", "munmap", "mprotect", "madvise",
 					     "mremap", "brk", "mlock", "mlock2", "munlock",
-					     "mlockall", "munlockall", "mseal", "process_madvise" };
+					     "mlockall", "munlockall", "mseal", "process_madvise",
+					     "msync" };
 
 	return in_list(names, sizeof(names) / sizeof(names[0]), name);
 }

@@ -4,8 +4,9 @@
  * munlock, MAP_LOCKED, mlockall (MCL_FUTURE | MCL_ONFAULT) and munlockall;
  * mseal (by number: strace 6.1 prints it as syscall_0x1ce) and every call it
  * refuses on a sealed mapping; the advices a locked mapping refuses and
- * MADV_DONTNEED_LOCKED; process_madvise; a forked child that finds the seal
- * kept and the locks gone; the numbers strace 6.1 has no names for
+ * MADV_DONTNEED_LOCKED; msync, whose MS_INVALIDATE a locked mapping refuses;
+ * process_madvise; a forked child that finds the seal kept and the locks
+ * gone; the numbers strace 6.1 has no names for
  * (MAP_DROPPABLE, MADV_GUARD_INSTALL) and a MAP_HUGETLB | MAP_HUGE_2MB.
  * Every result is what Linux 6.18 answers; the program checks none of them.
  */
@@ -42,6 +43,8 @@ int main(void)
 	madvise(a + P, P, MADV_DONTNEED);		/* EINVAL: locked */
 	madvise(a + P, P, MADV_PAGEOUT);		/* EINVAL */
 	madvise(a + P, P, MADV_DONTNEED_LOCKED);
+	msync(a, 2 * P, MS_SYNC);
+	msync(a + P, P, MS_INVALIDATE);			/* EBUSY: locked */
 	madvise(a + 2 * P, P, 102);			/* guard install: EINVAL, locked */
 	madvise(a + 6 * P, 2 * P, MADV_COLD);
 	madvise(a + 4 * P, 2 * P, MADV_POPULATE_WRITE);
