@@ -586,7 +586,7 @@ int main(int argc, char **argv)
 		mmp_cpu_detach(t.cpu);
 		mmp_space_destroy(t.s);
 	}
-	if (argc == 1) {
+	if (argc == 1 && host_oracle("the fork advices")) {
 		check_host();
 		check_host_readahead(phys);
 	}

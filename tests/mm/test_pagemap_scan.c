@@ -338,7 +338,7 @@ int main(int argc, char **argv)
 			continue;
 		check_arch(phys, arch);
 	}
-	if (argc == 1)
+	if (argc == 1 && host_oracle("PAGEMAP_SCAN"))
 		check_host(phys);
 	mmp_phys_destroy(phys);
 	return tap_done();
