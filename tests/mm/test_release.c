@@ -721,6 +721,49 @@ static const struct {
 	{ "madvise_vma_lock", check_madvise_vma_lock, NULL },
 };
 
+/* Each switch's C name, from its row of lib/opt_table.h. */
+#define OPT_ID_NAME(id, ...)	[MMP_OPT_##id] = "MMP_OPT_" #id,
+static const char *const opt_ids[MMP_NR_OPTS] = { MMP_OPT_TABLE(OPT_ID_NAME) };
+#undef OPT_ID_NAME
+
+/*
+ * docs/counters.md's switch table (rows opening with a switch's name) has a
+ * row for every switch of lib/opt_table.h, and names no other.
+ */
+static void check_switch_docs(const char *path)
+{
+	bool seen[MMP_NR_OPTS] = { false };
+	FILE *f = fopen(path, "r");
+	char line[4096];
+
+	if (!f) {
+		tap_ok(false, "open %s", path);
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *cell_end, *p;
+
+		if (strncmp(line, "| `MMP_OPT_", 11) || !(cell_end = strchr(line + 1, '|')))
+			continue;
+		*cell_end = 0;
+		for (p = strstr(line, "`MMP_OPT_"); p; p = strstr(p + 1, "`MMP_OPT_")) {
+			size_t n = strcspn(p + 1, "`");
+			int o;
+
+			for (o = 0; o < MMP_NR_OPTS; o++)
+				if (strlen(opt_ids[o]) == n && !strncmp(p + 1, opt_ids[o], n))
+					break;
+			tap_ok(o < MMP_NR_OPTS, "%s names a switch that exists: %.*s", path, (int)n,
+			       p + 1);
+			if (o < MMP_NR_OPTS)
+				seen[o] = true;
+		}
+	}
+	fclose(f);
+	for (int o = 0; o < MMP_NR_OPTS; o++)
+		tap_ok(seen[o], "%s has a row for %s (lib/opt_table.h)", path, opt_ids[o]);
+}
+
 int main(int argc, char **argv)
 {
 	char row[1024];
@@ -736,6 +779,8 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		check_readme(argv[1]);
 	icount_baseline = argc > 2 ? argv[2] : NULL;
+	if (argc > 3)
+		check_switch_docs(argv[3]);
 	check_bounds();
 	for (unsigned int i = 0; mmp_release_rule(i); i++) {
 		bool found = false;
