@@ -97,6 +97,14 @@ static const struct rp_flag ms_names[] = {
 	{ "MS_SYNC", MMP_MS_SYNC }, { NULL, 0 }
 };
 
+/* The prctl options the replay looks at; strace 6.1 prints the merge ones as numbers. */
+#define PR_SET_THP_DISABLE	41
+#define PR_SET_MEMORY_MERGE	67
+static const struct rp_flag prctl_names[] = {
+	{ "PR_SET_THP_DISABLE", PR_SET_THP_DISABLE }, { "PR_SET_MEMORY_MERGE", PR_SET_MEMORY_MERGE },
+	{ NULL, 0 }
+};
+
 static const struct rp_flag mcl_names[] = {
 	{ "MCL_CURRENT", MMP_MCL_CURRENT }, { "MCL_FUTURE", MMP_MCL_FUTURE },
 	{ "MCL_ONFAULT", MMP_MCL_ONFAULT }, { NULL, 0 }
@@ -567,6 +575,41 @@ static void do_munlockall(struct rp_ctx *c)
 	compare(c, mmp_munlockall(c->t->proc->space));
 }
 
+/*
+ * prctl: PR_SET_MEMORY_MERGE is applied (mmp_space_set_memory_merge);
+ * PR_SET_THP_DISABLE would change where THPs go, and is not modelled; any
+ * other option changes no mapping.
+ */
+static void do_prctl(struct rp_ctx *c)
+{
+	const char *unknown = NULL;
+	uint64_t option, on;
+
+	if (!c->l->nargs || !rp_parse_flags(c->l->args[0], prctl_names, &option, &unknown) ||
+	    (option != PR_SET_MEMORY_MERGE && option != PR_SET_THP_DISABLE)) {
+		rp_skip(c->e, "no address-space effect (exit, wait4, kill, ...)");
+		return;
+	}
+	if (option == PR_SET_THP_DISABLE) {
+		rp_skip(c->e, "prctl PR_SET_THP_DISABLE not modelled");
+		return;
+	}
+	if (!arg_u64(c, 1, &on))
+		return;
+	/* prctl's own check: arguments 3 to 5 must be 0. */
+	for (int i = 2; i < c->l->nargs && i < 5; i++) {
+		uint64_t v;
+
+		if (!arg_u64(c, i, &v))
+			return;
+		if (v) {
+			compare(c, -EINVAL);
+			return;
+		}
+	}
+	compare(c, mmp_space_set_memory_merge(c->t->proc->space, on != 0));
+}
+
 static void do_mremap(struct rp_ctx *c)
 {
 	struct mmp_space *s = c->t->proc->space;
@@ -680,7 +723,7 @@ static const struct {
 	{ "brk", do_brk }, { "mlock", do_range_call }, { "mlock2", do_range_call },
 	{ "munlock", do_range_call }, { "mseal", do_range_call }, { "mlockall", do_mlockall },
 	{ "munlockall", do_munlockall }, { "process_madvise", do_process_madvise },
-	{ "msync", do_range_call },
+	{ "msync", do_range_call }, { "prctl", do_prctl },
 };
 
 bool rp_memory_call(struct rp_ctx *c)

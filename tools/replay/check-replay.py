@@ -93,7 +93,7 @@ def check_seal_lock(replay, trace):
         text = f.read()
     for call in ("syscall_0x1ce(", "mlock(", "mlock2(", "munlock(", "mlockall(",
                  "munlockall(", "process_madvise(", "/* MADV_??? */", "/* MAP_??? */",
-                 "21<<MAP_HUGE_SHIFT"):
+                 "21<<MAP_HUGE_SHIFT", "msync(", "prctl(0x43 /* PR_??? */"):
         ok(call in text, "%s holds %s" % (name, call))
 
 

@@ -430,7 +430,7 @@ static struct rp_task *task_get(struct rp_engine *e, int pid)
 static const char *const no_effect[] = {
 	"exit", "exit_group", "wait4", "waitid", "waitpid", "kill", "tkill", "tgkill",
 	"rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open", "pidfd_send_signal", "pidfd_getfd",
-	"unshare", "setns", "arch_prctl", "prctl", "seccomp", "ptrace", "set_tid_address",
+	"unshare", "setns", "arch_prctl", "seccomp", "ptrace", "set_tid_address",
 };
 
 static const char *const not_modelled[] = {
@@ -459,7 +459,7 @@ static bool is_memory_call(const char *name)
 	static const char *const names[] = { "mmap", "mmap2", "munmap", "mprotect", "madvise",
 					     "mremap", "brk", "mlock", "mlock2", "munlock",
 					     "mlockall", "munlockall", "mseal", "process_madvise",
-					     "msync" };
+					     "msync", "prctl" };
 
 	return in_list(names, sizeof(names) / sizeof(names[0]), name);
 }

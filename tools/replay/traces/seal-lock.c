@@ -5,13 +5,15 @@
  * mseal (by number: strace 6.1 prints it as syscall_0x1ce) and every call it
  * refuses on a sealed mapping; the advices a locked mapping refuses and
  * MADV_DONTNEED_LOCKED; msync, whose MS_INVALIDATE a locked mapping refuses;
- * process_madvise; a forked child that finds the seal kept and the locks
- * gone; the numbers strace 6.1 has no names for
- * (MAP_DROPPABLE, MADV_GUARD_INSTALL) and a MAP_HUGETLB | MAP_HUGE_2MB.
+ * process_madvise; prctl(PR_SET_MEMORY_MERGE), once with a bad argument; a
+ * forked child that finds the seal kept and the locks gone; the numbers
+ * strace 6.1 has no names for (MAP_DROPPABLE, MADV_GUARD_INSTALL, prctl's
+ * 0x43) and a MAP_HUGETLB | MAP_HUGE_2MB.
  * Every result is what Linux 6.18 answers; the program checks none of them.
  */
 #define _GNU_SOURCE
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -71,6 +73,10 @@ int main(void)
 	mlock(a + 6 * P, 2 * P);			/* locking is allowed */
 	seal(a + 7 * P, 2 * P);				/* ENOMEM: the hole */
 	seal(a + 1, P);					/* EINVAL */
+
+	prctl(67, 1, 0, 0, 0);				/* PR_SET_MEMORY_MERGE: 0x43 to strace 6.1 */
+	prctl(67, 1, 1, 0, 0);				/* EINVAL: a third argument */
+	prctl(67, 0, 0, 0, 0);
 
 	v.iov_base = b;
 	v.iov_len = 2 * P;
