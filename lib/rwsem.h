@@ -15,8 +15,11 @@
  *
  * What the kernel does and this does not: optimistic spinning on the owner
  * (a simulator's waits are long and its cores few: it would only burn them),
- * reader lock stealing when the semaphore is free but has waiters, and the
- * writer handoff bit (the direct handoff here is always strict FIFO).
+ * reader lock stealing when the semaphore is free but has waiters, the
+ * writer handoff bit (the direct handoff here is always strict FIFO), and
+ * the cap of MAX_READERS_WAKEUP (256) readers a wake lets in: every queued
+ * reader goes in at once. Waiters sleep on one condition variable, so a
+ * grant wakes them all to look at their own.
  */
 #ifndef MMP_RWSEM_H
 #define MMP_RWSEM_H

@@ -91,4 +91,18 @@ static inline uint64_t rss(struct mmp_space *s)
 #define for_each_arch(i, name)							\
 	for (int i = 0; i < mmp_arch_count() && ((name) = mmp_arch_name(i)); i++)
 
+/* Write and read one 8-byte word through @cpu; a read that faults gives 0xbad. */
+static inline int put8(struct mmp_cpu *cpu, uint64_t a, uint64_t v)
+{
+	return mmp_write(cpu, a, &v, 8);
+}
+
+static inline uint64_t get8(struct mmp_cpu *cpu, uint64_t a)
+{
+	uint64_t v = 0xbad;
+
+	mmp_read(cpu, a, &v, 8);
+	return v;
+}
+
 #endif /* MMP_TEST_UTIL_H */

@@ -57,19 +57,6 @@ static uint64_t hmap(struct mmp_space *s, uint64_t len, int flags)
 	return a;
 }
 
-static int put8(struct mmp_cpu *cpu, uint64_t a, uint64_t v)
-{
-	return mmp_write(cpu, a, &v, 8);
-}
-
-static uint64_t get8(struct mmp_cpu *cpu, uint64_t a)
-{
-	uint64_t v = 0xbad;
-
-	mmp_read(cpu, a, &v, 8);
-	return v;
-}
-
 static bool verify_all(struct mmp_space *s)
 {
 	return mmp_space_verify(s) == 0;

@@ -33,19 +33,6 @@ static struct mmp_hugepages_stat pool(void)
 	return st;
 }
 
-static int put8(struct mmp_cpu *cpu, uint64_t a, uint64_t v)
-{
-	return mmp_write(cpu, a, &v, 8);
-}
-
-static uint64_t get8(struct mmp_cpu *cpu, uint64_t a)
-{
-	uint64_t v = 0xbad;
-
-	mmp_read(cpu, a, &v, 8);
-	return v;
-}
-
 /* Fault, query, munmap: what every back end with PUD leaves must do. */
 static void check_basic(const char *arch, struct mmp_space *s, struct mmp_cpu *cpu, uint64_t *out)
 {
