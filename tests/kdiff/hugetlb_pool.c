@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "kdiff.h"
+#include "proc_field.h"
 
 #define NR_HUGEPAGES	"/proc/sys/vm/nr_hugepages"
 #define POOL_LOCK	"/dev/shm/mmprim-kdiff-hugetlb.lock"
@@ -54,27 +55,11 @@ static bool write_long(const char *path, long v)
 	return fclose(f) == 0 && ok;
 }
 
-/* A HugePages_* line of /proc/meminfo, or -1. */
-static long meminfo(const char *name)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	size_t nlen = strlen(name);
-	char line[128];
-	long v = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, nlen) && line[nlen] == ':')
-			v = strtol(line + nlen + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 /* HugePages_Free less HugePages_Rsvd: the 2 MiB pages a new reservation may take. */
 static long pool_available(void)
 {
-	long free_pages = meminfo("HugePages_Free"), rsvd = meminfo("HugePages_Rsvd");
+	long free_pages = proc_field("/proc/meminfo", "HugePages_Free");
+	long rsvd = proc_field("/proc/meminfo", "HugePages_Rsvd");
 
 	return free_pages < 0 || rsvd < 0 ? -1 : free_pages - rsvd;
 }
@@ -99,7 +84,7 @@ static int lock_pool(void)
 static bool pool_adjust(long delta, bool with_surplus, long *added_now)
 {
 	int fd = lock_pool();
-	long nr, surp = with_surplus ? meminfo("HugePages_Surp") : 0;
+	long nr, surp = with_surplus ? proc_field("/proc/meminfo", "HugePages_Surp") : 0;
 	bool ok;
 
 	if (fd < 0)

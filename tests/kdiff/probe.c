@@ -17,6 +17,7 @@
 #include <mmprim/mmprim.h>
 
 #include "kdiff.h"
+#include "proc_field.h"
 
 #define PROBE_PMD	(2UL << 20)
 
@@ -47,23 +48,6 @@ static long smaps_field(void *addr, const char *name, char *flags, size_t flags_
 			break;
 		}
 	}
-	fclose(f);
-	return val;
-}
-
-/* A line "Name:   N kB" of /proc/self/status, or -1. */
-static long status_field(const char *name)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	size_t nlen = strlen(name);
-	char line[256];
-	long val = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, nlen) && line[nlen] == ':')
-			val = strtol(line + nlen + 1, NULL, 10);
 	fclose(f);
 	return val;
 }
@@ -180,9 +164,9 @@ void kd_host_probe(struct kd_host_config *c)
 		 */
 		madvise(p, PROBE_PMD, MADV_NOHUGEPAGE);
 		p[4096] = 1;
-		before = status_field("VmPTE");
+		before = proc_field("/proc/self/status", "VmPTE");
 		madvise(p, PROBE_PMD, MADV_DONTNEED);
-		after = status_field("VmPTE");
+		after = proc_field("/proc/self/status", "VmPTE");
 		c->pt_reclaim = before > 0 && after >= 0 && after < before;
 		munmap(p, len);
 	}

@@ -22,6 +22,7 @@
 
 #include "debug.h"
 #include "mm.h"
+#include "proc_field.h"
 #include "util.h"
 
 #define RW	(MMP_PROT_READ | MMP_PROT_WRITE)
@@ -318,27 +319,10 @@ static void host_fork_child(struct side *x, uint64_t pa, uint8_t v, uint64_t sa,
 		waitpid(pid, NULL, 0);
 }
 
-/* A HugePages_* line of /proc/meminfo; Rsvd is printed unsigned and may have wrapped. */
-static int64_t meminfo(const char *name)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	size_t nlen = strlen(name);
-	char line[128];
-	int64_t v = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, nlen) && line[nlen] == ':')
-			v = (int64_t)strtoull(line + nlen + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 static void host_pool(struct side *x, int64_t *free_pages, int64_t *rsvd)
 {
-	*free_pages = meminfo("HugePages_Free");
-	*rsvd = meminfo("HugePages_Rsvd");
+	*free_pages = proc_field("/proc/meminfo", "HugePages_Free");
+	*rsvd = proc_field("/proc/meminfo", "HugePages_Rsvd");
 }
 
 static void host_smaps(struct side *x, uint64_t a, uint64_t *shr, uint64_t *prv)
