@@ -36,6 +36,7 @@
 #endif
 
 #define KD_PAGE		4096ULL
+#define KD_PMD_SIZE	(512 * KD_PAGE)	/* what a PTE table maps, with 4 KiB pages */
 /*
  * The window: free on the host and far below any mmap base. At 192 GiB every
  * back end takes part, three-level ones (256 and 512 GiB of user space)

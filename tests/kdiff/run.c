@@ -266,6 +266,16 @@ static void lazy_mark_free(struct run *r, int p, uint64_t addr, uint64_t len)
 	}
 }
 
+/* The length of [addr, addr + len) up to its first sealed VMA (madvise's EPERM). */
+static uint64_t before_sealed(struct run *r, int p, uint64_t addr, uint64_t len)
+{
+	for (struct mmp_vma *vma = find_vma(r->v[0].sp[p], addr); vma && vma->start < addr + len;
+	     vma = vma->vm_next)
+		if (vma->flags & VM_SEALED)
+			return vma->start > addr ? vma->start - addr : 0;
+	return len;
+}
+
 /* A write makes a lazyfree page's data definite; a droppable one stays droppable. */
 static void lazy_written(struct run *r, int p, uint64_t addr, uint64_t len)
 {
@@ -555,11 +565,15 @@ static void track_lazy(struct run *r, const struct kd_op *op, int64_t ret)
 			lazy_set(r, p, op->addr, page_align(op->len), 0);
 		break;
 	case KD_MADVISE:
-		/* MADV_FREE stops with EINVAL at a file or shared VMA: what came before is lazy. */
-		if (ret != 0 && ret != -ENOMEM && !(op->flags == MMP_MADV_FREE && ret == -EINVAL))
+		/*
+		 * MADV_FREE stops with EINVAL at a file, shared or locked VMA and
+		 * with EPERM at a sealed one: what came before is lazy.
+		 */
+		if (op->flags != MMP_MADV_FREE ||
+		    (ret != 0 && ret != -ENOMEM && ret != -EINVAL && ret != -EPERM))
 			break;
-		if (op->flags == MMP_MADV_FREE)
-			lazy_mark_free(r, p, op->addr, page_align(op->len));
+		lazy_mark_free(r, p, op->addr, ret == -EPERM ? before_sealed(r, p, op->addr,
+			       page_align(op->len)) : page_align(op->len));
 		break;
 	case KD_MREMAP: {
 		uint64_t old = page_align(op->len), new = page_align(op->len2);
@@ -734,6 +748,15 @@ static void do_syscall_op(struct run *r, const struct kd_op *op)
 		drop_elsewhere(r, p, ref, got, len, cmp < len ? cmp : len, op->addr);
 		/* Each side placed it where it liked: fault-around windows fall differently. */
 		r->placed_outside = true;
+		/*
+		 * A DONTUNMAP move keeps its source: whether the source's PTE
+		 * tables went with the pages (move_normal_pmd) depends on the
+		 * destination's PMD alignment, which the host and the library
+		 * chose each for itself.
+		 */
+		if (op->kind == KD_MREMAP && (op->flags & MMP_MREMAP_DONTUNMAP) &&
+		    ((uint64_t)(ref ^ got[0]) & (KD_PMD_SIZE - 1)))
+			r->pte_skew[p] = true;
 	}
 	track_lazy(r, op, ref);
 	if (op->kind == KD_MREMAP && ref >= 0) {
@@ -847,6 +870,7 @@ static void do_fork(struct run *r, const struct kd_op *op)
 		}
 	}
 	memcpy(r->lazy[c], r->lazy[p], sizeof(r->lazy[c]));
+	r->pte_skew[c] = r->pte_skew[p];
 	/* MADV_DONTFORK left a hole in the child, MADV_WIPEONFORK fresh memory. */
 	for (struct mmp_vma *vma = r->v[0].sp[p]->vmas.first; vma; vma = vma->vm_next)
 		if (vma->flags & VM_DONTCOPY)

@@ -81,6 +81,12 @@ struct run {
 	 * faults of writes to them, differ from then on.
 	 */
 	bool pin_skew;
+	/*
+	 * A DONTUNMAP move outside the window left the source's PTE tables in
+	 * one side and not in the other: the process's VmPTE (and its later
+	 * children's) is not compared from then on.
+	 */
+	bool pte_skew[KD_MAX_PROCS];
 	uint64_t host_thp[KD_NR_THP_EVENTS];	/* /proc/vmstat before the op */
 	uint64_t thp_checked, thp_more;		/* ops whose THP events were compared; the host's more */
 };

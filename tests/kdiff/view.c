@@ -351,7 +351,7 @@ void compare_state(struct run *r, const struct kd_op *op)
 		 * Moved or mapped outside the window and dropped there: on the host,
 		 * its page tables were shared with the agent's own mappings nearby.
 		 */
-		if (r->placed_outside && p == op->proc)
+		if ((r->placed_outside && p == op->proc) || r->pte_skew[p])
 			skip |= STATUS_PTE;
 		/* A reclaim the host did not make: start the status over. */
 		if (op->kind == KD_RECLAIM)

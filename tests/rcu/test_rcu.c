@@ -28,6 +28,7 @@
  * cover call_rcu only.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -620,25 +621,44 @@ static void check_unpin_unpinned(const char *arch)
 
 /* ---- (d) fork -------------------------------------------------------------------------- */
 
-/* Map, write, pin, DONTNEED, unmap: read-side sections and table frees from this thread. */
-static int fork_work(struct mmp_space *s, struct mmp_cpu *cpu, uint64_t base)
+/*
+ * Map, write, pin, DONTNEED, unmap: read-side sections and table frees from
+ * this thread. *@step names the step that failed.
+ */
+static int fork_work_step(struct mmp_space *s, struct mmp_cpu *cpu, uint64_t base,
+			  const char **step)
 {
 	uint64_t addr, pfns[4];
 	int err, n;
 
+	*step = "mmap";
 	err = mmp_mmap(s, base, 4 * MiB, RW, MMP_MAP_FIXED, &addr);
-	if (!err)
-		err = touch(cpu, base, 4 * MiB, PG);
-	n = err ? 0 : mmp_gup_fast(s, base + PG, 4, true, pfns);
-	if (!err && n != 4)
-		err = -EIO;
+	if (err)
+		return err;
+	*step = "touch";
+	err = touch(cpu, base, 4 * MiB, PG);
+	if (err)
+		return err;
+	*step = "gup_fast (4 pins)";
+	n = mmp_gup_fast(s, base + PG, 4, true, pfns);
+	err = n == 4 ? 0 : n < 0 ? n : -EIO;
 	if (n > 0 && mmp_unpin(s, pfns, n))
-		err = err ? err : -EIO;
-	if (!err)
-		err = mmp_madvise(s, base, 2 * MiB, MMP_MADV_DONTNEED);
-	if (!err)
-		err = mmp_munmap(s, base, 4 * MiB);
-	return err;
+		return -EIO;
+	if (err)
+		return err;
+	*step = "MADV_DONTNEED";
+	err = mmp_madvise(s, base, 2 * MiB, MMP_MADV_DONTNEED);
+	if (err)
+		return err;
+	*step = "munmap";
+	return mmp_munmap(s, base, 4 * MiB);
+}
+
+static int fork_work(struct mmp_space *s, struct mmp_cpu *cpu, uint64_t base)
+{
+	const char *step;
+
+	return fork_work_step(s, cpu, base, &step);
 }
 
 struct fork_worker {
@@ -647,22 +667,35 @@ struct fork_worker {
 	int errors;
 };
 
+/* A worker's failed step is named: the count alone does not say what went wrong. */
+static void fork_worker_check(struct fork_worker *w, int err, const char *step)
+{
+	if (!err)
+		return;
+	w->errors++;
+	printf("#   worker on %s at 0x%" PRIx64 ": %s: %s\n", mmp_space_arch(w->s), w->base, step,
+	       strerror(-err));
+}
+
 static void *fork_worker_fn(void *arg)
 {
 	struct fork_worker *w = arg;
 	struct mmp_cpu *cpu;
+	const char *step;
 	uint64_t addr;
+	int err;
 
-	if (mmp_cpu_attach(w->s, &cpu)) {
-		w->errors++;
+	err = mmp_cpu_attach(w->s, &cpu);
+	fork_worker_check(w, err, "attach");
+	if (err)
 		return NULL;
-	}
-	w->errors += !!fork_work(w->s, cpu, w->base);
-	w->errors += !!mmp_cpu_detach(cpu);
+	err = fork_work_step(w->s, cpu, w->base, &step);
+	fork_worker_check(w, err, step);
+	fork_worker_check(w, mmp_cpu_detach(cpu), "detach");
 	/* Calls with no CPU attached too (populate and zap run read-side sections). */
-	w->errors += !!mmp_mmap(w->s, w->base, 2 * MiB, RW, MMP_MAP_FIXED | MMP_MAP_POPULATE,
-				&addr);
-	w->errors += !!mmp_munmap(w->s, w->base, 2 * MiB);
+	fork_worker_check(w, mmp_mmap(w->s, w->base, 2 * MiB, RW,
+				      MMP_MAP_FIXED | MMP_MAP_POPULATE, &addr), "mmap populate");
+	fork_worker_check(w, mmp_munmap(w->s, w->base, 2 * MiB), "munmap");
 	return NULL;
 }
 
