@@ -332,18 +332,17 @@ static int hugetlb_mremap_check(struct mmp_space *s, struct remap *r)
 	return 0;
 }
 
+/* check_prep_vma's source checks: a sealed source is EPERM, then hugetlb's rules. */
+static int remap_check_source(struct mmp_space *s, struct remap *r)
+{
+	return vma_sealed_at(s, r->addr) ? -EPERM : hugetlb_mremap_check(s, r);
+}
+
 /* mremap_to: move to r->new_addr (FIXED, replacing what is there) or near it (DONTUNMAP). */
 static int mremap_to(struct mmp_space *s, struct remap *r, uint64_t *out)
 {
 	uint64_t new_addr = r->new_addr;
 	int err;
-
-	/* A piece of a multi-VMA move is checked as a call of its own would be. */
-	if (vma_sealed_at(s, r->addr))
-		return -EPERM;
-	err = hugetlb_mremap_check(s, r);
-	if (err)
-		return err;
 
 	if (r->flags & MMP_MREMAP_FIXED) {
 		err = do_munmap(s, new_addr, new_addr + r->new_len);
@@ -439,7 +438,10 @@ static int remap_move(struct mmp_space *s, const struct remap *r, uint64_t *out)
 			return -EFAULT;		/* no hole allowed at the start */
 		piece.new_addr = target + (seen ? vma->start - last_end : 0);
 		last_end = vma->end;
-		err = mremap_to(s, &piece, &moved);
+		/* Each piece is checked as a call of its own would be. */
+		err = remap_check_source(s, &piece);
+		if (!err)
+			err = mremap_to(s, &piece, &moved);
 		if (err)
 			return err;
 		if (!seen)
@@ -470,7 +472,7 @@ static int do_mremap(struct mmp_space *s, struct remap *r, uint64_t *out)
 	 * check_prep_vma aligns a hugetlb call's lengths after that choice, not
 	 * before; a sealed source is neither moved nor resized, checked first.
 	 */
-	err = vma_sealed_at(s, r->addr) ? -EPERM : hugetlb_mremap_check(s, r);
+	err = remap_check_source(s, r);
 	if (!err)
 		err = check_prep_vma(s, r);
 	if (err)
