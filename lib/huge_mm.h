@@ -6,6 +6,22 @@
 #include "fault.h"
 #include "mmu_gather.h"
 
+/*
+ * vma_thp_disabled: VM_NOHUGEPAGE, or PR_SET_THP_DISABLE for the whole
+ * process; with PR_THP_DISABLE_EXCEPT_ADVISED (6.18) a MADV_HUGEPAGE VMA,
+ * or a forced collapse (MADV_COLLAPSE, itself the advice), still may.
+ */
+static inline bool vma_thp_disabled(const struct mmp_vma *vma, bool forced_collapse)
+{
+	if (vma->flags & VM_NOHUGEPAGE)
+		return true;
+	if (unlikely(READ_ONCE(vma->vm_mm->thp_disable_completely)))
+		return true;
+	if ((vma->flags & VM_HUGEPAGE) || forced_collapse)
+		return false;
+	return unlikely(READ_ONCE(vma->vm_mm->thp_disable_except_advised));
+}
+
 uint32_t thp_vma_allowable_orders(struct mmp_space *s, struct mmp_vma *vma);
 bool vma_thp_allowed(struct mmp_space *s, struct mmp_vma *vma, unsigned int order);
 int do_huge_pmd_anonymous_page(struct vm_fault *vmf);

@@ -76,7 +76,8 @@ static bool vma_holds_pmd(const struct mmp_vma *vma)
 /*
  * thp_vma_allowable_order(TVA_FORCED_COLLAPSE, PMD_ORDER) for an anonymous
  * VMA: the sysfs THP settings do not count (the 6.18 source: "only forced
- * collapse ignores sysfs configs"), VM_NOHUGEPAGE does, and so does a VMA
+ * collapse ignores sysfs configs"), VM_NOHUGEPAGE and PR_SET_THP_DISABLE do
+ * (not its EXCEPT_ADVISED form: a forced collapse is advice), and so does a VMA
  * never faulted (no anon_vma: only a fault or smaps may overlook that), even
  * for a range that covers no PMD, as a 6.18 host answers.
  *
@@ -86,7 +87,7 @@ static bool vma_holds_pmd(const struct mmp_vma *vma)
  */
 static bool collapse_vma_allowed(const struct mmp_vma *vma)
 {
-	return !(vma->flags & VM_NOHUGEPAGE) && vma_holds_pmd(vma) && vma->anon_vma;
+	return !vma_thp_disabled(vma, true) && vma_holds_pmd(vma) && vma->anon_vma;
 }
 
 /*
@@ -479,7 +480,7 @@ static enum scan_result collapse_pmd_range(struct mmp_space *s, uint64_t haddr)
  */
 static int collapse_file_vma(const struct mmp_vma *vma)
 {
-	if (vma->flags & VM_NOHUGEPAGE)
+	if (vma_thp_disabled(vma, true))
 		return -EINVAL;
 	return shmem_file(vma->vm_file) ? -ENOTSUP : -EINVAL;
 }

@@ -20,7 +20,7 @@ unsigned int shmem_huge_order(struct mmp_file *f, struct mmp_vma *vma, uint64_t 
 	uint64_t start = index & ~(uint64_t)(HPAGE_PMD_NR - 1);
 	bool huge;
 
-	if (vma && (vma->flags & VM_NOHUGEPAGE))
+	if (vma && vma_thp_disabled(vma, false))
 		return 0;
 	if (f->flags & MMP_FILE_HUGE_ALWAYS)
 		huge = true;

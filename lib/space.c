@@ -352,6 +352,31 @@ MMP_EXPORT int mmp_space_set_thp(struct mmp_space *s, unsigned int order, enum m
 	return 0;
 }
 
+/*
+ * PR_SET_THP_DISABLE (prctl_set_thp_disable): two mm flags, one at most set,
+ * under the mmap write lock as the kernel takes it.
+ */
+MMP_EXPORT int mmp_space_set_thp_disable(struct mmp_space *s, int disable, unsigned int flags)
+{
+	if (!s || (flags & ~MMP_THP_DISABLE_EXCEPT_ADVISED) || (!disable && flags))
+		return -EINVAL;
+	mmap_write_lock(s);
+	WRITE_ONCE(s->thp_disable_completely, disable && !flags);
+	WRITE_ONCE(s->thp_disable_except_advised, disable && flags);
+	WRITE_ONCE(s->last_op, "mmp_space_set_thp_disable");
+	mmap_write_unlock(s);
+	return 0;
+}
+
+MMP_EXPORT int mmp_space_get_thp_disable(struct mmp_space *s, unsigned int *out)
+{
+	if (!s || !out)
+		return -EINVAL;
+	*out = READ_ONCE(s->thp_disable_completely) ? 1 :
+	       READ_ONCE(s->thp_disable_except_advised) ? 1 | MMP_THP_DISABLE_EXCEPT_ADVISED : 0;
+	return 0;
+}
+
 MMP_EXPORT int mmp_space_counters_sized(struct mmp_space *s, struct mmp_counters *out,
 					size_t size)
 {

@@ -713,6 +713,28 @@ int mmp_madvise(struct mmp_space *space, uint64_t addr, uint64_t len, int advice
  */
 int mmp_space_set_memory_merge(struct mmp_space *space, int on);
 
+/* mmp_space_set_thp_disable()'s flag: PR_THP_DISABLE_EXCEPT_ADVISED (Linux 6.18). */
+#define MMP_THP_DISABLE_EXCEPT_ADVISED	(1u << 1)
+
+/**
+ * mmp_space_set_thp_disable() - prctl(PR_SET_THP_DISABLE, @disable, @flags):
+ * with @disable non-zero no THP or mTHP of any order is faulted in, collapsed
+ * or allocated for shmem in any VMA of @space, as VM_NOHUGEPAGE would do to
+ * each (folios already there stay); with MMP_THP_DISABLE_EXCEPT_ADVISED in
+ * @flags, MADV_HUGEPAGE VMAs and MMP_MADV_COLLAPSE are left out of it. With
+ * @disable 0 the process's THP follows the policy again (mmp_space_set_thp).
+ * A forked space inherits the setting. Returns 0, -EINVAL for a NULL @space,
+ * an unknown flag, or a flag with @disable 0. Since 1.5.
+ */
+int mmp_space_set_thp_disable(struct mmp_space *space, int disable, unsigned int flags);
+
+/**
+ * mmp_space_get_thp_disable() - prctl(PR_GET_THP_DISABLE) into @out: 0, 1
+ * (disabled completely), or 1 | MMP_THP_DISABLE_EXCEPT_ADVISED. Returns 0,
+ * -EINVAL for NULL pointers. Since 1.5.
+ */
+int mmp_space_get_thp_disable(struct mmp_space *space, unsigned int *out);
+
 /**
  * mmp_space_clear_refs() - write @type to /proc/PID/clear_refs: 1 makes
  * every mapped page old (accessed bits cleared: smaps Referenced 0), 2 only

@@ -15,6 +15,8 @@
  * page by page into the holes, and the call is retried.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,10 +101,11 @@ static const struct rp_flag ms_names[] = {
 
 /* The prctl options the replay looks at; strace 6.1 prints the merge ones as numbers. */
 #define PR_SET_THP_DISABLE	41
+#define PR_GET_THP_DISABLE	42
 #define PR_SET_MEMORY_MERGE	67
 static const struct rp_flag prctl_names[] = {
-	{ "PR_SET_THP_DISABLE", PR_SET_THP_DISABLE }, { "PR_SET_MEMORY_MERGE", PR_SET_MEMORY_MERGE },
-	{ NULL, 0 }
+	{ "PR_SET_THP_DISABLE", PR_SET_THP_DISABLE }, { "PR_GET_THP_DISABLE", PR_GET_THP_DISABLE },
+	{ "PR_SET_MEMORY_MERGE", PR_SET_MEMORY_MERGE }, { NULL, 0 }
 };
 
 static const struct rp_flag mcl_names[] = {
@@ -576,38 +579,46 @@ static void do_munlockall(struct rp_ctx *c)
 }
 
 /*
- * prctl: PR_SET_MEMORY_MERGE is applied (mmp_space_set_memory_merge);
- * PR_SET_THP_DISABLE would change where THPs go, and is not modelled; any
- * other option changes no mapping.
+ * prctl: PR_SET_MEMORY_MERGE (mmp_space_set_memory_merge) and
+ * PR_SET_THP_DISABLE (mmp_space_set_thp_disable) are applied, and
+ * PR_GET_THP_DISABLE's value compared; any other option changes no mapping.
  */
 static void do_prctl(struct rp_ctx *c)
 {
+	struct mmp_space *s = c->t->proc->space;
 	const char *unknown = NULL;
-	uint64_t option, on;
+	uint64_t option, arg[4] = { 0 };
+	unsigned int got;
+	int err;
 
-	if (!c->l->nargs || !rp_parse_flags(c->l->args[0], prctl_names, &option, &unknown) ||
-	    (option != PR_SET_MEMORY_MERGE && option != PR_SET_THP_DISABLE)) {
+	if (!c->l->nargs || !rp_parse_flags(c->l->args[0], prctl_names, &option, &unknown)) {
 		rp_skip(c->e, "no address-space effect (exit, wait4, kill, ...)");
 		return;
 	}
-	if (option == PR_SET_THP_DISABLE) {
-		rp_skip(c->e, "prctl PR_SET_THP_DISABLE not modelled");
-		return;
-	}
-	if (!arg_u64(c, 1, &on))
-		return;
-	/* prctl's own check: arguments 3 to 5 must be 0. */
-	for (int i = 2; i < c->l->nargs && i < 5; i++) {
-		uint64_t v;
-
-		if (!arg_u64(c, i, &v))
+	for (int i = 1; i < c->l->nargs && i < 5; i++)
+		if (!arg_u64(c, i, &arg[i - 1]))
 			return;
-		if (v) {
-			compare(c, -EINVAL);
+	switch (option) {
+	case PR_SET_MEMORY_MERGE:
+		/* prctl's own check: arguments 3 to 5 must be 0. */
+		err = arg[1] || arg[2] || arg[3] ? -EINVAL :
+		      mmp_space_set_memory_merge(s, arg[0] != 0);
+		break;
+	case PR_SET_THP_DISABLE:
+		err = arg[2] || arg[3] || arg[1] > UINT_MAX ? -EINVAL :
+		      mmp_space_set_thp_disable(s, arg[0] != 0, (unsigned int)arg[1]);
+		break;
+	default:	/* PR_GET_THP_DISABLE: arguments 2 to 5 must be 0 */
+		err = arg[0] || arg[1] || arg[2] || arg[3] ? -EINVAL :
+		      mmp_space_get_thp_disable(s, &got);
+		if (!err && !failed(c) && (int64_t)got != c->l->ret) {
+			rp_mismatch(c->e, "%s: trace %" PRId64 ", replay %u", c->l->name, c->l->ret,
+				    got);
 			return;
 		}
+		break;
 	}
-	compare(c, mmp_space_set_memory_merge(c->t->proc->space, on != 0));
+	compare(c, err);
 }
 
 static void do_mremap(struct rp_ctx *c)

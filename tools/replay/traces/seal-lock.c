@@ -5,7 +5,8 @@
  * mseal (by number: strace 6.1 prints it as syscall_0x1ce) and every call it
  * refuses on a sealed mapping; the advices a locked mapping refuses and
  * MADV_DONTNEED_LOCKED; msync, whose MS_INVALIDATE a locked mapping refuses;
- * process_madvise; prctl(PR_SET_MEMORY_MERGE), once with a bad argument; a
+ * process_madvise; prctl(PR_SET_MEMORY_MERGE), once with a bad argument;
+ * prctl(PR_SET_THP_DISABLE) both ways, once refused, and PR_GET_THP_DISABLE; a
  * forked child that finds the seal kept and the locks gone; the numbers
  * strace 6.1 has no names for (MAP_DROPPABLE, MADV_GUARD_INSTALL, prctl's
  * 0x43) and a MAP_HUGETLB | MAP_HUGE_2MB.
@@ -77,6 +78,12 @@ int main(void)
 	prctl(67, 1, 0, 0, 0);				/* PR_SET_MEMORY_MERGE: 0x43 to strace 6.1 */
 	prctl(67, 1, 1, 0, 0);				/* EINVAL: a third argument */
 	prctl(67, 0, 0, 0, 0);
+	prctl(PR_SET_THP_DISABLE, 1, 1 << 1, 0, 0);	/* except advised (6.18) */
+	prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0);		/* 3 */
+	prctl(PR_SET_THP_DISABLE, 0, 1 << 1, 0, 0);	/* EINVAL: a flag when enabling */
+	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+	prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0);		/* 1 */
+	prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0);
 
 	v.iov_base = b;
 	v.iov_len = 2 * P;
