@@ -186,8 +186,10 @@ MMP_EXPORT int mmp_space_procmap_query(struct mmp_space *s, struct mmp_procmap_q
 	uint64_t usize;
 	int err;
 
-	if (!s || !arg)
+	if (!s)
 		return -EINVAL;
+	if (!arg)
+		return -EFAULT;		/* the kernel's copy_from_user of the size */
 	usize = arg->size;
 	if (usize > PROCMAP_MAX_SIZE)
 		return -E2BIG;

@@ -401,8 +401,9 @@ struct mmp_procmap_query {
  * Fills the out fields of @arg's first size bytes (arg->size, as the kernel
  * reads it: at most 4096, and nonzero bytes beyond the 104 this library knows
  * are -E2BIG). Returns 0; -ENOENT when no VMA matches; -EINVAL for a NULL
- * @space or @arg, size below 24, unknown flags, a name or build-ID buffer with
- * only one of address and size; -E2BIG as said.
+ * @space, size below 24, unknown flags, a name or build-ID buffer with only
+ * one of address and size; -E2BIG as said; -EFAULT for a NULL @arg. The
+ * kernel's order: size, flags, buffers.
  * Locks: the mmap read lock before Linux 6.18; from 6.18 (release rule
  * procmap_query_vma_lock) the found VMA's read lock alone, found under RCU,
  * and the mmap read lock when that cannot be had (counters
