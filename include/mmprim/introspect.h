@@ -6,8 +6,10 @@
  * hugepages-<size>kB/stats names them, and /proc/PID/pagemap words.
  * Included by mmprim/mmprim.h; since libmmprim.so.1.2.
  *
- * None of these calls changes a counter, an entry's accessed or dirty bit, or
- * a TLB: looking does not disturb what is looked at.
+ * None of these calls changes an entry's accessed or dirty bit or a TLB:
+ * looking does not disturb what is looked at. The only counters they move are
+ * the locks they take (mmap_lock_read; for mmp_space_procmap_query() its own
+ * lock counters, docs/counters.md).
  *
  * Concurrency. Each call takes the locks a read-only walk of the kernel takes
  * (the mmap lock for reading, the page-table lock of each table it reads, RCU
