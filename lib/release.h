@@ -29,6 +29,7 @@ enum release_rule {
 	RULE_HUGE_ZERO_WP_THP,		/* a write to the huge zero page maps a new THP */
 	RULE_TABLE_FREE_RCU,		/* every table by RCU, the single one on its own rcu_head */
 	RULE_MADVISE_VMA_LOCK,		/* MADV_DONTNEED/FREE in one VMA under its lock alone */
+	RULE_PROCMAP_QUERY_VMA_LOCK,	/* PROCMAP_QUERY under the found VMA's lock alone */
 	NR_RELEASE_RULES
 };
 _Static_assert(NR_RELEASE_RULES <= 32, "a space keeps its rules in one word");

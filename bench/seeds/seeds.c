@@ -32,7 +32,8 @@
 	X(pt_reclaim)		\
 	X(mprotect_batch)	\
 	X(process_madvise)	\
-	X(madvise_vma_lock)
+	X(madvise_vma_lock)	\
+	X(procmap_query)
 
 #define MMP_SEED_DECLARE(id)	extern const struct mmp_seed mmp_seed_##id;
 MMP_SEEDS(MMP_SEED_DECLARE)

@@ -154,7 +154,10 @@ extern "C" {
 	X(MMAP_LOCK_MADVISE,	"mmap_lock_madvise",	"mmap read acquisitions by madvise and process_madvise, one a call (more where the call drops and retakes it: MADV_POPULATE_*, MADV_COLLAPSE)") \
 	X(MMAP_LOCK_GUP,	"mmap_lock_gup",	"mmap read acquisitions by GUP (mmp_gup, one a call; GUP-fast takes none)") \
 	X(MADV_VMA_LOCK_SUCCESS, "madv_vma_lock_success", "madvise calls done under one VMA's lock, with no mmap lock (6.17 madvise_vma_lock)") \
-	X(MADV_VMA_LOCK_FALLBACK, "madv_vma_lock_fallback", "madvise calls that could take a VMA lock and took the mmap read lock instead: the range spans VMAs, or the VMA lock could not be had")
+	X(MADV_VMA_LOCK_FALLBACK, "madv_vma_lock_fallback", "madvise calls that could take a VMA lock and took the mmap read lock instead: the range spans VMAs, or the VMA lock could not be had") \
+	X(MMAP_LOCK_PROCMAP,	"mmap_lock_procmap",	"mmap read acquisitions by mmp_space_procmap_query (PROCMAP_QUERY), one a call: every call before 6.18, a fallback from 6.18") \
+	X(PROCMAP_VMA_LOCK_SUCCESS, "procmap_vma_lock_success", "PROCMAP_QUERY calls answered under the found VMA's lock alone, with no mmap lock (6.18 procmap_query_vma_lock)") \
+	X(PROCMAP_VMA_LOCK_FALLBACK, "procmap_vma_lock_fallback", "PROCMAP_QUERY calls that tried the VMA lock and took the mmap read lock: the VMA was write-locked, or the lookup met a hole it cannot pass here")
 
 enum mmp_counter {
 #define MMP_COUNTER_ENUM(id, name, doc) MMP_C_##id,

@@ -6,8 +6,10 @@
  * hugepages-<size>kB/stats names them, and /proc/PID/pagemap words.
  * Included by mmprim/mmprim.h; since libmmprim.so.1.2.
  *
- * None of these calls changes a counter, an entry's accessed or dirty bit, or
- * a TLB: looking does not disturb what is looked at.
+ * None of these calls changes an entry's accessed or dirty bit or a TLB:
+ * looking does not disturb what is looked at. The only counters they move are
+ * the locks they take (mmap_lock_read; for mmp_space_procmap_query() its own
+ * lock counters, docs/counters.md).
  *
  * Concurrency. Each call takes the locks a read-only walk of the kernel takes
  * (the mmap lock for reading, the page-table lock of each table it reads, RCU
@@ -354,6 +356,62 @@ struct mmp_pm_scan_arg {
  * on a kernel where none has it. -EINVAL for a NULL @space.
  */
 long mmp_space_pagemap_scan(struct mmp_space *space, struct mmp_pm_scan_arg *arg);
+
+/*
+ * PROCMAP_QUERY (the ioctl on /proc/PID/maps, Linux 6.11), since 1.5: the VMA
+ * at an address, or the next one, chosen by the query flags. Flags as
+ * include/uapi/linux/fs.h numbers them; the four VMA_* bits are both filters
+ * of the query (the VMA must have each one asked for) and what vma_flags
+ * reports.
+ */
+#define MMP_PROCMAP_VMA_READABLE	(1ULL << 0)
+#define MMP_PROCMAP_VMA_WRITABLE	(1ULL << 1)
+#define MMP_PROCMAP_VMA_EXECUTABLE	(1ULL << 2)
+#define MMP_PROCMAP_VMA_SHARED		(1ULL << 3) /* MAP_SHARED (the kernel's VM_MAYSHARE) */
+#define MMP_PROCMAP_COVERING_OR_NEXT_VMA (1ULL << 4) /* the VMA at query_addr, else the next */
+#define MMP_PROCMAP_FILE_BACKED_VMA	(1ULL << 5) /* only VMAs that map a file (shmem too) */
+
+/*
+ * struct procmap_query, field for field (104 bytes). What is not modelled:
+ * names and build IDs (a buffer may be passed, as the kernel requires, with
+ * its address and size both set or both 0; nothing is written to it and its
+ * size comes back 0, as for an anonymous VMA without a name and a file
+ * without a build ID), devices (dev_major, dev_minor 0). inode is the file's
+ * number on the phys (mmp_vma_info's file_id), 0 for anonymous memory.
+ */
+struct mmp_procmap_query {
+	uint64_t size;			/* in: sizeof, from 24 (up to query_addr) to 4096 */
+	uint64_t query_flags;		/* in: MMP_PROCMAP_* */
+	uint64_t query_addr;		/* in */
+	uint64_t vma_start, vma_end;	/* out */
+	uint64_t vma_flags;		/* out: MMP_PROCMAP_VMA_* */
+	uint64_t vma_page_size;		/* out: 4 KiB, or the hugetlb page size */
+	uint64_t vma_offset;		/* out: a file VMA's offset in bytes (pgoff), else 0 */
+	uint64_t inode;			/* out: the file's id, else 0 */
+	uint32_t dev_major, dev_minor;	/* out: 0 */
+	uint32_t vma_name_size;		/* in/out: out 0 */
+	uint32_t build_id_size;		/* in/out: out 0 */
+	uint64_t vma_name_addr;		/* in: not written to */
+	uint64_t build_id_addr;		/* in: not written to */
+};
+
+/**
+ * mmp_space_procmap_query() - ioctl(PROCMAP_QUERY) on @space's maps: the
+ * first VMA ending above query_addr that passes the flag filters
+ * (FILE_BACKED_VMA, the VMA_* bits), which must hold query_addr unless
+ * COVERING_OR_NEXT_VMA is set (then the first such VMA at or above it).
+ * Fills the out fields of @arg's first size bytes (arg->size, as the kernel
+ * reads it: at most 4096, and nonzero bytes beyond the 104 this library knows
+ * are -E2BIG). Returns 0; -ENOENT when no VMA matches; -EINVAL for a NULL
+ * @space, size below 24, unknown flags, a name or build-ID buffer with only
+ * one of address and size; -E2BIG as said; -EFAULT for a NULL @arg. The
+ * kernel's order: size, flags, buffers.
+ * Locks: the mmap read lock before Linux 6.18; from 6.18 (release rule
+ * procmap_query_vma_lock) the found VMA's read lock alone, found under RCU,
+ * and the mmap read lock when that cannot be had (counters
+ * procmap_vma_lock_success, procmap_vma_lock_fallback, mmap_lock_procmap).
+ */
+int mmp_space_procmap_query(struct mmp_space *space, struct mmp_procmap_query *arg);
 
 #ifdef __cplusplus
 }

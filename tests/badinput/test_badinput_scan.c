@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Bad inputs of mmp_space_clear_refs(), mmp_space_pagemap_scan() and
- * mmp_space_set_memory_merge(), with the errno Linux would give, in its
+ * Bad inputs of mmp_space_clear_refs(), mmp_space_pagemap_scan(),
+ * mmp_space_procmap_query() and mmp_space_set_memory_merge(), with the errno Linux would give, in its
  * order; after each error mmp_space_verify() passes, data written before is
  * intact (soft-dirty write-protect and aging included) and the space still
  * maps, writes and reads.
@@ -84,6 +84,63 @@ static void test_pagemap_scan(struct env *e)
 #undef SCAN_WITH
 }
 
+static void test_procmap_query(struct env *e)
+{
+	const struct mmp_procmap_query good = { .size = sizeof(good), .query_addr = e->canary };
+	struct mmp_procmap_query a;
+	uint64_t big[PG / 8] = { 0 };	/* a page: the most the kernel reads */
+	char name[16];
+
+#define QUERY_WITH(field, value, want, what)						\
+	do {										\
+		a = good;								\
+		a.field = (value);							\
+		tap_eq(mmp_space_procmap_query(e->s, &a), want, "%s: procmap_query: %s",	\
+		       e->arch, what);							\
+	} while (0)
+
+	QUERY_WITH(size, 0, -EINVAL, "size 0");
+	QUERY_WITH(size, 16, -EINVAL, "size below query_addr's end");
+	QUERY_WITH(size, PG + 1, -E2BIG, "size above a page");
+	QUERY_WITH(size, UINT64_MAX, -E2BIG, "size ~0");
+	QUERY_WITH(query_flags, 1ULL << 6, -EINVAL, "unknown flag");
+	QUERY_WITH(query_flags, ~0ULL, -EINVAL, "every flag");
+	QUERY_WITH(vma_name_size, sizeof(name), -EINVAL, "a name size without an address");
+	QUERY_WITH(vma_name_addr, (uintptr_t)name, -EINVAL, "a name address without a size");
+	QUERY_WITH(build_id_size, 20, -EINVAL, "a build-ID size without an address");
+	QUERY_WITH(build_id_addr, (uintptr_t)name, -EINVAL, "a build-ID address without a size");
+	QUERY_WITH(query_addr, e->canary - PG, -ENOENT, "an address in a hole");
+	QUERY_WITH(query_addr, UINT64_MAX, -ENOENT, "the top address");
+	QUERY_WITH(query_addr, task_size(e->s), -ENOENT, "the task size");
+	/* Order: the size before the flags, the flags before the buffers. */
+	a = good;
+	a.size = 8;
+	a.query_flags = 1ULL << 7;
+	tap_eq(mmp_space_procmap_query(e->s, &a), -EINVAL, "%s: procmap_query: size first",
+	       e->arch);
+	a = good;
+	a.query_flags = 1ULL << 7;
+	a.vma_name_size = 4;
+	tap_eq(mmp_space_procmap_query(e->s, &a), -EINVAL, "%s: procmap_query: flags, then buffers",
+	       e->arch);
+	/* A larger structure: zeros beyond the 104 bytes pass, anything else is -E2BIG. */
+	memcpy(big, &good, sizeof(good));
+	big[0] = sizeof(big);
+	tap_eq(mmp_space_procmap_query(e->s, (struct mmp_procmap_query *)big), 0,
+	       "%s: procmap_query: a larger structure of zeros", e->arch);
+	big[0] = sizeof(big);
+	big[sizeof(good) / 8 + 3] = 1;
+	tap_eq(mmp_space_procmap_query(e->s, (struct mmp_procmap_query *)big), -E2BIG,
+	       "%s: procmap_query: nonzero beyond what the library knows", e->arch);
+	tap_eq(mmp_space_procmap_query(NULL, &a), -EINVAL, "%s: procmap_query: NULL space", e->arch);
+	tap_eq(mmp_space_procmap_query(e->s, NULL), -EFAULT, "%s: procmap_query: NULL arg", e->arch);
+	a = good;
+	tap_ok(mmp_space_procmap_query(e->s, &a) == 0 && a.vma_start <= e->canary &&
+	       a.vma_end > e->canary, "%s: procmap_query: the canary's VMA", e->arch);
+	still_works(e, "bad procmap_query arguments");
+#undef QUERY_WITH
+}
+
 static void test_memory_merge(struct env *e)
 {
 	tap_eq(mmp_space_set_memory_merge(NULL, 1), -EINVAL, "%s: memory merge: NULL space",
@@ -107,6 +164,7 @@ int main(void)
 		env_init(&e, arch, 64 * MiB);
 		test_clear_refs(&e);
 		test_pagemap_scan(&e);
+		test_procmap_query(&e);
 		test_memory_merge(&e);
 		tap_eq(mmp_space_verify(e.s), 0, "%s: verify at the end", arch);
 		env_fini(&e);

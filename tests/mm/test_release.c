@@ -691,6 +691,30 @@ static void check_madvise_vma_lock(void)
 	}
 }
 
+static void procmap_query_one(struct env *e)
+{
+	struct mmp_procmap_query q = { .size = sizeof(q), .query_addr = e->a + MiB };
+
+	must(!mmp_space_procmap_query(e->s, &q) && q.vma_start == e->a, "PROCMAP_QUERY");
+}
+
+/* PROCMAP_QUERY of a VMA: the mmap read lock at 6.17, the VMA's lock from 6.18. */
+static void check_procmap_query_vma_lock(void)
+{
+	for_each_backend(a) {
+		uint64_t mm17 = delta(*a, V(6, 17), 0, procmap_query_one, MMP_C_MMAP_LOCK_PROCMAP);
+		uint64_t vma17 = delta(*a, V(6, 17), 0, procmap_query_one,
+				       MMP_C_PROCMAP_VMA_LOCK_SUCCESS);
+		uint64_t mm18 = delta(*a, V(6, 18), 0, procmap_query_one, MMP_C_MMAP_LOCK_PROCMAP);
+		uint64_t vma18 = delta(*a, V(6, 18), 0, procmap_query_one,
+				       MMP_C_PROCMAP_VMA_LOCK_SUCCESS);
+
+		tap_ok(mm17 == 1 && vma17 == 0 && mm18 == 0 && vma18 == 1,
+		       "%s: PROCMAP_QUERY: mmap lock %" PRIu64 ", VMA lock %" PRIu64 " at 6.17; %" PRIu64
+		       ", %" PRIu64 " at 6.18", *a, mm17, vma17, mm18, vma18);
+	}
+}
+
 /* Each rule of the table and its check; the file rule is checked where files are. */
 static const struct {
 	const char *rule;
@@ -719,6 +743,7 @@ static const struct {
 	{ "file_batched_unmap", NULL, "tests/mm/test_file.c, test_large: reclaim at 6.18 and at 7.0" },
 	{ "mprotect_small_folio", check_mprotect_small_folio, NULL },
 	{ "madvise_vma_lock", check_madvise_vma_lock, NULL },
+	{ "procmap_query_vma_lock", check_procmap_query_vma_lock, NULL },
 };
 
 /* Each switch's C name, from its row of lib/opt_table.h. */

@@ -105,6 +105,13 @@ static void do_free(struct env *e)
 	must(mmp_madvise(e->s, e->a, LEN, MMP_MADV_FREE) == 0, "MADV_FREE");
 }
 
+static void do_procmap_query(struct env *e)
+{
+	struct mmp_procmap_query q = { .size = sizeof(q), .query_addr = e->a };
+
+	must(mmp_space_procmap_query(e->s, &q) == 0, "PROCMAP_QUERY");
+}
+
 static void do_fork(struct env *e)
 {
 	struct mmp_space *child;
@@ -276,6 +283,7 @@ static void check_per_vma_lock(const char *arch)
 		{ "MADV_DONTNEED of one VMA (6.17)", populate, do_dontneed,
 		  MMP_C_MADV_VMA_LOCK_SUCCESS, true },
 		{ "MADV_FREE of one VMA (6.17)", populate, do_free, MMP_C_MADV_VMA_LOCK_SUCCESS, true },
+		{ "PROCMAP_QUERY (6.18)", NULL, do_procmap_query, MMP_C_PROCMAP_VMA_LOCK_SUCCESS, true },
 		{ "munmap", populate, do_munmap, 0, false },
 	};
 
