@@ -14,12 +14,10 @@
  * elsewhere in the space neither waits for the query nor makes it wait; when
  * the VMA lock cannot be had (a writer has stamped the VMA) the query takes
  * the mmap read lock, and so waits for that writer, and finishes under it.
- * One departure: the kernel's lock_next_vma walks the maple tree on to the
- * next VMA under RCU, while vma_tree_lookup_rcu() finds only a VMA holding
- * the address, so a COVERING_OR_NEXT query that meets a hole takes the mmap
- * read lock here. A query without that flag whose address is in a hole needs
- * no lock at all: the lookup's answer (no VMA, at some instant) is the
- * kernel's -ENOENT.
+ * A COVERING_OR_NEXT query walks on past a hole to the next VMA under RCU
+ * (lock_next_vma; vma_tree_lookup_next_rcu here). A query whose address, or
+ * whose whole way up, is a hole needs no lock at all: the lookup's answer
+ * (no VMA, at some instant) is the kernel's -ENOENT.
  */
 #include "copy_struct.h"
 #include "hugetlb.h"
@@ -107,19 +105,23 @@ static int procmap_query_mmap_locked(struct mmp_space *s, struct mmp_procmap_que
 enum procmap_lookup { PROCMAP_LOCKED, PROCMAP_HOLE, PROCMAP_MMAP_LOCK };
 
 /*
- * The VMA holding @addr, read-locked, found under RCU (lock_vma_under_rcu,
- * without the fault path's counters): PROCMAP_LOCKED with *@vmap; PROCMAP_HOLE
- * when a consistent lookup found no VMA there; PROCMAP_MMAP_LOCK when the
- * lookup or the lock could not be had.
+ * The VMA holding @addr (with @next, else the first above it), read-locked,
+ * found under RCU (lock_vma_under_rcu, lock_next_vma, without the fault
+ * path's counters): PROCMAP_LOCKED with *@vmap; PROCMAP_HOLE when a
+ * consistent lookup found none; PROCMAP_MMAP_LOCK when the lookup or the lock
+ * could not be had.
  */
-static enum procmap_lookup procmap_lock_vma_rcu(struct mmp_space *s, uint64_t addr,
+static enum procmap_lookup procmap_lock_vma_rcu(struct mmp_space *s, uint64_t addr, bool next,
 						struct mmp_vma **vmap)
 {
 	struct mmp_vma *vma;
+	bool found;
 
 retry:
 	rcu_read_lock();
-	if (!vma_tree_lookup_rcu(&s->vmas, addr, &vma))
+	found = next ? vma_tree_lookup_next_rcu(&s->vmas, addr, &vma) :
+		       vma_tree_lookup_rcu(&s->vmas, addr, &vma);
+	if (!found)
 		goto mmap_lock;
 	if (!vma) {
 		rcu_read_unlock();
@@ -127,7 +129,8 @@ retry:
 	}
 	if (!vma_start_read(s, vma))
 		goto mmap_lock;
-	if (unlikely(addr < READ_ONCE(vma->start) || addr >= READ_ONCE(vma->end))) {
+	/* Changed since the lookup: no longer the VMA for @addr. */
+	if (unlikely((!next && addr < READ_ONCE(vma->start)) || addr >= READ_ONCE(vma->end))) {
 		vma_end_read(vma);
 		goto mmap_lock;
 	}
@@ -152,13 +155,10 @@ static int procmap_query_vma_locked(struct mmp_space *s, struct mmp_procmap_quer
 	struct mmp_vma *vma;
 
 	for (;;) {
-		switch (procmap_lock_vma_rcu(s, addr, &vma)) {
+		switch (procmap_lock_vma_rcu(s, addr, next, &vma)) {
 		case PROCMAP_HOLE:
-			if (!next) {
-				count_inc(s, MMP_C_PROCMAP_VMA_LOCK_SUCCESS);
-				return -ENOENT;
-			}
-			/* fall through */
+			count_inc(s, MMP_C_PROCMAP_VMA_LOCK_SUCCESS);
+			return -ENOENT;
 		case PROCMAP_MMAP_LOCK:
 			count_inc(s, MMP_C_PROCMAP_VMA_LOCK_FALLBACK);
 			return procmap_query_mmap_locked(s, q, addr);

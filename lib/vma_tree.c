@@ -358,8 +358,9 @@ static __always_inline bool stamp_busy(const struct vma_tree *t, unsigned int st
  * One walk from the root, noting each VMA's stamp (*@path, @seqs); false when
  * an update is inside one of them or the walk ran too long.
  */
-static __always_inline bool walk_rcu(const struct vma_tree *t, uint64_t addr, struct mmp_vma **foundp,
-				     struct mmp_vma **path, unsigned int *seqs, int *depthp)
+static __always_inline bool walk_rcu(const struct vma_tree *t, uint64_t addr, bool next,
+				     struct mmp_vma **foundp, struct mmp_vma **path,
+				     unsigned int *seqs, int *depthp)
 {
 	struct mmp_vma *n = READ_ONCE(t->root);
 	int depth = 0;
@@ -374,6 +375,9 @@ static __always_inline bool walk_rcu(const struct vma_tree *t, uint64_t addr, st
 		seqs[depth++] = seq;
 		vma_tree_walk_step(t, depth);
 		if (addr < READ_ONCE(n->start)) {
+			/* The last VMA turned left at is the first above @addr. */
+			if (next)
+				*foundp = n;
 			n = READ_ONCE(n->rb_left);
 		} else if (addr >= READ_ONCE(n->end)) {
 			n = READ_ONCE(n->rb_right);
@@ -388,7 +392,7 @@ static __always_inline bool walk_rcu(const struct vma_tree *t, uint64_t addr, st
 
 /* Walks that validate their own path only: after a walk saw the tree change. */
 static __attribute__((noinline)) bool lookup_path_rcu(const struct vma_tree *t, uint64_t addr,
-						      struct mmp_vma **vmap)
+						      bool next, struct mmp_vma **vmap)
 {
 	struct mmp_vma *path[VMA_TREE_MAX_WALK];
 	unsigned int seqs[VMA_TREE_MAX_WALK];
@@ -398,7 +402,7 @@ static __attribute__((noinline)) bool lookup_path_rcu(const struct vma_tree *t, 
 		unsigned int root_seq = __atomic_load_n(&t->root_seq, __ATOMIC_ACQUIRE);
 		int depth, i;
 
-		if (stamp_busy(t, root_seq) || !walk_rcu(t, addr, &found, path, seqs, &depth)) {
+		if (stamp_busy(t, root_seq) || !walk_rcu(t, addr, next, &found, path, seqs, &depth)) {
 			cpu_relax();
 			if (++waits <= VMA_TREE_RCU_WAITS)
 				tries--;
@@ -417,7 +421,8 @@ static __attribute__((noinline)) bool lookup_path_rcu(const struct vma_tree *t, 
 	return false;
 }
 
-bool vma_tree_lookup_rcu(const struct vma_tree *t, uint64_t addr, struct mmp_vma **vmap)
+static __always_inline bool lookup_rcu(const struct vma_tree *t, uint64_t addr, bool next,
+				       struct mmp_vma **vmap)
 {
 	unsigned int seq;
 
@@ -428,6 +433,8 @@ bool vma_tree_lookup_rcu(const struct vma_tree *t, uint64_t addr, struct mmp_vma
 		for (int steps = 0; n && steps < VMA_TREE_MAX_WALK; steps++) {
 			vma_tree_walk_step(t, steps + 1);
 			if (addr < READ_ONCE(n->start)) {
+				if (next)
+					found = n;
 				n = READ_ONCE(n->rb_left);
 			} else if (addr >= READ_ONCE(n->end)) {
 				n = READ_ONCE(n->rb_right);
@@ -441,7 +448,17 @@ bool vma_tree_lookup_rcu(const struct vma_tree *t, uint64_t addr, struct mmp_vma
 			return true;
 		}
 	}
-	return lookup_path_rcu(t, addr, vmap);
+	return lookup_path_rcu(t, addr, next, vmap);
+}
+
+bool vma_tree_lookup_rcu(const struct vma_tree *t, uint64_t addr, struct mmp_vma **vmap)
+{
+	return lookup_rcu(t, addr, false, vmap);
+}
+
+bool vma_tree_lookup_next_rcu(const struct vma_tree *t, uint64_t addr, struct mmp_vma **vmap)
+{
+	return lookup_rcu(t, addr, true, vmap);
 }
 
 /* The last VMA of subtree @n whose own gap is at least @len, or NULL. */

@@ -34,6 +34,13 @@ struct mmp_vma *vma_tree_find(const struct vma_tree *t, uint64_t addr);
  */
 bool vma_tree_lookup_rcu(const struct vma_tree *t, uint64_t addr, struct mmp_vma **vmap);
 
+/*
+ * The same for the first VMA ending above @addr (find_vma; the maple tree's
+ * walk on to the next entry, as lock_next_vma takes it): the VMA holding
+ * @addr, else the first one above it, or NULL.
+ */
+bool vma_tree_lookup_next_rcu(const struct vma_tree *t, uint64_t addr, struct mmp_vma **vmap);
+
 /* The free gap below @vma: from the previous VMA's end, or the tree's floor, to @vma's start. */
 static inline uint64_t vma_gap(const struct vma_tree *t, const struct mmp_vma *vma)
 {

@@ -127,7 +127,8 @@ static bool check_lookups(struct vma_tree *t)
 		if (vma_tree_find(t, addr) != want_next)
 			return false;
 		rcu_read_lock();
-		if (!vma_tree_lookup_rcu(t, addr, &got) || got != want) {
+		if (!vma_tree_lookup_rcu(t, addr, &got) || got != want ||
+		    !vma_tree_lookup_next_rcu(t, addr, &got) || got != want_next) {
 			rcu_read_unlock();
 			return false;
 		}

@@ -10,7 +10,8 @@
  * runs again in it; one whose path changed walks again and is never wrong.
  * A validation of the whole tree alone (one count for every change) fails
  * every reader here: the writer changes something on each walk.
- * Then the same with a writer thread: counts, not times.
+ * Then the same with a writer thread, for lookups of the VMA at an address
+ * and of the first one at or above it: counts, not times.
  */
 #include <pthread.h>
 
@@ -206,6 +207,18 @@ static void test_race(void)
 			reads++;
 		rcu_read_unlock();
 		/* One walk, or one more that checks the path only when the tree changed. */
+		path_walks += walks == 2;
+		retries += walks > 2;
+		/* The walk on to the next VMA (lock_next_vma's), from the same place. */
+		walks = 0;
+		rcu_read_lock();
+		if (!vma_tree_lookup_next_rcu(&tree, addr, &got))
+			gave_up++;
+		else if (got != &vmas[k + hole])
+			wrong++;
+		else
+			reads++;
+		rcu_read_unlock();
 		path_walks += walks == 2;
 		retries += walks > 2;
 	}
