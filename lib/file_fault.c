@@ -189,7 +189,7 @@ static uint32_t filemap_fault(struct vm_fault *vmf, uint64_t index, int *err)
 		}
 		pfn = filemap_get_folio(f, index);
 		if (pfn == NO_PFN) {
-			pthread_rwlock_rdlock(&f->mapping.invalidate_lock);
+			down_read(&f->mapping.invalidate_lock);
 			if (shmem_file(f)) {
 				/* shmem_get_folio: one folio, of the order huge= gives. */
 				uint64_t pmd_end = (index | (HPAGE_PMD_NR - 1)) + 1;
@@ -202,7 +202,7 @@ static uint32_t filemap_fault(struct vm_fault *vmf, uint64_t index, int *err)
 				filemap_readahead(s, vma, index);
 				pfn = filemap_grab_folio(f, index, 0, file_size_pages(f), s, err);
 			}
-			pthread_rwlock_unlock(&f->mapping.invalidate_lock);
+			up_read(&f->mapping.invalidate_lock);
 			if (pfn == NO_PFN) {
 				if (*err == -EIO)
 					count_inc(s, MMP_C_FAULT_SIGBUS);

@@ -205,14 +205,14 @@ void vma_link_file(struct mmp_vma *vma)
 	struct address_space *as = &vma->vm_file->mapping;
 
 	get_file(vma->vm_file);
-	pthread_rwlock_wrlock(&as->i_mmap_rwsem);
+	down_write(&as->i_mmap_rwsem);
 	vma->shared_prev = NULL;
 	vma->shared_next = as->i_mmap;
 	if (as->i_mmap)
 		as->i_mmap->shared_prev = vma;
 	as->i_mmap = vma;
 	as->nr_mapped_vmas++;
-	pthread_rwlock_unlock(&as->i_mmap_rwsem);
+	up_write(&as->i_mmap_rwsem);
 }
 
 /* Out of i_mmap, with its lock held for writing; the caller drops the file reference. */
@@ -235,9 +235,9 @@ void vma_unlink_file(struct mmp_vma *vma)
 {
 	struct mmp_file *f = vma->vm_file;
 
-	pthread_rwlock_wrlock(&f->mapping.i_mmap_rwsem);
+	down_write(&f->mapping.i_mmap_rwsem);
 	__vma_unlink_file(vma);
-	pthread_rwlock_unlock(&f->mapping.i_mmap_rwsem);
+	up_write(&f->mapping.i_mmap_rwsem);
 	fput(f);
 }
 
@@ -658,8 +658,8 @@ static void file_free(struct mmp_file *f)
 	__atomic_store_n(&phys->files[f->id - 1], NULL, __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&phys->nr_files, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&phys->files_lock);
-	pthread_rwlock_destroy(&f->mapping.i_mmap_rwsem);
-	pthread_rwlock_destroy(&f->mapping.invalidate_lock);
+	rwsem_destroy(&f->mapping.i_mmap_rwsem);
+	rwsem_destroy(&f->mapping.invalidate_lock);
 	pthread_mutex_destroy(&f->i_rwsem);
 	free(f);
 }
@@ -679,14 +679,17 @@ int file_alloc(struct mmp_phys *phys, uint64_t size, unsigned int flags, bool ha
 	f->refcount = 1;
 	f->handle = handle;
 	pthread_mutex_init(&f->i_rwsem, NULL);
-	pthread_rwlock_init(&f->mapping.i_mmap_rwsem, NULL);
-	pthread_rwlock_init(&f->mapping.invalidate_lock, NULL);
+	init_rwsem(&f->mapping.i_mmap_rwsem);
+	init_rwsem(&f->mapping.invalidate_lock);
 	err = store_reserve(f, size);
 	if (!err)
 		err = file_register(phys, f);
 	if (err) {
 		if (f->store)
 			munmap(f->store, f->store_bytes);
+		rwsem_destroy(&f->mapping.i_mmap_rwsem);
+		rwsem_destroy(&f->mapping.invalidate_lock);
+		pthread_mutex_destroy(&f->i_rwsem);
 		free(f);
 		return err;
 	}
@@ -737,9 +740,9 @@ MMP_EXPORT int mmp_file_destroy(struct mmp_file *f)
 
 	if (!f || !f->handle)
 		return -EINVAL;
-	pthread_rwlock_rdlock(&f->mapping.i_mmap_rwsem);
+	down_read(&f->mapping.i_mmap_rwsem);
 	mapped = f->mapping.nr_mapped_vmas;
-	pthread_rwlock_unlock(&f->mapping.i_mmap_rwsem);
+	up_read(&f->mapping.i_mmap_rwsem);
 	if (mapped)
 		return -EBUSY;
 	f->handle = false;
@@ -778,9 +781,9 @@ MMP_EXPORT int mmp_file_write(struct mmp_file *f, uint64_t offset, const void *b
 	if (offset > MMP_FILE_MAX_SIZE || len > MMP_FILE_MAX_SIZE - offset)
 		return -EFBIG;
 	pthread_mutex_lock(&f->i_rwsem);
-	pthread_rwlock_wrlock(&f->mapping.invalidate_lock);
+	down_write(&f->mapping.invalidate_lock);
 	err = store_reserve(f, offset + len);
-	pthread_rwlock_unlock(&f->mapping.invalidate_lock);
+	up_write(&f->mapping.invalidate_lock);
 	if (!err && len && offset + len > f->i_size)
 		filemap_zero_eof(f, f->i_size);
 	while (!err && len) {
@@ -789,10 +792,10 @@ MMP_EXPORT int mmp_file_write(struct mmp_file *f, uint64_t offset, const void *b
 		uint64_t at, n;
 		uint32_t pfn;
 
-		pthread_rwlock_rdlock(&f->mapping.invalidate_lock);
+		down_read(&f->mapping.invalidate_lock);
 		pfn = filemap_grab_folio(f, index, write_order(f, index, len), MAX(limit, file_size_pages(f)),
 					 NULL, &err);
-		pthread_rwlock_unlock(&f->mapping.invalidate_lock);
+		up_read(&f->mapping.invalidate_lock);
 		if (pfn == NO_PFN)
 			break;
 		head = pfn_to_page(f->phys, pfn);
@@ -839,9 +842,9 @@ MMP_EXPORT int mmp_file_read(struct mmp_file *f, uint64_t offset, void *buf, siz
 			goto next;
 		}
 		if (pfn == NO_PFN) {
-			pthread_rwlock_rdlock(&f->mapping.invalidate_lock);
+			down_read(&f->mapping.invalidate_lock);
 			pfn = filemap_grab_folio(f, index, 0, file_size_pages(f), NULL, &err);
-			pthread_rwlock_unlock(&f->mapping.invalidate_lock);
+			up_read(&f->mapping.invalidate_lock);
 			if (pfn == NO_PFN) {
 				if (err == -EIO)
 					err = 0;	/* truncated meanwhile: a short read */
@@ -894,9 +897,9 @@ MMP_EXPORT int mmp_file_stat_sized(struct mmp_file *f, struct mmp_file_stat *ust
 	k.nrpages = f->mapping.nrpages;
 	xa_for_each_folio(&f->mapping, 0, stat_folio, &k);
 	spin_unlock(&f->mapping.i_pages_lock);
-	pthread_rwlock_rdlock(&f->mapping.i_mmap_rwsem);
+	down_read(&f->mapping.i_mmap_rwsem);
 	k.nr_mapped_vmas = f->mapping.nr_mapped_vmas;
-	pthread_rwlock_unlock(&f->mapping.i_mmap_rwsem);
+	up_read(&f->mapping.i_mmap_rwsem);
 	k.writeback_pages = __atomic_load_n(&f->writeback_pages, __ATOMIC_RELAXED);
 	copy_struct_to_caller(ust, size, &k, sizeof(k));
 	return 0;

@@ -9,6 +9,7 @@
 
 #include "fault.h"
 #include "folio.h"
+#include "rwsem.h"
 
 /* One node of the page-cache index (an XArray node): 64 slots per level. */
 #define XA_CHUNK_SHIFT	6
@@ -29,12 +30,12 @@ struct address_space {
 	unsigned int height;		/* levels below root; 0: no node yet */
 	uint64_t nrpages;
 
-	pthread_rwlock_t i_mmap_rwsem;	/* i_mmap: VMAs link and unlink under it for writing */
+	struct rw_semaphore i_mmap_rwsem;	/* i_mmap: VMAs link and unlink under it for writing */
 	struct mmp_vma *i_mmap;		/* list through vma->shared_next */
 	uint64_t nr_mapped_vmas;
 
 	/* Page-in and truncation exclude each other (mapping->invalidate_lock). */
-	pthread_rwlock_t invalidate_lock;
+	struct rw_semaphore invalidate_lock;
 };
 
 struct mmp_file {

@@ -69,7 +69,7 @@ static uint64_t unmap_ref_private(struct hugetlb_fault_ctx *c, uint32_t pfn)
 	struct mmp_file *f = vma->vm_file;
 	uint64_t pgoff = linear_page_index(vma, c->haddr), n = 0;
 
-	pthread_rwlock_rdlock(&f->mapping.i_mmap_rwsem);
+	down_read(&f->mapping.i_mmap_rwsem);
 	for (struct mmp_vma *iter = f->mapping.i_mmap; iter; iter = iter->shared_next) {
 		uint64_t address = iter->start + ((pgoff - iter->pgoff) << PAGE_SHIFT);
 		struct mmp_gather tlb;
@@ -83,7 +83,7 @@ static uint64_t unmap_ref_private(struct hugetlb_fault_ctx *c, uint32_t pfn)
 		n += unmap_hugepage_range(&tlb, iter, address, address + huge_page_size(c->h), pfn);
 		tlb_finish_mmu(&tlb);
 	}
-	pthread_rwlock_unlock(&f->mapping.i_mmap_rwsem);
+	up_read(&f->mapping.i_mmap_rwsem);
 	return n;
 }
 

@@ -50,7 +50,7 @@ static void hugetlb_vmdelete_list(struct mmp_file *f, uint64_t first)
 	struct hstate *h = f->hstate;
 	uint64_t first_pg = first << h->order;
 
-	pthread_rwlock_rdlock(&f->mapping.i_mmap_rwsem);
+	down_read(&f->mapping.i_mmap_rwsem);
 	for (struct mmp_vma *vma = f->mapping.i_mmap; vma; vma = vma->shared_next) {
 		uint64_t vlast = vma->pgoff + ((vma->end - vma->start) >> PAGE_SHIFT);
 		uint64_t start = first_pg > vma->pgoff ?
@@ -65,7 +65,7 @@ static void hugetlb_vmdelete_list(struct mmp_file *f, uint64_t first)
 		tlb_end_vma(&tlb);
 		tlb_finish_mmu(&tlb);
 	}
-	pthread_rwlock_unlock(&f->mapping.i_mmap_rwsem);
+	up_read(&f->mapping.i_mmap_rwsem);
 }
 
 /* The page-cache folios from an index on: their indices in pages, in order. */
@@ -161,7 +161,7 @@ int hugetlbfs_truncate(struct mmp_file *f, uint64_t size)
 	if (size & (huge_page_size(h) - 1))
 		return -EINVAL;
 	pthread_mutex_lock(&f->i_rwsem);
-	pthread_rwlock_wrlock(&f->mapping.invalidate_lock);
+	down_write(&f->mapping.invalidate_lock);
 	old = f->i_size;
 	__atomic_store_n(&f->i_size, size, __ATOMIC_RELEASE);
 	if (size < old) {
@@ -173,7 +173,7 @@ int hugetlbfs_truncate(struct mmp_file *f, uint64_t size)
 		hugetlb_vmdelete_list(f, first);
 		hugetlb_unreserve_pages(f, first, freed);
 	}
-	pthread_rwlock_unlock(&f->mapping.invalidate_lock);
+	up_write(&f->mapping.invalidate_lock);
 	pthread_mutex_unlock(&f->i_rwsem);
 	return 0;
 }

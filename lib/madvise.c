@@ -404,7 +404,7 @@ static int madvise_willneed(struct mmp_space *s, uint64_t start, uint64_t end, b
 			continue;
 		first = linear_page_index(vma, MAX(start, vma->start));
 		last = MIN(linear_page_index(vma, MIN(end, vma->end)), file_size_pages(f));
-		pthread_rwlock_rdlock(&f->mapping.invalidate_lock);
+		down_read(&f->mapping.invalidate_lock);
 		for (uint64_t index = first; index < last; ) {
 			int err;
 			uint32_t pfn = filemap_grab_folio(f, index, 0, last, s, &err);
@@ -414,7 +414,7 @@ static int madvise_willneed(struct mmp_space *s, uint64_t start, uint64_t end, b
 			index = pfn_to_page(s->phys, pfn)->index + folio_nr_pages(pfn_to_page(s->phys, pfn));
 			folio_put_refs(s, pfn, 1);
 		}
-		pthread_rwlock_unlock(&f->mapping.invalidate_lock);
+		up_read(&f->mapping.invalidate_lock);
 	}
 	mmap_read_unlock(s);
 	return 0;

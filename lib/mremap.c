@@ -200,7 +200,7 @@ static int move_vma(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64
 	 * between the two ranges while entries are between them.
 	 */
 	if (vma->vm_file)
-		pthread_rwlock_wrlock(&vma->vm_file->mapping.i_mmap_rwsem);
+		down_write(&vma->vm_file->mapping.i_mmap_rwsem);
 	if (unlikely(is_vm_hugetlb_page(vma))) {
 		/* All or nothing: its tables are had before an entry moves. */
 		err = move_hugetlb_page_tables(s, vma, addr, new_addr, old_len);
@@ -211,7 +211,7 @@ static int move_vma(struct mmp_space *s, uint64_t addr, uint64_t old_len, uint64
 				   back != moved);
 	}
 	if (vma->vm_file)
-		pthread_rwlock_unlock(&vma->vm_file->mapping.i_mmap_rwsem);
+		up_write(&vma->vm_file->mapping.i_mmap_rwsem);
 	if (!err && unlikely(is_vm_hugetlb_page(vma)))
 		hugetlb_mremap_resv(s, vma, find_vma(s, new_addr), addr, old_len);
 	if (err) {

@@ -23,13 +23,13 @@ static void sync_folio(struct mmp_file *f, uint64_t index, uint64_t *next)
 		return;
 	head = pfn_to_page(f->phys, pfn);
 	/* invalidate_lock before the folio lock, as faults and truncation take them. */
-	pthread_rwlock_rdlock(&f->mapping.invalidate_lock);
+	down_read(&f->mapping.invalidate_lock);
 	folio_lock(head);
 	if (head->mapping == f->id && page_flag_test(head, PG_dirty))
 		folio_write_back(f, pfn);
 	*next = head->index + folio_nr_pages(head);
 	folio_unlock(head);
-	pthread_rwlock_unlock(&f->mapping.invalidate_lock);
+	up_read(&f->mapping.invalidate_lock);
 	__folio_put_refs(f->phys, pfn, 1);
 }
 

@@ -319,7 +319,7 @@ bool rmap_walk_file(struct mmp_space *self, uint32_t head_pfn, rmap_fn fn, void 
 
 	if (!f)
 		return true;	/* truncated: what mapped it is gone or going */
-	pthread_rwlock_rdlock(&f->mapping.i_mmap_rwsem);
+	down_read(&f->mapping.i_mmap_rwsem);
 	for (struct mmp_vma *vma = f->mapping.i_mmap; vma && ok; vma = vma->shared_next) {
 		uint64_t vnr = (vma->end - vma->start) >> PAGE_SHIFT;
 		uint64_t first = MAX(index, vma->pgoff), last = MIN(index + nr, vma->pgoff + vnr);
@@ -329,7 +329,7 @@ bool rmap_walk_file(struct mmp_space *self, uint32_t head_pfn, rmap_fn fn, void 
 		ok = fn(vma->vm_mm, vma, head_pfn, vma->start + ((first - vma->pgoff) << PAGE_SHIFT),
 			vma->start + ((last - vma->pgoff) << PAGE_SHIFT), arg);
 	}
-	pthread_rwlock_unlock(&f->mapping.i_mmap_rwsem);
+	up_read(&f->mapping.i_mmap_rwsem);
 	return ok;
 }
 

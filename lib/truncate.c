@@ -21,7 +21,7 @@ void unmap_mapping_pages(struct mmp_file *f, uint64_t first, uint64_t last, bool
 {
 	struct address_space *as = &f->mapping;
 
-	pthread_rwlock_rdlock(&as->i_mmap_rwsem);
+	down_read(&as->i_mmap_rwsem);
 	for (struct mmp_vma *vma = as->i_mmap; vma; vma = vma->shared_next) {
 		uint64_t vfirst = vma->pgoff, vlast = vma->pgoff + ((vma->end - vma->start) >> PAGE_SHIFT) - 1;
 		uint64_t lo = MAX(first, vfirst), hi = MIN(last, vlast);
@@ -36,7 +36,7 @@ void unmap_mapping_pages(struct mmp_file *f, uint64_t first, uint64_t last, bool
 				 vma->start + ((hi - vfirst + 1) << PAGE_SHIFT));
 		tlb_finish_mmu(&tlb);
 	}
-	pthread_rwlock_unlock(&as->i_mmap_rwsem);
+	up_read(&as->i_mmap_rwsem);
 }
 
 void unmap_mapping_range(struct mmp_file *f, uint64_t first, uint64_t last)
@@ -104,7 +104,7 @@ static void truncate_pagecache(struct mmp_file *f, uint64_t old, uint64_t size)
 int file_punch_hole(struct mmp_file *f, uint64_t first, uint64_t end)
 {
 	pthread_mutex_lock(&f->i_rwsem);
-	pthread_rwlock_wrlock(&f->mapping.invalidate_lock);
+	down_write(&f->mapping.invalidate_lock);
 	unmap_mapping_pages(f, first, end - 1, false);
 	filemap_remove_range(f, first, end, false);
 	filemap_zero_range(f, first << PAGE_SHIFT, end << PAGE_SHIFT);
@@ -118,7 +118,7 @@ int file_punch_hole(struct mmp_file *f, uint64_t first, uint64_t end)
 		if (to < MIN(end << PAGE_SHIFT, f->store_bytes))
 			memset(f->store + to, 0, f->store_bytes - to);
 	}
-	pthread_rwlock_unlock(&f->mapping.invalidate_lock);
+	up_write(&f->mapping.invalidate_lock);
 	pthread_mutex_unlock(&f->i_rwsem);
 	return 0;
 }
@@ -135,7 +135,7 @@ MMP_EXPORT int mmp_file_truncate(struct mmp_file *f, uint64_t size)
 	if (is_file_hugepages(f))
 		return hugetlbfs_truncate(f, size);
 	pthread_mutex_lock(&f->i_rwsem);
-	pthread_rwlock_wrlock(&f->mapping.invalidate_lock);
+	down_write(&f->mapping.invalidate_lock);
 	old = f->i_size;
 	if (size < old) {
 		/* i_size first: a fault that locks a folio past it from now on gets SIGBUS. */
@@ -148,7 +148,7 @@ MMP_EXPORT int mmp_file_truncate(struct mmp_file *f, uint64_t size)
 			__atomic_store_n(&f->i_size, size, __ATOMIC_RELEASE);
 		}
 	}
-	pthread_rwlock_unlock(&f->mapping.invalidate_lock);
+	up_write(&f->mapping.invalidate_lock);
 	pthread_mutex_unlock(&f->i_rwsem);
 	return err;
 }

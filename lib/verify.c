@@ -777,7 +777,7 @@ static void verify_files(struct verify *v)
 			v->huge_resv[hstate_index(v->phys, h)] += held - cached;
 		}
 		spin_unlock(&f->mapping.i_pages_lock);
-		pthread_rwlock_rdlock(&f->mapping.i_mmap_rwsem);
+		down_read(&f->mapping.i_mmap_rwsem);
 		for (struct mmp_vma *vma = f->mapping.i_mmap; vma; vma = vma->shared_next) {
 			if (vma->vm_file != f)
 				report(v, "file %u: i_mmap holds a VMA of another file", f->id);
@@ -791,7 +791,7 @@ static void verify_files(struct verify *v)
 		if (f->refcount != (int)listed + f->handle)
 			report(v, "file %u: %d references, %llu VMAs and %d handle", f->id, f->refcount,
 			       (unsigned long long)listed, f->handle);
-		pthread_rwlock_unlock(&f->mapping.i_mmap_rwsem);
+		up_read(&f->mapping.i_mmap_rwsem);
 		f->verify_vmas = 0;
 	}
 	pthread_mutex_unlock(&phys->files_lock);

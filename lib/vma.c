@@ -277,13 +277,13 @@ void vma_merge_range(struct mmp_space *s, uint64_t start, uint64_t end)
 			 * rmap walk finds b's entries in b or in the grown a.
 			 */
 			if (f) {
-				pthread_rwlock_wrlock(&f->mapping.i_mmap_rwsem);
+				down_write(&f->mapping.i_mmap_rwsem);
 				__vma_unlink_file(b);
 			}
 			__vma_remove(s, b);
 			vma_tree_set_range(&s->vmas, a, a->start, b_end);
 			if (f) {
-				pthread_rwlock_unlock(&f->mapping.i_mmap_rwsem);
+				up_write(&f->mapping.i_mmap_rwsem);
 				fput(f);
 			}
 		} else {

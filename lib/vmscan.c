@@ -99,9 +99,9 @@ static void shrink_file_folio(struct mmp_space *s, uint32_t pfn)
 		return;
 	}
 	if (page_flag_test(head, PG_dirty) && mapping_can_writeback(f) &&
-	    !pthread_rwlock_tryrdlock(&f->mapping.invalidate_lock)) {
+	    down_read_trylock(&f->mapping.invalidate_lock)) {
 		folio_write_back(f, pfn);	/* pageout() */
-		pthread_rwlock_unlock(&f->mapping.invalidate_lock);
+		up_read(&f->mapping.invalidate_lock);
 		count_add(s, MMP_C_FILE_WRITEBACK, folio_nr_pages(head));
 	}
 	if (!folio_mapcount(head))

@@ -20,9 +20,11 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include "debug.h"
+#include "filemap.h"
 #include "park.h"
 #include "stress.h"
 #include "util.h"
@@ -282,6 +284,55 @@ static void held_fault(struct mmp_phys *phys, const char *arch, enum held_access
 	tap_ok(mmp_file_destroy(f) == 0, "%s: the file goes once unmapped", what);
 }
 
+/*
+ * The file locks are rwsems: with a reader inside invalidate_lock (a page-in,
+ * msync) and a truncation waiting to write, a new page-in must queue behind
+ * the truncation (its trylock fails), not join the reader; a glibc rwlock
+ * would let it in, and a stream of page-ins could starve the truncation.
+ */
+struct truncator {
+	struct mmp_file *f;
+	int err;
+};
+
+static void *truncate_fn(void *arg)
+{
+	struct truncator *t = arg;
+
+	t->err = mmp_file_truncate(t->f, P);
+	return NULL;
+}
+
+static void check_invalidate_lock(struct mmp_phys *phys)
+{
+	struct truncator t = { .err = -1 };
+	struct rw_semaphore *sem;
+	pthread_t th;
+	bool queued = false, joined;
+	uint64_t size = 0;
+
+	tap_require(mmp_file_create(phys, 4 * P, 0, &t.f) == 0, "invalidate_lock: a file");
+	sem = &t.f->mapping.invalidate_lock;
+	down_read(sem);
+	pthread_create(&th, NULL, truncate_fn, &t);
+	/* Bounded: a truncation that never queues fails the check, not the run. */
+	for (int i = 0; i < 10000000 && !queued; i++) {
+		queued = rwsem_nr_waiters(sem) == 1;
+		if (!queued)
+			sched_yield();
+	}
+	tap_ok(queued, "invalidate_lock: the truncation waits behind the reader");
+	joined = down_read_trylock(sem);
+	tap_ok(!joined, "invalidate_lock: a new reader queues behind the waiting truncation");
+	if (joined)
+		up_read(sem);
+	up_read(sem);
+	pthread_join(th, NULL);
+	tap_ok(t.err == 0 && !mmp_file_size(t.f, &size) && size == P,
+	       "invalidate_lock: the truncation went on once the reader left");
+	tap_eq(mmp_file_destroy(t.f), 0, "invalidate_lock: destroy the file");
+}
+
 int main(void)
 {
 	static const char *const stressed[] = { "x86_64", "arm64" };
@@ -302,6 +353,7 @@ int main(void)
 			}
 		}
 	}
+	check_invalidate_lock(phys);
 	tap_eq(mmp_phys_destroy(phys), 0, "nothing left on the phys");
 	return tap_done();
 }
