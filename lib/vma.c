@@ -370,7 +370,8 @@ static uint64_t thp_get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64
  * goes, as the file's get_unmapped_area would place it: files with large
  * folios through thp_get_unmapped_area, and so shmem with a huge= policy
  * (shmem_get_unmapped_area pads and aligns alike); private anonymous mappings
- * of whole PMDs PMD aligned, as since Linux 6.12; shmem with huge=never and
+ * of whole PMDs PMD aligned, as since Linux 6.12, when no hint was given (a
+ * hint that is taken leaves the plain search); shmem with huge=never and
  * files without large folios anywhere free; hugetlbfs files aligned to their
  * page size. 0 when nothing fits.
  */
@@ -389,7 +390,9 @@ uint64_t file_get_unmapped_area(struct mmp_space *s, struct mmp_file *file, uint
 							 MMP_FILE_HUGE_ADVISE)) :
 					!(file->flags & MMP_FILE_NO_LARGE_FOLIOS)))
 		return thp_get_unmapped_area(s, hint, len, pgoff);
-	return get_unmapped_area(s, hint, len, !file && len % PMD_SIZE == 0 ? PMD_SIZE : PAGE_SIZE);
+	/* __get_unmapped_area aligns anonymous memory only when there is no hint. */
+	return get_unmapped_area(s, hint, len,
+				 !file && !hint && len % PMD_SIZE == 0 ? PMD_SIZE : PAGE_SIZE);
 }
 
 /*

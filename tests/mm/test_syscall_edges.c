@@ -359,6 +359,36 @@ static void test_grow_in_place_merges_forward_only(struct env *e)
 	must(!mmp_munmap(e->s, a, 16 * P), "clean");
 }
 
+/*
+ * Placement of a private anonymous mapping of whole PMDs: PMD aligned when
+ * there is no hint (__get_unmapped_area's THP alignment, since 6.12), but
+ * with a hint that is taken, the search below it is the plain one
+ * (thp_get_unmapped_area only runs for "no hint"): a 6.18 host put an
+ * MREMAP_DONTUNMAP move with a busy new_addr hint, and an mmap with a busy
+ * hint, at unaligned addresses just below the mapping above.
+ */
+static void test_hint_skips_thp_alignment(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	uint64_t top, hinted, plain, moved, src = BASE;
+
+	must(!mmp_mmap(s, 0, P, RW, 0, &top), "a page at the top");
+	must((top - 2 * MMP_PMD_SIZE) % MMP_PMD_SIZE, "the gap below it ends unaligned");
+	tap_eq(mmp_mmap(s, top, 2 * MMP_PMD_SIZE, RW, 0, &hinted), 0, "%s: map, hint busy", arch);
+	tap_eq(hinted, top - 2 * MMP_PMD_SIZE, "%s: placed right below, not PMD aligned", arch);
+	must(!mmp_munmap(s, hinted, 2 * MMP_PMD_SIZE), "unmap");
+	tap_eq(mmp_mmap(s, 0, 2 * MMP_PMD_SIZE, RW, 0, &plain), 0, "%s: map, no hint", arch);
+	tap_eq(plain, (top - 2 * MMP_PMD_SIZE) & ~(MMP_PMD_SIZE - 1), "%s: placed PMD aligned", arch);
+	must(!mmp_munmap(s, plain, 2 * MMP_PMD_SIZE), "unmap");
+	/* mremap DONTUNMAP takes new_addr as a hint too (vrm_implies_new_addr). */
+	must(!mmp_mmap(s, src, MMP_PMD_SIZE, RW, MMP_MAP_FIXED, &src), "a source");
+	tap_eq(mmp_mremap(s, src, MMP_PMD_SIZE, MMP_PMD_SIZE, MM | DU, top, &moved), 0,
+	       "%s: DONTUNMAP move, hint busy", arch);
+	tap_eq(moved, top - MMP_PMD_SIZE, "%s: moved right below, not PMD aligned", arch);
+	tap_ok(!mmp_space_verify(s), "%s: verify", arch);
+	tap_ok(!mmp_space_destroy(s), "%s: destroy", arch);
+}
+
 int main(void)
 {
 	tap_require(!mmp_phys_create(64 * MiB, &phys), "create phys");
@@ -374,6 +404,7 @@ int main(void)
 		test_merges(&e);
 		test_grow_in_place_merges_forward_only(&e);
 		test_mremap_enomem_moves_back(e.arch);
+		test_hint_skips_thp_alignment(e.arch);
 		tap_ok(!mmp_space_verify(e.s), "%s: verify", e.arch);
 		mmp_cpu_detach(e.cpu);
 		tap_ok(!mmp_space_destroy(e.s), "%s: destroy", e.arch);
