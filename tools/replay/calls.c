@@ -725,6 +725,76 @@ bool rp_brk_moved(struct rp_ctx *c)
 	return cur != (uint64_t)c->l->ret;
 }
 
+/*
+ * The process a /proc/PID/@leaf path of fd argument @arg names (strace -y
+ * prints /proc/self as the pid it was), or NULL: no path, another file, or a
+ * process the trace does not know.
+ */
+static struct rp_proc *proc_file_of(struct rp_ctx *c, const char *arg, const char *leaf)
+{
+	const char *lt = strchr(arg, '<');
+	struct rp_task *t;
+	char tail[32];
+	int pid, n = 0;
+
+	if (!lt || sscanf(lt, "</proc/%d/%31[a-z_]>%n", &pid, tail, &n) != 2 || !n ||
+	    strcmp(tail, leaf))
+		return NULL;
+	t = rp_task_find(c->e, pid);
+	return t ? t->proc : NULL;
+}
+
+/*
+ * write(2) to /proc/PID/clear_refs (clear_refs_write): the number written, one
+ * of 1 to 5, as mmp_space_clear_refs(); the call returns the count written.
+ * Other writes change no mapping. Needs -y in the recording, for the path.
+ */
+static void do_write(struct rp_ctx *c)
+{
+	struct rp_proc *p = c->l->nargs == 3 ? proc_file_of(c, c->l->args[0], "clear_refs") : NULL;
+	const char *q = c->l->nargs == 3 ? c->l->args[1] : NULL;
+	char *end;
+	uint64_t count;
+	long type;
+	int err;
+
+	if (!p) {
+		rp_skip(c->e, "no address-space effect (exit, wait4, kill, ...)");
+		return;
+	}
+	if (!arg_u64(c, 2, &count))
+		return;
+	/* strace prints the buffer quoted; kstrtoint takes a trailing newline. */
+	if (*q != '"') {
+		rp_input_error(c->e, "write: the buffer is not a string: '%s'", q);
+		return;
+	}
+	type = strtol(q + 1, &end, 10);
+	if (!strncmp(end, "\\n", 2))
+		end += 2;
+	err = end == q + 1 || *end != '"' || type < 0 || type > INT_MAX ? -EINVAL :
+	      mmp_space_clear_refs(p->space, (int)type);
+	if (!err && !failed(c) && (uint64_t)c->l->ret != count) {
+		rp_mismatch(c->e, "write clear_refs: trace %" PRId64 ", replay %" PRIu64, c->l->ret,
+			    count);
+		return;
+	}
+	compare(c, err);
+}
+
+/*
+ * ioctl(2): PAGEMAP_SCAN on /proc/PID/pagemap reads a struct strace 6.1 prints
+ * only as a pointer, so the trace lacks what to replay; other ioctls change no
+ * mapping.
+ */
+static void do_ioctl(struct rp_ctx *c)
+{
+	if (c->l->nargs >= 2 && proc_file_of(c, c->l->args[0], "pagemap"))
+		rp_skip(c->e, "PAGEMAP_SCAN: the trace has its argument as a pointer only");
+	else
+		rp_skip(c->e, "no address-space effect (exit, wait4, kill, ...)");
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(struct rp_ctx *c);
@@ -734,8 +804,17 @@ static const struct {
 	{ "brk", do_brk }, { "mlock", do_range_call }, { "mlock2", do_range_call },
 	{ "munlock", do_range_call }, { "mseal", do_range_call }, { "mlockall", do_mlockall },
 	{ "munlockall", do_munlockall }, { "process_madvise", do_process_madvise },
-	{ "msync", do_range_call }, { "prctl", do_prctl },
+	{ "msync", do_range_call }, { "prctl", do_prctl }, { "write", do_write },
+	{ "ioctl", do_ioctl },
 };
+
+bool rp_is_memory_call(const char *name)
+{
+	for (size_t i = 0; i < sizeof(memory_calls) / sizeof(memory_calls[0]); i++)
+		if (!strcmp(memory_calls[i].name, name))
+			return true;
+	return false;
+}
 
 bool rp_memory_call(struct rp_ctx *c)
 {

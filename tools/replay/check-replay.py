@@ -17,6 +17,7 @@
   check-replay.py REPLAY smaps TRACE             --smaps FILE: a smaps per exiting process, in
                                                  the kernel's format, the same figures with --json
   check-replay.py REPLAY seal-lock TRACE         seals, locks, a fork: every such call replayed
+  check-replay.py REPLAY softdirty TRACE         clear_refs writes replayed, PAGEMAP_SCAN skipped
                                                  (none "not modelled"), 0 mismatches everywhere
 """
 import json
@@ -95,6 +96,26 @@ def check_seal_lock(replay, trace):
                  "munlockall(", "process_madvise(", "/* MADV_??? */", "/* MAP_??? */",
                  "21<<MAP_HUGE_SHIFT", "msync(", "prctl(0x43 /* PR_??? */"):
         ok(call in text, "%s holds %s" % (name, call))
+
+
+def check_softdirty(replay, trace):
+    """clear_refs writes replayed, the PAGEMAP_SCAN ioctl skipped for want of its argument."""
+    name = os.path.basename(trace)
+    with open(trace) as f:
+        text = f.read()
+    writes = text.count("/clear_refs>,")
+    ok(writes >= 6 and "/pagemap>, " in text, "%s holds %d clear_refs writes and a pagemap ioctl" %
+       (name, writes))
+    rc, res, err = replay_json(replay, ["--arch", "all", trace])
+    ok(rc == 0 and len(res) >= 4, "%s: exit 0, a result per back end %s" % (name, err.strip()[:200]))
+    for r in res:
+        what = "%s %s" % (name, r["arch"])
+        ok(r["mismatches"] == 0 and r["verify"] == "ok" and r["bad_input"] == 0,
+           "%s: 0 mismatches, verify ok %s" % (what, r["mismatch_list"][:3]))
+        ok(r["skipped_by_reason"] == {
+            "PAGEMAP_SCAN: the trace has its argument as a pointer only": 1,
+            "no address-space effect (exit, wait4, kill, ...)": 1},
+           "%s: only the ioctl and exit_group skipped %s" % (what, r["skipped_by_reason"]))
 
 
 PREFIX = re.compile(r"^(\d+) (\d+\.\d+ )?(.*?)( <\d+\.\d+>)?$")
@@ -453,6 +474,8 @@ def main():
         check_smaps(replay, sys.argv[3])
     elif mode == "seal-lock":
         check_seal_lock(replay, sys.argv[3])
+    elif mode == "softdirty":
+        check_softdirty(replay, sys.argv[3])
     print("1..%d" % n_checks)
     return 1 if failed else 0
 

@@ -304,7 +304,7 @@ static void task_exec(struct rp_engine *e, struct rp_task *t)
 		task_set_proc(e, t, p);
 }
 
-static struct rp_task *task_find(struct rp_engine *e, int pid)
+struct rp_task *rp_task_find(struct rp_engine *e, int pid)
 {
 	if (e->last_task && e->last_task->pid == pid)
 		return e->last_task;
@@ -355,7 +355,7 @@ static void do_clone(struct rp_engine *e, struct rp_task *parent, int pid, bool 
 {
 	struct rp_proc *p = parent->proc;
 
-	if (task_find(e, pid)) {
+	if (rp_task_find(e, pid)) {
 		rp_note(e, "clone child already known");
 		return;
 	}
@@ -400,7 +400,7 @@ static struct rp_task *early_child(struct rp_engine *e, int pid)
 		if (p->pending && is_clone(p->pending_name) && !p->early_child) {
 			p->early_child = pid;
 			do_clone(e, p, pid, shares_vm(p->pending_name, p->pending));
-			return task_find(e, pid);
+			return rp_task_find(e, pid);
 		}
 	}
 	return NULL;
@@ -409,7 +409,7 @@ static struct rp_task *early_child(struct rp_engine *e, int pid)
 /* A line from a pid the trace has not introduced. */
 static struct rp_task *task_get(struct rp_engine *e, int pid)
 {
-	struct rp_task *t = task_find(e, pid);
+	struct rp_task *t = rp_task_find(e, pid);
 
 	if (t)
 		return t;
@@ -452,16 +452,6 @@ static bool in_list(const char *const *list, size_t n, const char *name)
 static void memory_fn(void *arg)
 {
 	rp_memory_call(arg);
-}
-
-static bool is_memory_call(const char *name)
-{
-	static const char *const names[] = { "mmap", "mmap2", "munmap", "mprotect", "madvise",
-					     "mremap", "brk", "mlock", "mlock2", "munlock",
-					     "mlockall", "munlockall", "mseal", "process_madvise",
-					     "msync", "prctl" };
-
-	return in_list(names, sizeof(names) / sizeof(names[0]), name);
 }
 
 /* Calls that only a trace with strace's %process class shows. */
@@ -569,7 +559,7 @@ static void handle_call(struct rp_engine *e, struct rp_task *t, struct rp_line *
 	if (!t->proc && strcmp(l->name, "execve")) {
 		/* Its space could not be created (out of memory): nothing to replay on. */
 		rp_skip(e, "task without a space");
-	} else if (is_memory_call(l->name)) {
+	} else if (rp_is_memory_call(l->name)) {
 		if (!e->process_events)
 			exec_unseen(e, t, &c);
 		if (e->stop) {
@@ -661,7 +651,7 @@ static void line(struct rp_engine *e, char *s, int default_pid)
 		return;
 	case RP_EXIT:
 		/* A child may exit before its parent's clone returns. */
-		t = task_find(e, l.pid);
+		t = rp_task_find(e, l.pid);
 		if (!t)
 			t = early_child(e, l.pid);
 		if (t && t->exec_window)
@@ -670,7 +660,7 @@ static void line(struct rp_engine *e, char *s, int default_pid)
 			task_exit(e, t);
 		return;
 	case RP_RESUMED:
-		resume(e, task_find(e, l.pid), &l);
+		resume(e, rp_task_find(e, l.pid), &l);
 		return;
 	case RP_UNFINISHED:
 		t = task_get(e, l.pid);

@@ -91,6 +91,10 @@ void rp_files_free(struct rp_engine *e);
 
 /* calls.c: each runs on the task's thread; false when @name is not theirs. */
 bool rp_memory_call(struct rp_ctx *c);
+/* Is @name a call rp_memory_call() replays on the caller's space? */
+bool rp_is_memory_call(const char *name);
+/* The task the trace knows by @pid, or NULL. */
+struct rp_task *rp_task_find(struct rp_engine *e, int pid);
 bool rp_brk_moved(struct rp_ctx *c);
 bool rp_ranges_overlap(const struct rp_ranges *r, uint64_t start, uint64_t end);
 void rp_ranges_free(struct rp_ranges *r);

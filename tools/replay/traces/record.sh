@@ -11,11 +11,12 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 cp "$here/realloc.c" "$here/reexec.c" "$here/python-threads.py" "$here/python-pool.py" \
-	"$here/sqlite-wal.py" "$here/forkadv.c" "$here/seal-lock.c" .
+	"$here/sqlite-wal.py" "$here/forkadv.c" "$here/seal-lock.c" "$here/softdirty.c" .
 gcc -O2 -o realloc realloc.c
 gcc -O2 -o forkadv forkadv.c
 gcc -O2 -o reexec reexec.c
 gcc -O2 -o seal-lock seal-lock.c
+gcc -O2 -o softdirty softdirty.c
 seq 1 300000 | awk '{print ($1*7919)%100003, $1}' > sort-input.txt
 
 record() {
@@ -42,6 +43,14 @@ record_advise() {
 	echo "$name: $(wc -l < "$here/$name.trace") lines, $(wc -c < "$here/$name.trace") bytes"
 }
 
+# With write and ioctl, and paths: the clear_refs writes and pagemap ioctls, known by their files.
+record_proc() {
+	name=$1
+	shift
+	strace -f -y -ttt -T -e trace=memory,process,write,ioctl -o "$here/$name.trace" "$@" > /dev/null
+	echo "$name: $(wc -l < "$here/$name.trace") lines, $(wc -c < "$here/$name.trace") bytes"
+}
+
 # Memory calls only: no execve line, the exec shows as a new break and a fresh ld.so.
 record_noprocess() {
 	name=$1
@@ -57,7 +66,7 @@ want() {
 }
 
 for name in python-threads python-pool gcc-compile git-log git-status sort realloc reexec-noprocess \
-	    python-pool-paths sqlite-wal forkadv seal-lock; do
+	    python-pool-paths sqlite-wal forkadv seal-lock softdirty; do
 	want "$@" || continue
 	case $name in
 	python-threads) record "$name" /usr/bin/python3 python-threads.py ;;
@@ -72,5 +81,6 @@ for name in python-threads python-pool gcc-compile git-log git-status sort reall
 	sqlite-wal) record_paths "$name" /usr/bin/python3 sqlite-wal.py ;;
 	forkadv) record "$name" ./forkadv ;;
 	seal-lock) record_advise "$name" ./seal-lock ;;
+	softdirty) record_proc "$name" ./softdirty ;;
 	esac
 done
