@@ -127,10 +127,23 @@ void reclaim_pages(struct mmp_space *s, struct folio_list *list, bool pageout)
 			 * An anonymous folio stays mapped (add_to_swap failed
 			 * first); a shmem one given to MADV_PAGEOUT is unmapped
 			 * before its writeout finds no swap, and stays in the
-			 * page cache.
+			 * page cache, unless it is clean (never written: zeroes)
+			 * and so needs no writeout: __remove_mapping drops it as
+			 * it drops a clean file folio, and the next access faults
+			 * in a new one, page by page (a 6.18 host, no swap).
 			 */
-			if (pageout && !page_flag_test(head, PG_anon) && folio_mapcount(head))
-				try_to_unmap(s, pfn);
+			if (pageout && !page_flag_test(head, PG_anon)) {
+				struct mmp_file *f = folio_file(s->phys, head);
+
+				if (folio_mapcount(head))
+					try_to_unmap(s, pfn);
+				if (f && !folio_mapcount(head) && !page_flag_test(head, PG_dirty) &&
+				    folio_trylock(head)) {
+					if (remove_mapping(s, f, pfn))
+						continue;
+					folio_unlock(head);
+				}
+			}
 			count_inc(s, MMP_C_RECLAIM_ACTIVATE);
 			folio_putback(s, pfn);
 			continue;

@@ -23,9 +23,9 @@
  *    read faults brought it in;
  *  - pagemap calls the huge zero page a file page (PM_FILE: pagemap_pmd_range
  *    takes the PMD's page as it is) and the small one nothing (vm_normal_page);
- *  - MADV_PAGEOUT unmaps a shmem folio even with no swap, which keeps it in
- *    the page cache, and leaves anonymous memory mapped (add_to_swap fails
- *    before the unmap).
+ *  - MADV_PAGEOUT unmaps a shmem folio even with no swap, which keeps a
+ *    written one in the page cache and drops a clean one (nothing to write),
+ *    and leaves anonymous memory mapped (add_to_swap fails before the unmap).
  */
 #include <errno.h>
 #include <string.h>
@@ -251,7 +251,9 @@ static void check_thp_read_fault_dirty(const char *arch)
 static void check_pageout(const char *arch)
 {
 	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_file_stat st;
 	struct mmp_vma_info v;
+	uint64_t flt;
 	struct mmp_cpu *cpu;
 	struct mmp_file *f;
 	uint64_t a, b;
@@ -271,8 +273,32 @@ static void check_pageout(const char *arch)
 	must(mmp_space_vma_info(s, b, &v) == 0, "vma_info");
 	tap_eq(v.rss, 4 * PG, "%s: and leaves anonymous ones mapped (nowhere to swap)", arch);
 	byte = 0;
+	flt = counter(s, MMP_C_MIN_FLT);
 	must(mmp_read(cpu, a + 3 * PG, &byte, 1) == 0, "read back");
 	tap_eq(byte, 9, "%s: the shmem page stayed in the page cache", arch);
+	/* Fault-around found the written pages in the cache: one fault mapped them all. */
+	tap_eq(counter(s, MMP_C_MIN_FLT) - flt, 1, "%s: a written page back: one fault", arch);
+	must(mmp_munmap(s, a, 4 * PG) == 0, "munmap");
+	must(mmp_file_destroy(f) == 0, "memfd destroy");
+
+	/*
+	 * Clean shmem pages (read faults made them: zeroes) need no writeout:
+	 * MADV_PAGEOUT drops them from the cache, and each read faults a new
+	 * one in, with nothing for fault-around to map (a 6.18 host: 1 fault a
+	 * page after the pageout, none after the first once they were written).
+	 */
+	must(mmp_memfd_create(phys, 0, &f) == 0, "memfd");
+	must(mmp_file_truncate(f, 4 * PG) == 0, "ftruncate");
+	must(mmp_mmap_file(s, 0, 4 * PG, RW, MMP_MAP_SHARED, f, 0, &a) == 0, "mmap memfd");
+	for (int i = 0; i < 4; i++)
+		must(mmp_read(cpu, a + i * PG, &byte, 1) == 0, "read");
+	must(mmp_madvise(s, a, 4 * PG, MMP_MADV_PAGEOUT) == 0, "pageout clean shmem");
+	must(mmp_file_stat(f, &st) == 0, "stat");
+	tap_eq(st.nrpages, 0, "%s: clean shmem pages left the page cache", arch);
+	flt = counter(s, MMP_C_MIN_FLT);
+	must(mmp_read(cpu, a, &byte, 1) == 0 && mmp_read(cpu, a + PG, &byte, 1) == 0, "read");
+	tap_eq(counter(s, MMP_C_MIN_FLT) - flt, 2, "%s: two clean pages back: two faults", arch);
+	tap_eq(byte, 0, "%s: and they read as zeroes", arch);
 	must(mmp_munmap(s, a, 4 * PG) == 0, "munmap");
 	must(mmp_file_destroy(f) == 0, "memfd destroy");
 	tap_eq(mmp_space_verify(s), 0, "%s: pageout: verify", arch);
