@@ -187,6 +187,9 @@ static int64_t do_syscall(const struct kd_op *op)
 	case KD_MSEAL:
 		r = syscall(462 /* mseal */, op->addr, op->len, op->flags);
 		break;
+	case KD_THP_DISABLE:
+		r = prctl(PR_SET_THP_DISABLE, op->flags & 1, op->flags & ~1u, 0, 0);
+		break;
 	default:
 		return -ENOSYS;
 	}

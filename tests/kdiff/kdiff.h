@@ -78,6 +78,7 @@ enum kd_kind {
 	KD_MSYNC,	/* addr, len, flags (MMP_MS_*) */
 	KD_MLOCK,	/* addr, len; flags: 0 mlock, 1 mlock2(MLOCK_ONFAULT), 2 munlock */
 	KD_MSEAL,	/* addr, len, flags (0, or not: EINVAL) */
+	KD_THP_DISABLE,	/* prctl(PR_SET_THP_DISABLE, flags & 1, flags & ~1) */
 	KD_NR_KINDS
 };
 

@@ -21,6 +21,7 @@ static const char *const kind_names[KD_NR_KINDS] = {
 	[KD_UNPIN] = "unpin",	  [KD_CHECK] = "check",	    [KD_MMAP_FILE] = "mmap_file",
 	[KD_FTRUNCATE] = "ftruncate", [KD_FWRITE] = "pwrite", [KD_FREAD] = "pread",
 	[KD_MSYNC] = "msync", [KD_MLOCK] = "mlock", [KD_MSEAL] = "mseal",
+	[KD_THP_DISABLE] = "thp_disable",
 };
 
 const char *kd_kind_name(int kind)
@@ -175,18 +176,28 @@ static void make_invalid(struct kd_rng *r, struct kd_op *op)
 		op->len = ~0ULL;	/* page-aligns to 0: EINVAL */
 }
 
+/* PR_SET_THP_DISABLE's settings as KD_THP_DISABLE's flags: enable, disable, except advised. */
+static const uint32_t thp_disable_flags[] = { 0, 1, 1 | 2 };
+
 /*
  * One madvise in 16 becomes an mlock, mlock2(MLOCK_ONFAULT) or munlock, one
- * in 64 an mseal of a few pages, on the madvise's range, as its seed says:
- * no draw of the generator's is taken, so the sequences of the seeds before
- * these calls existed stay as they were, but for these ops.
+ * in 64 an mseal of a few pages, on the madvise's range, and one in 64 a
+ * prctl(PR_SET_THP_DISABLE), as its seed says: no draw of the generator's is
+ * taken, so the sequences of the seeds before these calls existed stay as
+ * they were, but for these ops.
  */
 static void madvise_to_lock(struct kd_op *op, bool invalid)
 {
 	uint32_t pick = op->seed & 63;
 
-	if (pick >= 5)
+	if (pick >= 6)
 		return;
+	if (pick == 5) {
+		op->kind = KD_THP_DISABLE;
+		/* A flag with the enabling value is EINVAL. */
+		op->flags = invalid && (op->seed & 64) ? 2 : thp_disable_flags[(op->seed >> 8) % 3];
+		return;
+	}
 	if (pick == 4) {
 		op->kind = KD_MSEAL;
 		op->flags = invalid && (op->seed & 64) ? 1 : 0;
@@ -408,6 +419,9 @@ static void gen_one(struct kd_rng *r, struct gen_state *g, int kind, struct kd_o
 		op->variant = kd_below(r, KD_MAX_VARIANTS);
 		op->flags = kd_below(r, 64);	/* which switch: reduced by the runner */
 		op->len = kd_below(r, 16);	/* its value: reduced by the runner */
+		break;
+	case KD_THP_DISABLE:
+		op->flags = thp_disable_flags[kd_below(r, 3)];
 		break;
 	case KD_PIN:
 		op->addr &= ~(KD_PAGE - 1);

@@ -494,6 +494,8 @@ static int64_t lib_syscall(struct variant *v, const struct kd_op *op)
 		return mmp_mlock2(s, op->addr, op->len, (unsigned int)op->flags);
 	case KD_MSEAL:
 		return mmp_mseal(s, op->addr, op->len, (unsigned long)op->flags);
+	case KD_THP_DISABLE:
+		return mmp_space_set_thp_disable(s, op->flags & 1, op->flags & ~1u);
 	}
 	return -ENOSYS;
 }
@@ -1215,7 +1217,7 @@ static void apply(struct run *r, const struct kd_op *op)
 	switch (op->kind) {
 	case KD_MMAP: case KD_MUNMAP: case KD_MPROTECT: case KD_MREMAP: case KD_MADVISE:
 	case KD_MMAP_FILE: case KD_FTRUNCATE: case KD_FWRITE: case KD_MSYNC: case KD_MLOCK:
-	case KD_MSEAL:
+	case KD_MSEAL: case KD_THP_DISABLE:
 		if (op->proc2 < KD_MAX_FILES && op->len <= (op->kind == KD_FWRITE ? KD_MAX_IO : ~0ULL))
 			do_syscall_op(r, op);
 		break;
