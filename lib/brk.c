@@ -102,6 +102,8 @@ MMP_EXPORT int mmp_brk(struct mmp_space *s, uint64_t brk, uint64_t *brk_out)
 		err = 0;
 	else if (brk <= s->brk)
 		err = brk_shrink(s, newbrk, oldbrk);
+	else if (!mlock_future_ok(s, s->def_flags, newbrk - oldbrk))
+		err = -EAGAIN;	/* check_brk_limits: a locked heap's growth, past RLIMIT_MEMLOCK */
 	else {
 		err = brk_grow(s, newbrk, oldbrk);
 		/* After mlockall(MCL_FUTURE) the heap's growth is populated (brk's mm_populate). */

@@ -6,13 +6,63 @@
  * pages resident is reclaim refusing to unmap a folio from it
  * (try_to_unmap_one) and the LRU advices refusing it (can_madv_lru_vma). The
  * kernel also moves such folios to the unevictable LRU; with no LRU lists
- * here the rmap check is the whole of it. RLIMIT_MEMLOCK is not modelled: a
- * space may lock everything, as a process with CAP_IPC_LOCK may.
+ * here the rmap check is the whole of it. RLIMIT_MEMLOCK is
+ * MMP_OPT_RLIMIT_MEMLOCK, -1 (none) by default, as for a process with
+ * CAP_IPC_LOCK; mm->locked_vm is what the VM_LOCKED VMAs span, summed when
+ * asked (locking is rare; a count kept by every split, merge and unmap would
+ * cost them all).
  */
 #include "mm.h"
 #include "mmap_lock.h"
 
 #define MMP_MCL_ALL	(MMP_MCL_CURRENT | MMP_MCL_FUTURE | MMP_MCL_ONFAULT)
+
+/* RLIMIT_MEMLOCK in pages, or UINT64_MAX for none. */
+static uint64_t memlock_limit_pages(struct mmp_space *s)
+{
+	long limit = READ_ONCE(s->opts[MMP_OPT_RLIMIT_MEMLOCK]);
+
+	return limit < 0 ? UINT64_MAX : (uint64_t)limit >> PAGE_SHIFT;
+}
+
+bool can_do_mlock(struct mmp_space *s)
+{
+	return READ_ONCE(s->opts[MMP_OPT_RLIMIT_MEMLOCK]) != 0;
+}
+
+/*
+ * Pages of the VM_LOCKED VMAs in [start, end) (count_mm_mlocked_page_nr), or
+ * in the whole space: mm->locked_vm. Under the mmap lock.
+ */
+static uint64_t mlocked_pages(struct mmp_space *s, uint64_t start, uint64_t end)
+{
+	uint64_t bytes = 0;
+
+	for (struct mmp_vma *vma = vma_find_next(s, start); vma && vma->start < end;
+	     vma = vma->vm_next)
+		if (vma->flags & VM_LOCKED)
+			bytes += MIN(end, vma->end) - MAX(start, vma->start);
+	return bytes >> PAGE_SHIFT;
+}
+
+bool mlock_future_ok(struct mmp_space *s, unsigned long vm_flags, uint64_t bytes)
+{
+	uint64_t limit = memlock_limit_pages(s);
+
+	if (!(vm_flags & VM_LOCKED) || limit == UINT64_MAX)
+		return true;
+	return (bytes >> PAGE_SHIFT) + mlocked_pages(s, 0, UINT64_MAX) <= limit;
+}
+
+/* total_vm: every page the space maps, which mlockall(MCL_CURRENT) would lock. */
+static uint64_t total_vm_pages(struct mmp_space *s)
+{
+	uint64_t bytes = 0;
+
+	for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next)
+		bytes += vma->end - vma->start;
+	return bytes >> PAGE_SHIFT;
+}
 
 /*
  * mlock_fixup's exceptions: hugetlb (VM_SPECIAL here too) and droppable
@@ -98,6 +148,8 @@ static int apply_vma_lock_flags(struct mmp_space *s, uint64_t start, uint64_t en
 
 	if (!vma)
 		return -ENOMEM;
+	if (want)
+		WRITE_ONCE(s->madvise_may_refuse, true);
 	for (; vma && vma->start <= addr && addr < end; vma = vma->vm_next)
 		addr = vma->end;
 	err = vma_modify_flags(s, start, MIN(addr, end), mlock_flags, NULL, &want);
@@ -114,18 +166,28 @@ static int do_mlock(struct mmp_space *s, uint64_t start, uint64_t len, unsigned 
 
 	if (!s)
 		return -EINVAL;
+	/* Before anything else, a zero length included. */
+	if (want && !can_do_mlock(s))
+		return -EPERM;
 	len += start & (PAGE_SIZE - 1);
 	start &= PAGE_MASK;
 	len = (len + PAGE_SIZE - 1) & PAGE_MASK;	/* wraps to 0 for the top page: nothing */
 	end = start + len;
-	if (end < start)
-		return -EINVAL;
-	if (end == start)
-		return 0;
 	mmap_write_lock(s);
-	if (want)
-		WRITE_ONCE(s->madvise_may_refuse, true);
-	err = apply_vma_lock_flags(s, start, end, want);
+	/*
+	 * The limit first (any length, a wrapping one too): what the space
+	 * locked plus the range, what of the range already is counted once.
+	 */
+	if (want && memlock_limit_pages(s) != UINT64_MAX &&
+	    (len >> PAGE_SHIFT) + mlocked_pages(s, 0, UINT64_MAX) -
+	    mlocked_pages(s, start, end < start ? UINT64_MAX : end) > memlock_limit_pages(s))
+		err = -ENOMEM;
+	else if (end < start)
+		err = -EINVAL;
+	else if (end == start)
+		err = 0;
+	else
+		err = apply_vma_lock_flags(s, start, end, want);
 	WRITE_ONCE(s->last_op, want ? "mmp_mlock" : "mmp_munlock");
 	mmap_write_unlock(s);
 	/*
@@ -133,7 +195,7 @@ static int do_mlock(struct mmp_space *s, uint64_t start, uint64_t len, unsigned 
 	 * by, but not those mlock left unlocked (hugetlb), which a PROT_NONE
 	 * one then fails with -ENOMEM, as on the host.
 	 */
-	if (err || !(want & VM_LOCKED))
+	if (err || !(want & VM_LOCKED) || end == start)
 		return err;
 	return mlock_posix_error(mm_populate(s, start, end, false));
 }
@@ -181,12 +243,21 @@ static int apply_mlockall_flags(struct mmp_space *s, int flags)
 
 MMP_EXPORT int mmp_mlockall(struct mmp_space *s, int flags)
 {
+	bool over;
+
 	if (!s || !flags || (flags & ~MMP_MCL_ALL) || flags == MMP_MCL_ONFAULT)
 		return -EINVAL;
+	if (!can_do_mlock(s))
+		return -EPERM;
 	mmap_write_lock(s);
-	apply_mlockall_flags(s, flags);
+	/* Only MCL_CURRENT locks what is mapped: the whole of it must fit. */
+	over = (flags & MMP_MCL_CURRENT) && total_vm_pages(s) > memlock_limit_pages(s);
+	if (!over)
+		apply_mlockall_flags(s, flags);
 	WRITE_ONCE(s->last_op, "mmp_mlockall");
 	mmap_write_unlock(s);
+	if (over)
+		return -ENOMEM;
 	/* mm_populate: errors ignored, as the kernel ignores them here; ONFAULT VMAs passed by. */
 	if (flags & MMP_MCL_CURRENT)
 		mm_populate(s, 0, USER_TOP(s), true);

@@ -8,4 +8,10 @@
 /* __mm_populate VMA by VMA, for mlock, MAP_LOCKED and mlockall. */
 int mm_populate(struct mmp_space *s, uint64_t start, uint64_t end, bool ignore_errors);
 
+/* can_do_mlock: RLIMIT_MEMLOCK of 0 forbids locking (no CAP_IPC_LOCK here). */
+bool can_do_mlock(struct mmp_space *s);
+
+/* mlock_future_ok: may @bytes more be mapped with @vm_flags under RLIMIT_MEMLOCK? */
+bool mlock_future_ok(struct mmp_space *s, unsigned long vm_flags, uint64_t bytes);
+
 #endif /* MMP_MLOCK_H */

@@ -146,7 +146,7 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 	uint64_t align = h ? huge_page_size(h) : PAGE_SIZE;
 	struct resv_map *resv = NULL;
 	bool replace = false;
-	unsigned long vm_flags;
+	unsigned long vm_flags, locked;
 	uint64_t addr;
 	int err = 0;
 
@@ -184,6 +184,7 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 	 * takes the lock back from what mlock passes by (hugetlb, droppable).
 	 */
 	vm_flags |= s->def_flags | (flags & MMP_MAP_LOCKED ? VM_LOCKED : 0);
+	locked = vm_flags & VM_LOCKED;	/* what RLIMIT_MEMLOCK judges: before mlock's exceptions */
 	if (h || (vm_flags & VM_DROPPABLE))
 		vm_flags &= ~VM_LOCKED_MASK;
 	if (vm_flags & VM_LOCKED)
@@ -224,6 +225,11 @@ static int do_mmap(struct mmp_space *s, uint64_t hint, uint64_t len, int prot, i
 		if (!addr)
 			err = -ENOMEM;
 	}
+	/* do_mmap: can_do_mlock for MAP_LOCKED, then the limit for any locked mapping. */
+	if (!err && (flags & MMP_MAP_LOCKED) && !can_do_mlock(s))
+		err = -EPERM;
+	if (!err && !mlock_future_ok(s, locked, len))
+		err = -EAGAIN;
 	if (!err)
 		err = late_err;
 	if (!err && h)

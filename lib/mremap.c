@@ -287,6 +287,9 @@ static int check_prep_vma(struct mmp_space *s, const struct remap *r)
 		old_len = r->new_len;	/* only what is kept must be inside the VMA */
 	if (old_len > vma->end - r->addr)
 		return -EFAULT;
+	/* A locked mapping that grows locks the growth: within RLIMIT_MEMLOCK. */
+	if (r->new_len > r->old_len && !mlock_future_ok(s, vma->flags, r->new_len - r->old_len))
+		return -EAGAIN;
 	return 0;
 }
 

@@ -63,7 +63,9 @@
 	X(TABLE_BATCH_FAIL, "table_batch_fail", 0, 0, LONG_MAX, NULL,		\
 	  "every Nth table batch page cannot be had (0: never)")		\
 	X(CAP_SYS_RAWIO, "cap_sys_rawio", 0, 0, 1, NULL,			\
-	  "privileged: fixed mappings below mmap_min_addr, page 0 included")
+	  "privileged: fixed mappings below mmap_min_addr, page 0 included") \
+	X(RLIMIT_MEMLOCK, "rlimit_memlock", -1, -1, LONG_MAX, NULL,		\
+	  "RLIMIT_MEMLOCK in bytes (-1: none, as with CAP_IPC_LOCK)")
 
 /* One entry per switch, indexed by enum mmp_opt. */
 struct mmp_opt_desc {

@@ -284,6 +284,18 @@ enum mmp_opt {
 	 * -EBUSY. Since libmmprim.so.1.4.
 	 */
 	MMP_OPT_CAP_SYS_RAWIO = 16,
+	/*
+	 * RLIMIT_MEMLOCK in bytes: -1 (default) none, as for a process with
+	 * CAP_IPC_LOCK or an unlimited limit; else mmp_mlock() and
+	 * mmp_mlock2() past it (what the space has locked, less what of the
+	 * range already is, plus the range) are -ENOMEM, mmp_mlockall() with
+	 * MMP_MCL_CURRENT past it (every mapped byte) -ENOMEM, a locked
+	 * mmp_mmap() or mmp_mremap() growth past it -EAGAIN, and a locked
+	 * mmp_brk() stays where it is; with 0 every lock is -EPERM
+	 * (can_do_mlock). Unlocking is never refused. A forked space inherits
+	 * it. Since libmmprim.so.1.5.
+	 */
+	MMP_OPT_RLIMIT_MEMLOCK = 17,
 	/* The switches this header knows; the library may know more. */
 	MMP_NR_OPTS
 };
@@ -816,8 +828,8 @@ int mmp_mseal(struct mmp_space *space, uint64_t addr, uint64_t len, unsigned lon
  * -EINVAL when the range wraps, -ENOMEM for a hole (what lies before it
  * stays locked), -EAGAIN when populating runs out of memory. hugetlb and
  * MAP_DROPPABLE mappings are passed by, as the kernel does. RLIMIT_MEMLOCK is
- * not modelled: a space may lock all it maps, as a process with
- * CAP_IPC_LOCK or an unlimited limit. A forked child's mappings are unlocked.
+ * MMP_OPT_RLIMIT_MEMLOCK (-ENOMEM past it, -EPERM at 0), none by default, as
+ * for a process with CAP_IPC_LOCK. A forked child's mappings are unlocked.
  * Since libmmprim.so.1.4 (as the other calls of this section).
  */
 int mmp_mlock(struct mmp_space *space, uint64_t addr, uint64_t len);

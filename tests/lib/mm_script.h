@@ -17,7 +17,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
@@ -52,6 +54,7 @@ enum script_kind {
 	S_FILL,		/* page i of the window gets byte i + 1 */
 	S_INTACT,	/* result: the pages of [a, a + n) still holding byte i + 1 */
 	S_ZERO,		/* result: the pages of [a, a + n) reading 0 */
+	S_RLIMIT,	/* RLIMIT_MEMLOCK to arg bytes (-1: none), without CAP_IPC_LOCK */
 };
 
 struct script_step {
@@ -115,6 +118,29 @@ static long host_ret(long r)
 	return r < 0 ? -errno : r;
 }
 
+/*
+ * RLIMIT_MEMLOCK's soft limit to @bytes (-1: the hard one, which need not be
+ * raised: a sandbox's root may lack CAP_SYS_RESOURCE), and CAP_IPC_LOCK
+ * dropped from this (root) process, which would pass every limit by.
+ */
+static long host_memlock(long bytes)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct caps[2];
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl))
+		return -errno;
+	rl.rlim_cur = bytes < 0 || (rlim_t)bytes > rl.rlim_max ? rl.rlim_max : (rlim_t)bytes;
+	if (setrlimit(RLIMIT_MEMLOCK, &rl))
+		return -errno;
+	if (syscall(SYS_capget, &hdr, caps))
+		return -errno;
+	caps[0].effective &= ~(1u << CAP_IPC_LOCK);
+	caps[0].permitted &= ~(1u << CAP_IPC_LOCK);
+	return host_ret(syscall(SYS_capset, &hdr, caps));
+}
+
 static long host_step(char *base, const struct script_step *st)
 {
 	char *a = base + st->a * SCRIPT_PAGE;
@@ -175,6 +201,8 @@ static long host_step(char *base, const struct script_step *st)
 		for (int i = st->a; i < st->a + st->n; i++)
 			r += base[i * SCRIPT_PAGE] == (st->kind == S_ZERO ? 0 : (char)(i + 1));
 		return r;
+	case S_RLIMIT:
+		return host_memlock(st->arg);
 	}
 	return -ENOSYS;
 }
@@ -306,6 +334,8 @@ static long lib_step(struct mmp_space *s, struct mmp_cpu *cpu, uint64_t base,
 			r += b == (st->kind == S_ZERO ? 0 : (unsigned char)(i + 1));
 		}
 		return r;
+	case S_RLIMIT:
+		return mmp_space_set_opt(s, MMP_OPT_RLIMIT_MEMLOCK, st->arg);
 	}
 	return -ENOSYS;
 }

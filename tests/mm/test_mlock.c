@@ -10,7 +10,9 @@
  * mremap growing and DONTUNMAP. Then what the host cannot show as a script:
  * reclaim keeps locked pages (lazyfree ones too) through both spaces of a
  * fork, a child's copy is unlocked, VmLck, bad input; and
- * MMP_OPT_CAP_SYS_RAWIO's mappings below mmap_min_addr. Run with a back end
+ * MMP_OPT_CAP_SYS_RAWIO's mappings below mmap_min_addr. RLIMIT_MEMLOCK
+ * (MMP_OPT_RLIMIT_MEMLOCK) is a script of its own, against a host process
+ * that dropped CAP_IPC_LOCK. Run with a back end
  * name to check only it.
  */
 #define _GNU_SOURCE
@@ -105,6 +107,41 @@ static const struct script_step lock_steps[] = {
 	{ S_MLOCK, 54, 3, 0, 0, 0, 0, "mlock 54-56" },
 	{ S_MREMAP, 55, 1, 1, MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED | MMP_MREMAP_DONTUNMAP, 60, 0,
 	  "mremap DONTUNMAP of 55 to 60: the lock moves, the old VMA, whole, is unlocked" },
+};
+
+/*
+ * RLIMIT_MEMLOCK of four pages, for a process without CAP_IPC_LOCK: what is
+ * locked plus what a call would lock, a range's locked part counted once
+ * (mlock: ENOMEM, MAP_LOCKED and mremap growth: EAGAIN, mlockall
+ * MCL_CURRENT: ENOMEM for all that is mapped); then a limit of 0 (EPERM
+ * before anything, a zero length too) and none. No MCL_FUTURE with a limit:
+ * the host's own allocations (reading /proc/self/maps) would be locked too.
+ */
+static const struct script_step limit_steps[] = {
+	{ S_RLIMIT, 0, 0, 4 * SCRIPT_PAGE, 0, 0, 0, "RLIMIT_MEMLOCK 4 pages" },
+	{ S_MMAP, 1, 8, RW, 0, 0, 0, "map 1-8" },
+	{ S_MLOCK, 1, 3, 0, 0, 0, 0, "mlock 1-3" },
+	{ S_MLOCK, 2, 3, 0, 0, 0, 0, "mlock 2-4: 2-3 counted once, 4 pages" },
+	{ S_MLOCK, 5, 1, 0, 0, 0, -ENOMEM, "mlock 5: a fifth page" },
+	{ S_MLOCK2, 5, 1, 1, 0, 0, -ENOMEM, "mlock2 ONFAULT 5" },
+	{ S_MLOCK, 1, 4, 0, 0, 0, 0, "mlock 1-4 again: nothing new" },
+	{ S_MUNLOCK, 1, 1, 0, 0, 0, 0, "munlock 1" },
+	{ S_MMAP, 10, 2, RW, MMP_MAP_LOCKED, 0, -EAGAIN, "MAP_LOCKED of two: five" },
+	{ S_MMAP, 10, 1, RW, MMP_MAP_LOCKED, 0, 0, "MAP_LOCKED of one: four" },
+	{ S_MREMAP, 10, 1, 2, 0, 0, -EAGAIN, "grow the locked 10 in place: five" },
+	{ S_MUNLOCK, 2, 3, 0, 0, 0, 0, "munlock 2-4" },
+	{ S_MREMAP, 10, 1, 2, 0, 0, 0, "grow it now: two" },
+	{ S_MLOCKALL, 0, 0, MMP_MCL_CURRENT, 0, 0, -ENOMEM, "mlockall CURRENT: all of it" },
+	{ S_RLIMIT, 0, 0, 0, 0, 0, 0, "RLIMIT_MEMLOCK 0" },
+	{ S_MLOCK, 1, 1, 0, 0, 0, -EPERM, "mlock" },
+	{ S_MLOCK, 1, 0, 0, 0, 0, -EPERM, "mlock of 0 bytes" },
+	{ S_MLOCK2, 1, 1, 1, 0, 0, -EPERM, "mlock2" },
+	{ S_MUNLOCK, 10, 2, 0, 0, 0, 0, "munlock: never refused" },
+	{ S_MMAP, 14, 1, RW, MMP_MAP_LOCKED, 0, -EPERM, "MAP_LOCKED" },
+	{ S_MLOCKALL, 0, 0, MMP_MCL_FUTURE, 0, 0, -EPERM, "mlockall FUTURE" },
+	{ S_RLIMIT, 0, 0, -1, 0, 0, 0, "no RLIMIT_MEMLOCK" },
+	{ S_MLOCK, 1, 8, 0, 0, 0, 0, "mlock 1-8" },
+	{ S_MUNLOCK, 1, 8, 0, 0, 0, 0, "munlock 1-8" },
 };
 
 #define NR(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -216,19 +253,26 @@ static void check_rawio(struct mmp_phys *phys, const char *arch)
 
 int main(int argc, char **argv)
 {
-	static struct script_result host;
+	static struct script_result host, host_limit;
 	struct mmp_phys *phys;
 	const char *arch;
 
-	/* mlockall on the host as root only: RLIMIT_MEMLOCK would refuse it otherwise. */
-	if (!geteuid())
+	/*
+	 * mlockall on the host as root only: RLIMIT_MEMLOCK would refuse it
+	 * otherwise; and only root may lower and raise the limit again.
+	 */
+	if (!geteuid() && host_oracle("mlock and RLIMIT_MEMLOCK")) {
 		script_host(lock_steps, NR(lock_steps), &host);
+		script_host(limit_steps, NR(limit_steps), &host_limit);
+	}
 	script_check_host("mlock", lock_steps, NR(lock_steps), &host);
+	script_check_host("RLIMIT_MEMLOCK", limit_steps, NR(limit_steps), &host_limit);
 	tap_require(mmp_phys_create(64 * MiB, &phys) == 0, "phys");
 	for_each_arch(i, arch) {
 		if (argc > 1 && strcmp(argv[1], arch))
 			continue;
 		script_lib(phys, arch, "mlock", lock_steps, NR(lock_steps), &host);
+		script_lib(phys, arch, "RLIMIT_MEMLOCK", limit_steps, NR(limit_steps), &host_limit);
 		check_reclaim(phys, arch);
 		check_rawio(phys, arch);
 	}
