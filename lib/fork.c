@@ -224,8 +224,7 @@ MMP_EXPORT int mmp_fork(struct mmp_space *parent, struct mmp_space **childp)
 	child->has_pte_markers = parent->has_pte_markers;
 	child->madvise_may_refuse = parent->madvise_may_refuse;	/* seals are inherited */
 	child->merge_any = parent->merge_any;
-	child->thp_disable_completely = parent->thp_disable_completely;
-	child->thp_disable_except_advised = parent->thp_disable_except_advised;
+	child->thp_disable = parent->thp_disable;
 	child->brk = parent->brk;
 	c.dst = child;
 	/* For the TLB sanitizer only: CPUs may use stale writable entries until the flush. */

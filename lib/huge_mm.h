@@ -6,6 +6,13 @@
 #include "fault.h"
 #include "mmu_gather.h"
 
+/* mm->thp_disable: what PR_SET_THP_DISABLE set. */
+enum thp_disable {
+	THP_DISABLE_NONE,
+	THP_DISABLE_COMPLETELY,		/* MMF_DISABLE_THP_COMPLETELY */
+	THP_DISABLE_EXCEPT_ADVISED,	/* MMF_DISABLE_THP_EXCEPT_ADVISED (6.18) */
+};
+
 /*
  * vma_thp_disabled: VM_NOHUGEPAGE, or PR_SET_THP_DISABLE for the whole
  * process; with PR_THP_DISABLE_EXCEPT_ADVISED (6.18) a MADV_HUGEPAGE VMA,
@@ -13,13 +20,15 @@
  */
 static inline bool vma_thp_disabled(const struct mmp_vma *vma, bool forced_collapse)
 {
+	uint8_t mode;
+
 	if (vma->flags & VM_NOHUGEPAGE)
 		return true;
-	if (unlikely(READ_ONCE(vma->vm_mm->thp_disable_completely)))
-		return true;
-	if ((vma->flags & VM_HUGEPAGE) || forced_collapse)
+	mode = READ_ONCE(vma->vm_mm->thp_disable);
+	if (likely(mode == THP_DISABLE_NONE))
 		return false;
-	return unlikely(READ_ONCE(vma->vm_mm->thp_disable_except_advised));
+	return mode == THP_DISABLE_COMPLETELY ||
+	       (!(vma->flags & VM_HUGEPAGE) && !forced_collapse);
 }
 
 uint32_t thp_vma_allowable_orders(struct mmp_space *s, struct mmp_vma *vma);

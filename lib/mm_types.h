@@ -292,10 +292,11 @@ struct mmp_space {
 	bool has_pte_markers;
 	bool merge_any;		/* PR_SET_MEMORY_MERGE (MMF_VM_MERGE_ANY), inherited by fork */
 	/*
-	 * PR_SET_THP_DISABLE: MMF_DISABLE_THP_COMPLETELY, or (6.18)
-	 * MMF_DISABLE_THP_EXCEPT_ADVISED; inherited by fork (MMF_INIT_MASK).
+	 * PR_SET_THP_DISABLE (enum thp_disable): MMF_DISABLE_THP_COMPLETELY,
+	 * or (6.18) MMF_DISABLE_THP_EXCEPT_ADVISED; inherited by fork
+	 * (MMF_INIT_MASK). One byte: the fault path tests it once.
 	 */
-	bool thp_disable_completely, thp_disable_except_advised;
+	uint8_t thp_disable;
 
 	/* MM_ANONPAGES as a per-thread counter (the kernel's percpu_counter rss_stat). */
 	struct mmp_rss_shard *rss;

@@ -361,8 +361,8 @@ MMP_EXPORT int mmp_space_set_thp_disable(struct mmp_space *s, int disable, unsig
 	if (!s || (flags & ~MMP_THP_DISABLE_EXCEPT_ADVISED) || (!disable && flags))
 		return -EINVAL;
 	mmap_write_lock(s);
-	WRITE_ONCE(s->thp_disable_completely, disable && !flags);
-	WRITE_ONCE(s->thp_disable_except_advised, disable && flags);
+	WRITE_ONCE(s->thp_disable, !disable ? THP_DISABLE_NONE : flags ? THP_DISABLE_EXCEPT_ADVISED :
+				   THP_DISABLE_COMPLETELY);
 	WRITE_ONCE(s->last_op, "mmp_space_set_thp_disable");
 	mmap_write_unlock(s);
 	return 0;
@@ -372,8 +372,16 @@ MMP_EXPORT int mmp_space_get_thp_disable(struct mmp_space *s, unsigned int *out)
 {
 	if (!s || !out)
 		return -EINVAL;
-	*out = READ_ONCE(s->thp_disable_completely) ? 1 :
-	       READ_ONCE(s->thp_disable_except_advised) ? 1 | MMP_THP_DISABLE_EXCEPT_ADVISED : 0;
+	switch (READ_ONCE(s->thp_disable)) {
+	case THP_DISABLE_COMPLETELY:
+		*out = 1;
+		break;
+	case THP_DISABLE_EXCEPT_ADVISED:
+		*out = 1 | MMP_THP_DISABLE_EXCEPT_ADVISED;
+		break;
+	default:
+		*out = 0;
+	}
 	return 0;
 }
 
