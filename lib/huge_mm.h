@@ -31,7 +31,22 @@ static inline bool vma_thp_disabled(const struct mmp_vma *vma, bool forced_colla
 	       (!(vma->flags & VM_HUGEPAGE) && !forced_collapse);
 }
 
-uint32_t thp_vma_allowable_orders(struct mmp_space *s, struct mmp_vma *vma);
+/* The folio orders THP allows in @vma, bit o for order o (thp_vma_allowable_orders). */
+static __always_inline uint32_t thp_vma_allowable_orders(struct mmp_space *s,
+							 struct mmp_vma *vma)
+{
+	uint32_t orders;
+
+	if (vma->flags & VM_NOHUGEPAGE)
+		return 0;
+	orders = READ_ONCE(s->thp_orders_always) |
+		 (vma->flags & VM_HUGEPAGE ? READ_ONCE(s->thp_orders_madvise) : 0);
+	/* PR_SET_THP_DISABLE is asked only when the policy allows something. */
+	if (unlikely(orders && READ_ONCE(s->thp_disable)) && vma_thp_disabled(vma, false))
+		return 0;
+	return orders;
+}
+
 bool vma_thp_allowed(struct mmp_space *s, struct mmp_vma *vma, unsigned int order);
 int do_huge_pmd_anonymous_page(struct vm_fault *vmf);
 int do_huge_pmd_wp_page(struct vm_fault *vmf);

@@ -13,15 +13,6 @@
 
 /* ---- anonymous faults ------------------------------------------------------------ */
 
-/* The folio orders THP allows in @vma, bit o for order o (thp_vma_allowable_orders). */
-uint32_t thp_vma_allowable_orders(struct mmp_space *s, struct mmp_vma *vma)
-{
-	if (vma_thp_disabled(vma, false))
-		return 0;
-	return READ_ONCE(s->thp_orders_always) |
-	       (vma->flags & VM_HUGEPAGE ? READ_ONCE(s->thp_orders_madvise) : 0);
-}
-
 bool vma_thp_allowed(struct mmp_space *s, struct mmp_vma *vma, unsigned int order)
 {
 	return thp_vma_allowable_orders(s, vma) & (1u << order);
