@@ -271,13 +271,12 @@ static void flf_report(const struct mmp_seed_opts *opts, const char *arch,
 			     exit_ci.ratio, exit_ci.lo, exit_ci.hi);
 	}
 	mmp_seed_report(opts, "fork-large-folio", arch, name, &base, &opt, &ci, &claim, extra);
-	if (!opts->json)
-		putchar('\n');
 }
 
 static int flf_case_run(const struct mmp_seed_opts *opts, const char *arch,
-			struct mmp_phys *phys, const struct flf_case *c)
+			struct mmp_phys *phys, const void *arg)
 {
+	const struct flf_case *c = arg;
 	const uint64_t bytes = opts->quick ? FLF_BYTES_QUICK : FLF_BYTES;
 	const double budget = opts->quick ? FLF_BUDGET_QUICK : FLF_BUDGET;
 	struct bench_pairs pairs[FLF_NR_OPS];
@@ -309,31 +308,26 @@ static int flf_case_run(const struct mmp_seed_opts *opts, const char *arch,
 		err = flf_pair(side, c, bytes, pairs[0].n == 0, pairs);
 	if (!err) {
 		flf_report(opts, arch, c, FLF_FORK, side, pairs, bytes);
+		if (!opts->json)
+			putchar('\n');
 		flf_report(opts, arch, c, FLF_MUNMAP, side, pairs, bytes);
 	}
 	for (int v = 0; v < 2; v++)
-		if (side[v].env.space)
-			bench_env_destroy(&side[v].env);
+		bench_env_destroy(&side[v].env);
 	for (int op = 0; op < FLF_NR_OPS; op++)
 		bench_pairs_free(&pairs[op]);
 	return err;
 }
 
+extern const struct mmp_seed mmp_seed_fork_large_folio;
+
+/* The cases, under a line saying what the two sides are. */
 static int flf_arch(const struct mmp_seed_opts *opts, const char *arch)
 {
-	const uint64_t bytes = opts->quick ? FLF_BYTES_QUICK : FLF_BYTES;
-	struct mmp_phys *phys = NULL;
-	/* One side's mapping and the child's tables at a time, and room for 2 MiB blocks. */
-	int err = bench_phys_create_warm(2 * bytes + 16 * BENCH_MIB, &phys);
-
-	if (!err && !opts->json)
+	if (!opts->json)
 		printf("fork-large-folio [%s]: per PTE (MMP_OPT_PTE_BATCH 0) against batched "
 		       "folio_pte_batch; times are medians of one call\n\n", arch);
-	for (size_t i = 0; !err && i < sizeof(flf_cases) / sizeof(flf_cases[0]); i++)
-		err = flf_case_run(opts, arch, phys, &flf_cases[i]);
-	if (phys)
-		mmp_phys_destroy(phys);
-	return err;
+	return mmp_seed_run_cases(&mmp_seed_fork_large_folio, opts, arch);
 }
 
 const struct mmp_seed mmp_seed_fork_large_folio = {
@@ -341,4 +335,9 @@ const struct mmp_seed mmp_seed_fork_large_folio = {
 	.title = "fork and munmap of PTE-mapped large folios, batched against one PTE at a time",
 	.archs = (const char *const[]){ "x86_64", "arm64", NULL },
 	.run_arch = flf_arch,
+	MMP_SEED_CASES(flf_cases),
+	/* One side's mapping and the child's tables at a time, and room for 2 MiB blocks. */
+	.phys_bytes = 2 * FLF_BYTES + 16 * BENCH_MIB,
+	.phys_bytes_quick = 2 * FLF_BYTES_QUICK + 16 * BENCH_MIB,
+	.run_case = flf_case_run,
 };

@@ -184,8 +184,9 @@ static void print_summary(const struct lf_side *side, const double *model, int i
 }
 
 static int lf_case_run(const struct mmp_seed_opts *opts, const char *arch, struct mmp_phys *phys,
-		       const struct lf_case *c)
+		       const void *arg)
 {
+	const struct lf_case *c = arg;
 	const uint64_t bytes = opts->quick ? LF_BYTES_QUICK : LF_BYTES;
 	const int counted = opts->quick ? LF_ITERS_QUICK : LF_ITERS;
 	struct mmp_seed_result base = { .label = "split" }, opt = { .label = "no-split" };
@@ -305,27 +306,10 @@ static int lf_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 	bench_append(extra, sizeof(extra), &off, ",");
 	json_array(extra, sizeof(extra), &off, "optimized_iteration_seconds", side[1].secs, iters);
 	mmp_seed_report(opts, "lazyfree", arch, c->name, &base, &opt, &ci, &claim, extra);
-	if (!opts->json)
-		putchar('\n');
 out:
 	for (int v = 0; v < 2; v++)
-		if (side[v].env.space)
-			bench_env_destroy(&side[v].env);
+		bench_env_destroy(&side[v].env);
 	bench_pairs_free(&pairs);
-	return err;
-}
-
-static int lazyfree_arch(const struct mmp_seed_opts *opts, const char *arch)
-{
-	const uint64_t bytes = opts->quick ? LF_BYTES_QUICK : LF_BYTES;
-	struct mmp_phys *phys = NULL;
-	/* One mapping at a time, its tables, and room for a fallback to small pages. */
-	int err = bench_phys_create_warm(2 * bytes, &phys);
-
-	for (size_t i = 0; !err && i < sizeof(lf_cases) / sizeof(lf_cases[0]); i++)
-		err = lf_case_run(opts, arch, phys, &lf_cases[i]);
-	if (phys)
-		mmp_phys_destroy(phys);
 	return err;
 }
 
@@ -333,5 +317,9 @@ const struct mmp_seed mmp_seed_lazyfree = {
 	.name = "lazyfree",
 	.title = "MADV_PAGEOUT of 128 MiB of redirtied lazyfree THPs, split PMD against no split",
 	.archs = (const char *const[]){ "x86_64", "arm64", NULL },
-	.run_arch = lazyfree_arch,
+	MMP_SEED_CASES(lf_cases),
+	/* One mapping at a time, its tables, and room for a fallback to small pages. */
+	.phys_bytes = 2 * LF_BYTES,
+	.phys_bytes_quick = 2 * LF_BYTES_QUICK,
+	.run_case = lf_case_run,
 };

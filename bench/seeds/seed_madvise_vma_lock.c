@@ -183,8 +183,13 @@ static double ml_share(const struct mmp_counters *c)
 	return ok + fb ? (double)ok / (ok + fb) : 0;
 }
 
-static int madvise_vma_lock_arch(const struct mmp_seed_opts *opts, const char *arch)
+/* One case, named for the summary. */
+static const char *const ml_cases[] = { "DONTNEED beside a writer" };
+
+static int ml_case_run(const struct mmp_seed_opts *opts, const char *arch,
+		       struct mmp_phys *phys, const void *arg)
 {
+	const char *name = *(const char *const *)arg;
 	const unsigned int chunks = opts->quick ? ML_CHUNKS_QUICK : ML_CHUNKS;
 	struct mmp_seed_result base = { .label = "6.16" }, opt = { .label = "6.17" };
 	struct mmp_seed_claim claim = { 0 };
@@ -192,15 +197,13 @@ static int madvise_vma_lock_arch(const struct mmp_seed_opts *opts, const char *a
 	struct ml_side side[2];
 	struct bench_pairs pairs;
 	struct bench_ci ci;
-	struct mmp_phys *phys = NULL;
 	char buf[64], extra[1024];
 	size_t off = 0;
-	int err;
+	int err = 0;
 
 	memset(side, 0, sizeof(side));
 	bench_pairs_init(&pairs, opts->quick ? BENCH_MIN_SAMPLES : ML_MIN_PAIRS, ML_MAX_PAIRS,
 			 opts->quick ? ML_BUDGET_QUICK : ML_BUDGET);
-	err = bench_phys_create_warm(32 * BENCH_MIB, &phys);
 	for (int v = 0; v < 2 && !err; v++)
 		err = ml_side_setup(&side[v], phys, arch, v ? REL(6, 17) : REL(6, 16), chunks);
 	/* The exact counters: one sample each, the writer not started yet. */
@@ -273,19 +276,13 @@ static int madvise_vma_lock_arch(const struct mmp_seed_opts *opts, const char *a
 	bench_append(extra, sizeof(extra), &off, ",");
 	ml_contended_json(extra, sizeof(extra), &off, "optimized", &side[1].contended);
 	bench_append(extra, sizeof(extra), &off, "}");
-	mmp_seed_report(opts, "madvise-vma-lock", arch, "DONTNEED beside a writer", &base, &opt,
-			&ci, &claim, extra);
-	if (!opts->json)
-		putchar('\n');
+	mmp_seed_report(opts, "madvise-vma-lock", arch, name, &base, &opt, &ci, &claim, extra);
 out:
 	for (int v = 0; v < 2; v++) {
-		if (side[v].env.space)
-			bench_env_destroy(&side[v].env);
+		bench_env_destroy(&side[v].env);
 		free(side[v].calls);
 	}
 	bench_pairs_free(&pairs);
-	if (phys)
-		mmp_phys_destroy(phys);
 	return err;
 }
 
@@ -293,5 +290,8 @@ const struct mmp_seed mmp_seed_madvise_vma_lock = {
 	.name = "madvise-vma-lock",
 	.title = "MADV_DONTNEED beside a thread that maps and unmaps: the mmap lock (6.16) or the VMA's (6.17)",
 	.archs = (const char *const[]){ "x86_64", "arm64", NULL },
-	.run_arch = madvise_vma_lock_arch,
+	MMP_SEED_CASES(ml_cases),
+	.phys_bytes = 32 * BENCH_MIB,
+	.phys_bytes_quick = 32 * BENCH_MIB,
+	.run_case = ml_case_run,
 };

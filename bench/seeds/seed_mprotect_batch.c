@@ -190,8 +190,9 @@ static int mb_sample(struct mb_side *side, uint64_t bytes, int toggles, bool cou
 }
 
 static int mb_case_run(const struct mmp_seed_opts *opts, const char *arch, struct mmp_phys *phys,
-		       const struct mb_case *c)
+		       const void *arg)
 {
+	const struct mb_case *c = arg;
 	const uint64_t bytes = opts->quick ? c->bytes_quick : c->bytes;
 	const int toggles = opts->quick ? c->toggles_quick : c->toggles, calls = 2 * toggles;
 	const uint64_t expect = bytes / (c->kind == MB_64K ? 64 * BENCH_KIB :
@@ -312,25 +313,10 @@ static int mb_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 		 c->kind == MB_64K ? "64K" : c->kind == MB_PTE_THP ? "PTE-mapped THP" : "4K",
 		 icount_json);
 	mmp_seed_report(opts, "mprotect-batch", arch, c->name, &base, &opt, &ci, &claim, extra);
-	if (!opts->json)
-		putchar('\n');
 out:
 	for (int v = 0; v < 2; v++)
-		if (side[v].env.space)
-			bench_env_destroy(&side[v].env);
+		bench_env_destroy(&side[v].env);
 	bench_pairs_free(&pairs);
-	return err;
-}
-
-static int mprotect_batch_arch(const struct mmp_seed_opts *opts, const char *arch)
-{
-	struct mmp_phys *phys = NULL;
-	int err = bench_phys_create_warm((opts->quick ? 32 : 96) * BENCH_MIB, &phys);
-
-	for (size_t i = 0; !err && i < sizeof(mb_cases) / sizeof(mb_cases[0]); i++)
-		err = mb_case_run(opts, arch, phys, &mb_cases[i]);
-	if (phys)
-		mmp_phys_destroy(phys);
 	return err;
 }
 
@@ -338,5 +324,8 @@ const struct mmp_seed mmp_seed_mprotect_batch = {
 	.name = "mprotect-batch",
 	.title = "mprotect toggles of 64K, PTE-mapped THP and 4K folios at 6.16, 6.17 and 7.1",
 	.archs = (const char *const[]){ "x86_64", "arm64", NULL },
-	.run_arch = mprotect_batch_arch,
+	MMP_SEED_CASES(mb_cases),
+	.phys_bytes = 96 * BENCH_MIB,
+	.phys_bytes_quick = 32 * BENCH_MIB,
+	.run_case = mb_case_run,
 };

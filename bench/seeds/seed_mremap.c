@@ -106,8 +106,9 @@ static int mr_slice_pair(struct mr_side *side, const struct mr_case *c, int n, b
 }
 
 static int mr_case_run(const struct mmp_seed_opts *opts, const char *arch, struct mmp_phys *phys,
-		       const struct mr_case *c)
+		       const void *arg)
 {
+	const struct mr_case *c = arg;
 	const int iters = opts->quick ? MR_ITERS_QUICK : MR_ITERS, per = iters / MR_SLICES;
 	struct mr_side side[2];	/* 0: one entry at a time, 1: batched */
 	struct mmp_seed_result base = { .label = "unbatched" }, opt = { .label = "batched" };
@@ -207,26 +208,11 @@ static int mr_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 		 iters, mr.n, (unsigned long long)c->size, mremap_s[0], mremap_s[1], mr_ci.ratio,
 		 mr_ci.lo, mr_ci.hi, model[0], model[1], model_loop[0], model_loop[1]);
 	mmp_seed_report(opts, "mremap", arch, c->name, &base, &opt, &loop_ci, &claim, extra);
-	if (!opts->json)
-		putchar('\n');
 out:
 	for (int v = 0; v < 2; v++)
-		if (side[v].env.space)
-			bench_env_destroy(&side[v].env);
+		bench_env_destroy(&side[v].env);
 	bench_pairs_free(&loop);
 	bench_pairs_free(&mr);
-	return err;
-}
-
-static int mremap_arch(const struct mmp_seed_opts *opts, const char *arch)
-{
-	struct mmp_phys *phys = NULL;
-	int err = bench_phys_create_warm(64 * BENCH_MIB, &phys);
-
-	for (size_t i = 0; !err && i < sizeof(mr_cases) / sizeof(mr_cases[0]); i++)
-		err = mr_case_run(opts, arch, phys, &mr_cases[i]);
-	if (phys)
-		mmp_phys_destroy(phys);
 	return err;
 }
 
@@ -234,5 +220,8 @@ const struct mmp_seed mmp_seed_mremap = {
 	.name = "mremap",
 	.title = "mremap of 1 MiB of 64K folios, batched move_ptes against one entry at a time",
 	.archs = (const char *const[]){ "arm64", "x86_64", NULL },
-	.run_arch = mremap_arch,
+	MMP_SEED_CASES(mr_cases),
+	.phys_bytes = 64 * BENCH_MIB,
+	.phys_bytes_quick = 64 * BENCH_MIB,
+	.run_case = mr_case_run,
 };

@@ -159,8 +159,9 @@ out:
 }
 
 static int pm_case_run(const struct mmp_seed_opts *opts, const char *arch, struct mmp_phys *phys,
-		       const struct pm_case *c)
+		       const void *arg)
 {
+	const struct pm_case *c = arg;
 	const uint64_t bytes = opts->quick ? PM_BYTES_QUICK : PM_BYTES;
 	const unsigned int ranges = bytes / PM_REGION, calls = (ranges + c->vlen - 1) / c->vlen;
 	struct mmp_seed_result base = { .label = "6.15" }, opt = { .label = "6.16" };
@@ -267,26 +268,11 @@ static int pm_case_run(const struct mmp_seed_opts *opts, const char *arch, struc
 		 "\"baseline_release\":\"6.15\",\"optimized_release\":\"6.16\"",
 		 (unsigned long long)bytes, ranges, c->vlen, calls);
 	mmp_seed_report(opts, "process-madvise", arch, name, &base, &opt, &ci, &claim, extra);
-	if (!opts->json)
-		putchar('\n');
 out:
 	for (int v = 0; v < 2; v++)
-		if (side[v].env.space)
-			bench_env_destroy(&side[v].env);
+		bench_env_destroy(&side[v].env);
 	bench_pairs_free(&pairs);
 	free(vec);
-	return err;
-}
-
-static int process_madvise_arch(const struct mmp_seed_opts *opts, const char *arch)
-{
-	struct mmp_phys *phys = NULL;
-	int err = bench_phys_create_warm((opts->quick ? 32 : 96) * BENCH_MIB, &phys);
-
-	for (size_t i = 0; !err && i < sizeof(pm_cases) / sizeof(pm_cases[0]); i++)
-		err = pm_case_run(opts, arch, phys, &pm_cases[i]);
-	if (phys)
-		mmp_phys_destroy(phys);
 	return err;
 }
 
@@ -294,5 +280,8 @@ const struct mmp_seed mmp_seed_process_madvise = {
 	.name = "process-madvise",
 	.title = "process_madvise MADV_DONTNEED of 4 KiB ranges, a flush per range (6.15) or per call (6.16)",
 	.archs = (const char *const[]){ "x86_64", "arm64", NULL },
-	.run_arch = process_madvise_arch,
+	MMP_SEED_CASES(pm_cases),
+	.phys_bytes = 96 * BENCH_MIB,
+	.phys_bytes_quick = 32 * BENCH_MIB,
+	.run_case = pm_case_run,
 };

@@ -190,8 +190,13 @@ static double pq_share(const struct mmp_counters *c)
 	return ok + fb ? (double)ok / (ok + fb) : 0;
 }
 
-static int procmap_query_arch(const struct mmp_seed_opts *opts, const char *arch)
+/* One case, named for the summary. */
+static const char *const pq_cases[] = { "PROCMAP_QUERY beside a writer" };
+
+static int pq_case_run(const struct mmp_seed_opts *opts, const char *arch,
+		       struct mmp_phys *phys, const void *arg)
 {
+	const char *name = *(const char *const *)arg;
 	const unsigned int nvmas = opts->quick ? PQ_VMAS_QUICK : PQ_VMAS;
 	struct mmp_seed_result base = { .label = "6.17" }, opt = { .label = "6.18" };
 	struct mmp_seed_claim claim = { 0 };
@@ -199,15 +204,13 @@ static int procmap_query_arch(const struct mmp_seed_opts *opts, const char *arch
 	struct pq_side side[2];
 	struct bench_pairs pairs;
 	struct bench_ci ci;
-	struct mmp_phys *phys = NULL;
 	char buf[64], extra[1024];
 	size_t off = 0;
-	int err;
+	int err = 0;
 
 	memset(side, 0, sizeof(side));
 	bench_pairs_init(&pairs, opts->quick ? BENCH_MIN_SAMPLES : PQ_MIN_PAIRS, PQ_MAX_PAIRS,
 			 opts->quick ? PQ_BUDGET_QUICK : PQ_BUDGET);
-	err = bench_phys_create_warm(32 * BENCH_MIB, &phys);
 	for (int v = 0; v < 2 && !err; v++)
 		err = pq_side_setup(&side[v], phys, arch, v ? REL(6, 18) : REL(6, 17), nvmas);
 	/* The exact counters: one sample each, the writer not started yet. */
@@ -277,19 +280,13 @@ static int procmap_query_arch(const struct mmp_seed_opts *opts, const char *arch
 	bench_append(extra, sizeof(extra), &off, ",");
 	pq_contended_json(extra, sizeof(extra), &off, "optimized", &side[1].contended);
 	bench_append(extra, sizeof(extra), &off, "}");
-	mmp_seed_report(opts, "procmap-query", arch, "PROCMAP_QUERY beside a writer", &base, &opt,
-			&ci, &claim, extra);
-	if (!opts->json)
-		putchar('\n');
+	mmp_seed_report(opts, "procmap-query", arch, name, &base, &opt, &ci, &claim, extra);
 out:
 	for (int v = 0; v < 2; v++) {
-		if (side[v].env.space)
-			bench_env_destroy(&side[v].env);
+		bench_env_destroy(&side[v].env);
 		free(side[v].calls);
 	}
 	bench_pairs_free(&pairs);
-	if (phys)
-		mmp_phys_destroy(phys);
 	return err;
 }
 
@@ -297,5 +294,8 @@ const struct mmp_seed mmp_seed_procmap_query = {
 	.name = "procmap-query",
 	.title = "PROCMAP_QUERY beside a thread that maps and unmaps: the mmap lock (6.17) or the VMA's (6.18)",
 	.archs = (const char *const[]){ "x86_64", "arm64", NULL },
-	.run_arch = procmap_query_arch,
+	MMP_SEED_CASES(pq_cases),
+	.phys_bytes = 32 * BENCH_MIB,
+	.phys_bytes_quick = 32 * BENCH_MIB,
+	.run_case = pq_case_run,
 };

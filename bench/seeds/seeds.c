@@ -49,6 +49,32 @@ static const struct mmp_seed *const seeds[] = {
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
+int mmp_seed_run_cases(const struct mmp_seed *seed, const struct mmp_seed_opts *opts,
+		       const char *arch)
+{
+	struct mmp_phys *phys = NULL;
+	int err = bench_phys_create_warm(opts->quick ? seed->phys_bytes_quick : seed->phys_bytes,
+					 &phys);
+
+	for (size_t i = 0; !err && i < seed->nr_cases; i++) {
+		const void *c = (const char *)seed->cases + i * seed->case_size;
+
+		err = seed->run_case(opts, arch, phys, c);
+		/* What the case printed ends in its table: set it apart from the next. */
+		if (!err && !opts->json)
+			putchar('\n');
+	}
+	if (phys)
+		mmp_phys_destroy(phys);
+	return err;
+}
+
+static int seed_run_arch(const struct mmp_seed *seed, const struct mmp_seed_opts *opts,
+			 const char *arch)
+{
+	return seed->run_arch ? seed->run_arch(opts, arch) : mmp_seed_run_cases(seed, opts, arch);
+}
+
 /*
  * Run @seed on opts->arch if set, else on each of its back ends (seed->archs;
  * NULL: every registered one). Stops at and returns the first error.
@@ -56,11 +82,10 @@ enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 static int seed_for_each_arch(const struct mmp_seed *seed, const struct mmp_seed_opts *opts)
 {
 	const char *const *defaults = seed->archs;
-	int (*fn)(const struct mmp_seed_opts *opts, const char *arch) = seed->run_arch;
 	int err, i;
 
 	if (opts->arch)
-		return fn(opts, opts->arch);
+		return seed_run_arch(seed, opts, opts->arch);
 	if (defaults) {
 		for (; *defaults; defaults++) {
 			/* A seed may name a back end that this build does not carry yet. */
@@ -68,14 +93,14 @@ static int seed_for_each_arch(const struct mmp_seed *seed, const struct mmp_seed
 				fprintf(stderr, "mmprim-seeds: no back end %s, skipped\n", *defaults);
 				continue;
 			}
-			err = fn(opts, *defaults);
+			err = seed_run_arch(seed, opts, *defaults);
 			if (err)
 				return err;
 		}
 		return 0;
 	}
 	for (i = 0; i < mmp_arch_count(); i++) {
-		err = fn(opts, mmp_arch_name(i));
+		err = seed_run_arch(seed, opts, mmp_arch_name(i));
 		if (err)
 			return err;
 	}

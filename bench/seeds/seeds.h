@@ -4,9 +4,10 @@
  * kernel patch it comes from, baseline and optimized in one process, and prints
  * the seed's kind of output beside a side-by-side table.
  *
- * Adding a seed: one file defining `const struct mmp_seed mmp_seed_<id>` with a
- * function that runs it on one back end, one X(<id>) line in seeds.c, one file
- * name in meson.build.
+ * Adding a seed: one file defining `const struct mmp_seed mmp_seed_<id>`, one
+ * X(<id>) line in seeds.c, one file name in meson.build. A seed of the common
+ * shape, a table of cases run on one warm phys per back end, gives its table
+ * (MMP_SEED_CASES), the phys size and run_case; any other gives run_arch.
  */
 #ifndef MMP_BENCH_SEEDS_H
 #define MMP_BENCH_SEEDS_H
@@ -38,9 +39,35 @@ struct mmp_seed {
 	 * every registered one. A name this build lacks is skipped with a note.
 	 */
 	const char *const *archs;
-	/* One back end: 0, -ENOTSUP when it cannot run on @arch, or another negative errno. */
+	/*
+	 * One back end: 0, -ENOTSUP when it cannot run on @arch, or another
+	 * negative errno. NULL: mmp_seed_run_cases() with the fields below.
+	 */
 	int (*run_arch)(const struct mmp_seed_opts *opts, const char *arch);
+
+	/* A seed of cases: its table, set with MMP_SEED_CASES(table). */
+	const void *cases;
+	size_t nr_cases, case_size;
+	/* Bytes of the warm phys the cases share, in a full and a --quick run. */
+	uint64_t phys_bytes, phys_bytes_quick;
+	/* One case, @c an entry of the table; its text ends with the table of mmp_seed_report(). */
+	int (*run_case)(const struct mmp_seed_opts *opts, const char *arch, struct mmp_phys *phys,
+			const void *c);
 };
+
+/* In a struct mmp_seed initializer: the case table @table, a static array. */
+#define MMP_SEED_CASES(table)							\
+	.cases = (table), .nr_cases = sizeof(table) / sizeof((table)[0]),		\
+	.case_size = sizeof((table)[0])
+
+/**
+ * mmp_seed_run_cases() - run each case of @seed on @arch, in table order.
+ *
+ * One warm phys of @seed->phys_bytes (or _quick) for all of them; in text mode
+ * a blank line after each case. Stops at and returns the first error.
+ */
+int mmp_seed_run_cases(const struct mmp_seed *seed, const struct mmp_seed_opts *opts,
+		       const char *arch);
 
 /* One measured variant. */
 struct mmp_seed_result {
