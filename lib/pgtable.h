@@ -40,12 +40,13 @@ static __always_inline mmp_pte_t *upper_table(struct mmp_space *s, mmp_pte_t *ta
 }
 
 /*
- * The PMD entry for @addr from the top, level by level as the kernel's
- * p4d_alloc/pud_alloc/pmd_alloc (or p4d_offset/pud_offset/pmd_offset):
- * each level's step compiles at its own constant level, for format @fmt.
+ * The table of PUD entries for @addr from the top, level by level as the
+ * kernel's p4d_alloc/pud_alloc (or p4d_offset/pud_offset): each level's step
+ * compiles at its own constant level, for format @fmt. With three levels the
+ * top table is the PUD table.
  */
-static __always_inline mmp_pte_t *pmd_walk_fmt(struct mmp_space *s, uint64_t addr, bool alloc,
-					       const enum mmp_format fmt)
+static __always_inline mmp_pte_t *pud_table_fmt(struct mmp_space *s, uint64_t addr, bool alloc,
+						const enum mmp_format fmt)
 {
 	mmp_pte_t *table = space_table(s, s->pgd_pfn);
 
@@ -57,41 +58,31 @@ static __always_inline mmp_pte_t *pmd_walk_fmt(struct mmp_space *s, uint64_t add
 		/* fall through */
 	case MMP_P4D:
 		table = upper_table(s, table, addr, MMP_P4D, alloc, fmt);
-		if (!table)
-			return NULL;
-		/* fall through */
-	case MMP_PUD:
-		table = upper_table(s, table, addr, MMP_PUD, alloc, fmt);
-		if (!table)
-			return NULL;
 		/* fall through */
 	default:
 		break;
 	}
-	return &table[level_index(addr, MMP_PMD)];
+	return table;
 }
 
 /* The PUD entry for @addr (pud_alloc, pud_offset): hugetlb's 1 GiB leaves sit there. */
 static __always_inline mmp_pte_t *pud_walk_fmt(struct mmp_space *s, uint64_t addr, bool alloc,
 					       const enum mmp_format fmt)
 {
-	mmp_pte_t *table = space_table(s, s->pgd_pfn);
+	mmp_pte_t *table = pud_table_fmt(s, addr, alloc, fmt);
 
-	switch (pgd_level(s)) {
-	case MMP_PGD5:
-		table = upper_table(s, table, addr, MMP_PGD5, alloc, fmt);
-		if (!table)
-			return NULL;
-		/* fall through */
-	case MMP_P4D:
-		table = upper_table(s, table, addr, MMP_P4D, alloc, fmt);
-		if (!table)
-			return NULL;
-		/* fall through */
-	default:
-		break;
-	}
-	return &table[level_index(addr, MMP_PUD)];
+	return table ? &table[level_index(addr, MMP_PUD)] : NULL;
+}
+
+/* The PMD entry for @addr (pmd_alloc, pmd_offset): one step below the PUD table. */
+static __always_inline mmp_pte_t *pmd_walk_fmt(struct mmp_space *s, uint64_t addr, bool alloc,
+					       const enum mmp_format fmt)
+{
+	mmp_pte_t *table = pud_table_fmt(s, addr, alloc, fmt);
+
+	if (table)	/* every space has three levels at least */
+		table = upper_table(s, table, addr, MMP_PUD, alloc, fmt);
+	return table ? &table[level_index(addr, MMP_PMD)] : NULL;
 }
 
 static __always_inline mmp_pte_t *pud_walk(struct mmp_space *s, uint64_t addr, bool alloc)
