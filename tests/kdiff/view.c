@@ -218,8 +218,9 @@ static void compare_smaps(struct run *r, struct variant *v, int p)
 
 			if (!sizes && strcmp(name, "THPeligible"))
 				continue;
+			/* Locked is a locked VMA's Pss: who shares a page moves it too. */
 			if (r->pin_skew && (!strncmp(name, "Pss", 3) || !strncmp(name, "Shared", 6) ||
-					    !strncmp(name, "Private", 7)))
+					    !strncmp(name, "Private", 7) || !strcmp(name, "Locked")))
 				continue;
 			if (hn != ln) {
 				diverge(r, "%s: smaps of proc %d [%#" PRIx64 ", %#" PRIx64 "): %s %" PRIu64
