@@ -71,7 +71,7 @@ static const struct release_row release_table[] = {
 	  "MADV_DONTNEED, MADV_DONTNEED_LOCKED and MADV_FREE inside one VMA take its per-VMA lock, not the mmap lock (the mmap read lock across VMAs or when the VMA lock cannot be had; process_madvise tries it range by range, and keeps the mmap lock from the first range that falls back)",
 	  "Barry Song, \"mm: use per_vma lock for MADV_DONTNEED\" (a6fde7add78d) and \"mm: madvise: use per_vma lock for MADV_FREE\"" } },
 	{ RULE_PROCMAP_QUERY_VMA_LOCK, { "procmap_query_vma_lock", V(6, 18), NULL, -1, MMP_RULE_INFERRED,
-	  "PROCMAP_QUERY finds its VMA under RCU and reads it under that VMA's lock, not the mmap lock (the mmap read lock when the VMA lock cannot be had; here also when a COVERING_OR_NEXT lookup meets a hole)",
+	  "PROCMAP_QUERY finds its VMA under RCU and reads it under that VMA's lock, not the mmap lock (the mmap read lock when the VMA lock cannot be had; a COVERING_OR_NEXT lookup walks on past a hole under RCU)",
 	  "Suren Baghdasaryan, \"fs/proc/task_mmu: execute PROCMAP_QUERY ioctl under per-vma locks\" (in mm-unstable in September 2025, after 6.17-rc1)" } },
 	{ RULE_GUARD_VMA_FLAG, { "guard_vma_flag", V(6, 19), NULL, -1,
 	  MMP_RULE_SYSCALL_VISIBLE | MMP_RULE_INFERRED,
