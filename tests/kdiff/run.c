@@ -6,11 +6,9 @@
  * host kernel, or variant 0 when the host is left out (the fuzzer's
  * cross-back-end mode).
  *
- * MADV_FREE'd pages that were not written since may read as their old data
- * or as zeros, on either side, and so may pages of MAP_DROPPABLE mappings at
- * any time: such "lazy" pages are tracked per process, and before a write
- * lands on one, the variants are brought to the reference's choice so that
- * the sides stay comparable.
+ * Lazy pages (lazy.c) may read as old data or zeros on either side: before a
+ * write lands on one, the variants are brought to the reference's choice so
+ * that the sides stay comparable.
  */
 
 #include <errno.h>
@@ -30,18 +28,6 @@
 #include "kdiff.h"
 #include "run.h"
 
-static const struct {
-	enum mmp_opt opt;
-	int nvals;
-} switches[] = {
-	{ MMP_OPT_PTE_BATCH, 2 },     { MMP_OPT_RCU_TABLE_FREE, 2 }, { MMP_OPT_PT_RECLAIM, 2 },
-	{ MMP_OPT_LAZYFREE_PMD, 2 },  { MMP_OPT_HW_AD, 2 },	     { MMP_OPT_BBML2_NOABORT, 2 },
-	{ MMP_OPT_HUGE_ORDER, MMP_NR_HUGE_ORDERS },
-};
-#define NR_SWITCHES	(sizeof(switches) / sizeof(switches[0]))
-/* After the switches come the THP orders 2..9, three modes each. */
-#define NR_SETTINGS	(NR_SWITCHES + 8)
-
 void diverge(struct run *r, const char *fmt, ...)
 {
 	va_list ap;
@@ -59,167 +45,6 @@ bool failed(struct run *r)
 	return r->res->divergences != 0;
 }
 
-/* ---- variants --------------------------------------------------------------- */
-
-/*
- * The PMD THP mode is visible to the process: a read fault maps the huge zero
- * page only in a THP-eligible VMA, and that fault prepares an anon_vma, which
- * decides later merges. So every variant has the same: the host's, or without
- * the host one drawn from the seed.
- */
-static void apply_setting(struct run *r, struct mmp_space *s, unsigned int which,
-			  unsigned int value)
-{
-	unsigned int order;
-
-	which %= NR_SETTINGS;
-	if (which < NR_SWITCHES) {
-		mmp_space_set_opt(s, switches[which].opt, value % switches[which].nvals);
-		return;
-	}
-	order = 2 + (which - NR_SWITCHES);
-	if (order != 9)
-		mmp_space_set_thp(s, order, value % 3);
-}
-
-/*
- * What the host was found to be (kd_host_probe), in the library's terms: no
- * zero page, soft-dirty, and the mTHP sizes it enables. A forked space
- * inherits all of it.
- */
-static void host_like(struct run *r, struct mmp_space *s)
-{
-	const struct kd_host_config *c = &r->opt->cfg;
-
-	mmp_space_set_opt(s, MMP_OPT_FORBID_ZEROPAGE, c->forbids_zeropage);
-	mmp_space_set_opt(s, MMP_OPT_SOFT_DIRTY, c->soft_dirty);
-	for (unsigned int o = 2; o < 9; o++) {
-		int mode = c->mthp_mode[o] == KD_THP_INHERIT ? r->thp_pmd_mode : c->mthp_mode[o];
-
-		if (mode == MMP_THP_ALWAYS || mode == MMP_THP_MADVISE)
-			mmp_space_set_thp(s, o, mode);
-	}
-}
-
-/*
- * Every back end twice: its defaults, and a tiny TLB with settings drawn from
- * the seed. With opt->only_variant, only that one is made (the draws stay the
- * same, so it is the same variant), which makes minimizing much faster.
- */
-/* Back ends left out are named once per process: the fuzzer builds variants per input. */
-static bool said_left_out;
-
-static int make_variants(struct run *r)
-{
-	struct kd_rng rng = { r->opt->seed ^ 0x5eed };
-
-	for (int a = 0; a < mmp_arch_count(); a++) {
-		const char *arch = mmp_arch_name(a);
-
-		if (r->opt->only_arch && strcmp(r->opt->only_arch, arch))
-			continue;
-		/*
-		 * Host and library use the same addresses: a back end whose user
-		 * space ends below the host's window (3 levels: 256 or 512 GiB)
-		 * cannot take part.
-		 */
-		if (mmp_arch_find(arch)->task_size < KD_THREAD_BASE + KD_MAX_THREADS * KD_THREAD_SIZE) {
-			if (!said_left_out)
-				printf("# %s left out: its user space (%llu GiB) ends below the host's "
-				       "window\n", arch,
-				       (unsigned long long)(mmp_arch_find(arch)->task_size >> 30));
-			continue;
-		}
-		for (int k = 0; k < 2 && r->nv < KD_MAX_VARIANTS; k++) {
-			struct variant *v = &r->v[r->nv];
-			struct mmp_space_config cfg = { .arch = arch, .tlb_sanitizer = true };
-			unsigned int which[6], value[6];
-			int len, orig = r->orig_nv++;
-
-			for (int i = 0; k && i < 6; i++) {
-				which[i] = kd_below(&rng, NR_SETTINGS);
-				value[i] = kd_below(&rng, 16);
-			}
-			if (r->opt->only_variant >= 0 && orig != r->opt->only_variant)
-				continue;
-			r->nv++;
-			v->arch = arch;
-			v->orig = orig;
-			v->host_like = !k;
-			if (k) {
-				/* A tiny TLB evicts often, so stale entries meet the sanitizer. */
-				cfg.tlb_entries = 16;
-				cfg.tlb_ways = 4;
-			}
-			if (mmp_phys_create(PHYS_BYTES, &v->phys) ||
-			    mmp_space_create(v->phys, &cfg, &v->sp[0]) ||
-			    mmp_cpu_attach(v->sp[0], &v->cpu[0]))
-				return -ENOMEM;
-			for (int i = 0; i < KD_MAX_FILES; i++)
-				if (mmp_file_create(v->phys, 0, kd_file_shmem(i) ? MMP_FILE_SHMEM : 0,
-						    &v->files[i]))
-					return -ENOMEM;
-			if (r->opt->hugetlb)
-				mmp_phys_set_hugepages(v->phys, 2ULL << 20, KD_HUGETLB_POOL);
-			mmp_space_set_thp(v->sp[0], 9, r->thp_pmd_mode);
-			host_like(r, v->sp[0]);
-			if (r->opt->kernel_version)
-				mmp_space_set_opt(v->sp[0], MMP_OPT_KERNEL_VERSION,
-						  r->opt->kernel_version);
-			len = snprintf(v->desc, sizeof(v->desc), "%s%s", arch, k ? " tlb16" : "");
-			for (int i = 0; k && i < 6; i++) {
-				long val;
-
-				apply_setting(r, v->sp[0], which[i], value[i]);
-				if (which[i] < NR_SWITCHES) {
-					mmp_space_get_opt(v->sp[0], switches[which[i]].opt, &val);
-					len += snprintf(v->desc + len, sizeof(v->desc) - len, " opt%d=%ld",
-							switches[which[i]].opt, val);
-				} else {
-					len += snprintf(v->desc + len, sizeof(v->desc) - len, " thp%u=%u",
-							2 + which[i] - (unsigned int)NR_SWITCHES,
-							value[i] % 3);
-				}
-				if (len >= (int)sizeof(v->desc))
-					len = sizeof(v->desc) - 1;
-			}
-		}
-	}
-	said_left_out = true;
-	return r->nv ? 0 : -ENOENT;
-}
-
-static void unpin_all(struct variant *v, int p)
-{
-	for (int i = 0; i < v->npins[p]; i++)
-		mmp_unpin(v->sp[p], v->pins[p][i].pfns, v->pins[p][i].nr);
-	v->npins[p] = 0;
-}
-
-static void proc_destroy(struct variant *v, int p)
-{
-	if (!v->sp[p])
-		return;
-	unpin_all(v, p);
-	mmp_cpu_detach(v->cpu[p]);
-	mmp_space_destroy(v->sp[p]);
-	v->sp[p] = NULL;
-	v->cpu[p] = NULL;
-}
-
-static void destroy_variants(struct run *r)
-{
-	for (int i = 0; i < r->nv; i++) {
-		for (int p = 0; p < KD_MAX_PROCS; p++)
-			proc_destroy(&r->v[i], p);
-		for (int f = 0; f < KD_MAX_FILES; f++)
-			if (r->v[i].files[f] && mmp_file_destroy(r->v[i].files[f]))
-				diverge(r, "%s: file %d still mapped at the end", r->v[i].desc, f);
-		if (r->v[i].phys && mmp_phys_destroy(r->v[i].phys))
-			diverge(r, "%s: phys still busy at the end", r->v[i].desc);
-	}
-}
-
 /* ---- comparisons -------------------------------------------------------------- */
 
 static bool all_zero(const uint8_t *p, uint64_t n)
@@ -228,62 +53,6 @@ static bool all_zero(const uint8_t *p, uint64_t n)
 		if (p[i])
 			return false;
 	return true;
-}
-
-static void lazy_set(struct run *r, int p, uint64_t addr, uint64_t len, uint8_t val)
-{
-	for (uint64_t a = addr & ~(KD_PAGE - 1); a < addr + len && a >= addr - KD_PAGE; a += KD_PAGE)
-		if (in_window(a))
-			*lazy_at(r, p, a) = val;
-		else if (a >= KD_WIN_END)
-			break;
-}
-
-/*
- * MADV_FREE: pages of droppable mappings stay droppable. A page another
- * process maps too (fork) is lazy there as well: the host may make a folio
- * lazyfree whoever else maps it, and reclaim then drops it from all.
- */
-static void lazy_mark_free(struct run *r, int p, uint64_t addr, uint64_t len)
-{
-	for (uint64_t a = addr; a < addr + len && a >= addr; a += KD_PAGE) {
-		struct mmp_addr_info mine, theirs;
-		struct mmp_vma *vma;
-
-		if (a >= KD_WIN_END)
-			break;
-		/* Only anonymous private memory becomes lazyfree. */
-		vma = in_window(a) ? find_vma(r->v[0].sp[p], a) : NULL;
-		if (!vma || !vma_is_anonymous(vma) || vma->start > a || *lazy_at(r, p, a) != DATA)
-			continue;
-		*lazy_at(r, p, a) = LAZYFREE;
-		if (mmp_space_query(r->v[0].sp[p], a, &mine) || mine.pfn == MMP_NO_PFN)
-			continue;
-		for (int q = 0; q < KD_MAX_PROCS; q++)
-			if (q != p && r->live[q] && *lazy_at(r, q, a) == DATA &&
-			    !mmp_space_query(r->v[0].sp[q], a, &theirs) && theirs.pfn == mine.pfn)
-				*lazy_at(r, q, a) = LAZYFREE;
-	}
-}
-
-/* The length of [addr, addr + len) up to its first sealed VMA (madvise's EPERM). */
-static uint64_t before_sealed(struct run *r, int p, uint64_t addr, uint64_t len)
-{
-	for (struct mmp_vma *vma = find_vma(r->v[0].sp[p], addr); vma && vma->start < addr + len;
-	     vma = vma->vm_next)
-		if (vma->flags & VM_SEALED)
-			return vma->start > addr ? vma->start - addr : 0;
-	return len;
-}
-
-/* A write makes a lazyfree page's data definite; a droppable one stays droppable. */
-static void lazy_written(struct run *r, int p, uint64_t addr, uint64_t len)
-{
-	if (!len)
-		return;
-	for (uint64_t a = addr & ~(KD_PAGE - 1); a < addr + len; a += KD_PAGE)
-		if (in_window(a) && *lazy_at(r, p, a) == LAZYFREE)
-			*lazy_at(r, p, a) = DATA;
 }
 
 /* Read [addr, addr + len) page by page in variant @v: per-page status (enum kd_page) in @st. */
@@ -500,11 +269,6 @@ static int64_t lib_syscall(struct variant *v, const struct kd_op *op)
 	return -ENOSYS;
 }
 
-static uint64_t page_align(uint64_t len)
-{
-	return (len + KD_PAGE - 1) & ~(KD_PAGE - 1);
-}
-
 /*
  * A mapping the kernel placed outside the window (no hint, or a busy one):
  * compare its first @cmp bytes (moved from @src, whose lazy pages may read as
@@ -547,78 +311,6 @@ static void drop_elsewhere(struct run *r, int p, int64_t ref, const int64_t *got
 		mmp_munmap(r->v[k].sp[p], got[k], len);
 }
 
-/* What a successful (or partly applied) call did to the lazy pages. */
-static void track_lazy(struct run *r, const struct kd_op *op, int64_t ret)
-{
-	int p = op->proc;
-
-	switch (op->kind) {
-	case KD_MMAP:
-		if (ret >= 0)
-			lazy_set(r, p, ret, page_align(op->len),
-				 op->flags & MMP_MAP_DROPPABLE ? DROPPABLE : DATA);
-		break;
-	case KD_MMAP_FILE:
-		if (ret >= 0)
-			lazy_set(r, p, ret, page_align(op->len), DATA);
-		break;
-	case KD_MUNMAP:
-		if (ret == 0)
-			lazy_set(r, p, op->addr, page_align(op->len), 0);
-		break;
-	case KD_MADVISE:
-		/*
-		 * MADV_FREE stops with EINVAL at a file, shared or locked VMA and
-		 * with EPERM at a sealed one: what came before is lazy.
-		 */
-		if (op->flags != MMP_MADV_FREE ||
-		    (ret != 0 && ret != -ENOMEM && ret != -EINVAL && ret != -EPERM))
-			break;
-		lazy_mark_free(r, p, op->addr, ret == -EPERM ? before_sealed(r, p, op->addr,
-			       page_align(op->len)) : page_align(op->len));
-		break;
-	case KD_MREMAP: {
-		uint64_t old = page_align(op->len), new = page_align(op->len2);
-		static uint8_t saved[KD_NPAGES];
-		uint64_t n = (old < new ? old : new) / KD_PAGE;
-
-		if (ret < 0)
-			break;
-		if ((uint64_t)ret == op->addr) {
-			/* In place: a shrunk tail is gone, a grown one is new. */
-			if (new < old)
-				lazy_set(r, p, op->addr + new, old - new, 0);
-			else
-				lazy_set(r, p, op->addr + old, new - old, 0);
-			break;
-		}
-		for (uint64_t i = 0; i < n; i++)
-			saved[i] = *lazy_at(r, p, op->addr + i * KD_PAGE);
-		lazy_set(r, p, op->addr, old, 0);
-		if (!in_window(ret))
-			break;
-		if (!r->multi_move)
-			lazy_set(r, p, ret, new, 0);
-		for (uint64_t i = 0; i < n; i++)
-			/* A multi-VMA move leaves the destinations of the holes alone. */
-			if (!r->multi_move || r->src_mapped[i])
-				*lazy_at(r, p, ret + i * KD_PAGE) = saved[i];
-		break;
-	}
-	}
-}
-
-/* Pages of [addr, addr + len) in a MAP_DROPPABLE VMA may read as zeros at any time. */
-static void mark_droppable(struct run *r, int p, uint64_t addr, uint64_t len)
-{
-	for (uint64_t a = addr; a < addr + len && in_window(a); a += KD_PAGE) {
-		struct mmp_vma *vma = find_vma(r->v[0].sp[p], a);
-
-		if (vma && (vma->flags & VM_DROPPABLE))
-			*lazy_at(r, p, a) = DROPPABLE;
-	}
-}
-
 /*
  * MADV_COLLAPSE of a PMD whose PTE table is there but empty makes a THP of
  * zeroes, where no table at all is -EINVAL. Whether MADV_DONTNEED left the
@@ -639,21 +331,6 @@ static bool has_empty_table(struct mmp_space *s, uint64_t start, uint64_t end)
 		if (ptes && empty)
 			return true;
 	}
-	return false;
-}
-
-/*
- * A lazy page (MADV_FREE'd, or droppable) in one of the PMDs a collapse of
- * [start, end) would make: whether it is still there is up to reclaim, the
- * host's or KD_RECLAIM's, and a PMD with nothing left in it cannot collapse.
- */
-static bool has_lazy_page(struct run *r, int p, uint64_t start, uint64_t end)
-{
-	for (uint64_t a = (start + PMD_SIZE - 1) & PMD_MASK; a + PMD_SIZE <= end && a >= start;
-	     a += PMD_SIZE)
-		for (uint64_t i = 0; i < PMD_SIZE && in_window(a + i); i += KD_PAGE)
-			if (*lazy_at(r, p, a + i))
-				return true;
 	return false;
 }
 

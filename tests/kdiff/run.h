@@ -91,8 +91,6 @@ struct run {
 	uint64_t thp_checked, thp_more;		/* ops whose THP events were compared; the host's more */
 };
 
-/* The switches SETOPT toggles, and how many values each takes. */
-
 static inline bool in_window(uint64_t addr)
 {
 	return addr >= KD_WIN_BASE && addr < KD_WIN_END;
@@ -114,5 +112,26 @@ bool failed(struct run *r);
 /* The kernel's view (view.c): the host's status and events before an op, and every comparison after it. */
 void state_before(struct run *r, const struct kd_op *op);
 void compare_state(struct run *r, const struct kd_op *op);
+
+/* A length rounded up to whole pages, as the calls take it. */
+static inline uint64_t page_align(uint64_t len)
+{
+	return (len + KD_PAGE - 1) & ~(KD_PAGE - 1);
+}
+
+/* lazy.c: the lazy pages of each process. */
+void lazy_set(struct run *r, int p, uint64_t addr, uint64_t len, uint8_t val);
+void lazy_written(struct run *r, int p, uint64_t addr, uint64_t len);
+void track_lazy(struct run *r, const struct kd_op *op, int64_t ret);
+void mark_droppable(struct run *r, int p, uint64_t addr, uint64_t len);
+bool has_lazy_page(struct run *r, int p, uint64_t start, uint64_t end);
+
+
+/* variants.c: the spaces a run compares, per back end and setting. */
+int make_variants(struct run *r);
+void destroy_variants(struct run *r);
+void apply_setting(struct run *r, struct mmp_space *s, unsigned int which, unsigned int value);
+void unpin_all(struct variant *v, int p);
+void proc_destroy(struct variant *v, int p);
 
 #endif /* KDIFF_RUN_H */
