@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "seed_writer.h"
 #include "seeds.h"
 
 #define ML_CHUNK	(64 * BENCH_KIB)
@@ -48,67 +49,13 @@ static const enum mmp_counter ml_contended[] = {
 
 struct ml_side {
 	struct bench_env env;
-	uint64_t heap, far;
+	uint64_t heap;
+	struct seed_writer_target writer;	/* a free range far from what is measured */
 	struct mmp_counters exact;	/* the writer-less sample */
 	struct mmp_counters contended;	/* summed over the timed samples */
 	double *calls;			/* one sample's call times */
 	double secs;			/* its mean call: waits count however few */
 };
-
-/* The writer: mmap and munmap far from the heap of whichever space is being sampled. */
-struct ml_writer {
-	pthread_t th;
-	struct ml_side *cur;	/* atomic: NULL idles */
-	int stop;		/* atomic */
-	int err;		/* atomic */
-	uint64_t ops;		/* atomic */
-	bool started;
-};
-
-static void *ml_writer_run(void *arg)
-{
-	struct ml_writer *w = arg;
-
-	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
-		struct ml_side *side = __atomic_load_n(&w->cur, __ATOMIC_ACQUIRE);
-		struct mmp_space *s;
-		uint64_t out;
-		int err;
-
-		if (!side) {
-			sched_yield();
-			continue;
-		}
-		s = side->env.space;
-		err = mmp_mmap(s, side->far, ML_CHUNK, RW, MMP_MAP_FIXED, &out);
-		if (!err)
-			err = mmp_munmap(s, side->far, ML_CHUNK);
-		if (err) {
-			__atomic_store_n(&w->err, err, __ATOMIC_RELEASE);
-			break;
-		}
-		__atomic_fetch_add(&w->ops, 1, __ATOMIC_RELAXED);
-	}
-	return NULL;
-}
-
-/* Point the writer at @side and wait until it has mapped and unmapped there once. */
-static int ml_writer_switch(struct ml_writer *w, struct ml_side *side)
-{
-	uint64_t ops;
-
-	__atomic_store_n(&w->cur, side, __ATOMIC_RELEASE);
-	/* An op in flight may be the other space's: two more are surely this one's. */
-	ops = __atomic_load_n(&w->ops, __ATOMIC_ACQUIRE);
-	while (__atomic_load_n(&w->ops, __ATOMIC_ACQUIRE) < ops + 2) {
-		int err = __atomic_load_n(&w->err, __ATOMIC_ACQUIRE);
-
-		if (err)
-			return err;
-		sched_yield();
-	}
-	return 0;
-}
 
 /* One sample: each chunk written (untimed), then DONTNEEDed (timed). */
 static int ml_sample(struct ml_side *side, unsigned int chunks, struct mmp_counters *d)
@@ -159,7 +106,7 @@ static int ml_side_setup(struct ml_side *side, struct mmp_phys *phys, const char
 		err = mmp_mmap(side->env.space, 0, ML_CHUNK, RW, 0, &far);
 	if (!err)
 		err = mmp_munmap(side->env.space, far, ML_CHUNK);
-	side->far = far;
+	side->writer = (struct seed_writer_target){ side->env.space, far, ML_CHUNK };
 	if (!err)
 		err = bench_env_detach(&side->env);
 	return err;
@@ -193,7 +140,7 @@ static int ml_case_run(const struct mmp_seed_opts *opts, const char *arch,
 	const unsigned int chunks = opts->quick ? ML_CHUNKS_QUICK : ML_CHUNKS;
 	struct mmp_seed_result base = { .label = "6.16" }, opt = { .label = "6.17" };
 	struct mmp_seed_claim claim = { 0 };
-	struct ml_writer w = { 0 };
+	struct seed_writer w = { 0 };
 	struct ml_side side[2];
 	struct bench_pairs pairs;
 	struct bench_ci ci;
@@ -209,16 +156,14 @@ static int ml_case_run(const struct mmp_seed_opts *opts, const char *arch,
 	/* The exact counters: one sample each, the writer not started yet. */
 	for (int v = 0; v < 2 && !err; v++)
 		err = ml_sample(&side[v], chunks, &side[v].exact);
-	if (!err) {
-		err = -pthread_create(&w.th, NULL, ml_writer_run, &w);
-		w.started = !err;
-	}
+	if (!err)
+		err = seed_writer_start(&w);
 	while (!err && bench_pairs_more(&pairs)) {
 		for (int k = 0; k < 2 && !err; k++) {
 			int v = k ^ (int)(pairs.n % 2);
 			struct mmp_counters d;
 
-			err = ml_writer_switch(&w, &side[v]);
+			err = seed_writer_switch(&w, &side[v].writer);
 			if (!err)
 				err = ml_sample(&side[v], chunks, &d);
 			for (size_t i = 0; i < sizeof(ml_contended) / sizeof(ml_contended[0]); i++)
@@ -228,9 +173,9 @@ static int ml_case_run(const struct mmp_seed_opts *opts, const char *arch,
 			err = bench_pairs_add(&pairs, side[0].secs, side[1].secs);
 	}
 	if (w.started) {
-		__atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
-		pthread_join(w.th, NULL);
-		err = err ? err : w.err;
+		int werr = seed_writer_stop(&w);
+
+		err = err ? err : werr;
 	}
 	for (int v = 0; v < 2 && !err; v++)
 		err = mmp_space_verify(side[v].env.space);

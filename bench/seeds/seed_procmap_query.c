@@ -31,6 +31,7 @@
 #include <mmprim/introspect.h>
 
 #include "common.h"
+#include "seed_writer.h"
 #include "seeds.h"
 
 #define PQ_CHUNK	(64 * BENCH_KIB)
@@ -51,67 +52,13 @@ static const enum mmp_counter pq_contended[] = {
 
 struct pq_side {
 	struct bench_env env;
-	uint64_t vmas, far;
+	uint64_t vmas;
+	struct seed_writer_target writer;	/* a free range far from what is measured */
 	struct mmp_counters exact;	/* the writer-less sample */
 	struct mmp_counters contended;	/* summed over the timed samples */
 	double *calls;			/* one sample's call times */
 	double secs;			/* its mean call: waits count however few */
 };
-
-/* The writer: mmap and munmap far from the VMAs of whichever space is being sampled. */
-struct pq_writer {
-	pthread_t th;
-	struct pq_side *cur;	/* atomic: NULL idles */
-	int stop;		/* atomic */
-	int err;		/* atomic */
-	uint64_t ops;		/* atomic */
-	bool started;
-};
-
-static void *pq_writer_run(void *arg)
-{
-	struct pq_writer *w = arg;
-
-	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
-		struct pq_side *side = __atomic_load_n(&w->cur, __ATOMIC_ACQUIRE);
-		struct mmp_space *s;
-		uint64_t out;
-		int err;
-
-		if (!side) {
-			sched_yield();
-			continue;
-		}
-		s = side->env.space;
-		err = mmp_mmap(s, side->far, PQ_CHUNK, RW, MMP_MAP_FIXED, &out);
-		if (!err)
-			err = mmp_munmap(s, side->far, PQ_CHUNK);
-		if (err) {
-			__atomic_store_n(&w->err, err, __ATOMIC_RELEASE);
-			break;
-		}
-		__atomic_fetch_add(&w->ops, 1, __ATOMIC_RELAXED);
-	}
-	return NULL;
-}
-
-/* Point the writer at @side and wait until it has mapped and unmapped there once. */
-static int pq_writer_switch(struct pq_writer *w, struct pq_side *side)
-{
-	uint64_t ops;
-
-	__atomic_store_n(&w->cur, side, __ATOMIC_RELEASE);
-	/* An op in flight may be the other space's: two more are surely this one's. */
-	ops = __atomic_load_n(&w->ops, __ATOMIC_ACQUIRE);
-	while (__atomic_load_n(&w->ops, __ATOMIC_ACQUIRE) < ops + 2) {
-		int err = __atomic_load_n(&w->err, __ATOMIC_ACQUIRE);
-
-		if (err)
-			return err;
-		sched_yield();
-	}
-	return 0;
-}
 
 /* One sample: a query of each VMA, timed call by call, each answer checked. */
 static int pq_sample(struct pq_side *side, unsigned int nvmas, struct mmp_counters *d)
@@ -166,7 +113,7 @@ static int pq_side_setup(struct pq_side *side, struct mmp_phys *phys, const char
 		err = mmp_mmap(side->env.space, 0, 3 * PQ_CHUNK, RW, 0, &far);
 	if (!err)
 		err = mmp_munmap(side->env.space, far, 3 * PQ_CHUNK);
-	side->far = far + PQ_CHUNK;
+	side->writer = (struct seed_writer_target){ side->env.space, far + PQ_CHUNK, PQ_CHUNK };
 	if (!err)
 		err = bench_env_detach(&side->env);
 	return err;
@@ -200,7 +147,7 @@ static int pq_case_run(const struct mmp_seed_opts *opts, const char *arch,
 	const unsigned int nvmas = opts->quick ? PQ_VMAS_QUICK : PQ_VMAS;
 	struct mmp_seed_result base = { .label = "6.17" }, opt = { .label = "6.18" };
 	struct mmp_seed_claim claim = { 0 };
-	struct pq_writer w = { 0 };
+	struct seed_writer w = { 0 };
 	struct pq_side side[2];
 	struct bench_pairs pairs;
 	struct bench_ci ci;
@@ -216,16 +163,14 @@ static int pq_case_run(const struct mmp_seed_opts *opts, const char *arch,
 	/* The exact counters: one sample each, the writer not started yet. */
 	for (int v = 0; v < 2 && !err; v++)
 		err = pq_sample(&side[v], nvmas, &side[v].exact);
-	if (!err) {
-		err = -pthread_create(&w.th, NULL, pq_writer_run, &w);
-		w.started = !err;
-	}
+	if (!err)
+		err = seed_writer_start(&w);
 	while (!err && bench_pairs_more(&pairs)) {
 		for (int k = 0; k < 2 && !err; k++) {
 			int v = k ^ (int)(pairs.n % 2);
 			struct mmp_counters d;
 
-			err = pq_writer_switch(&w, &side[v]);
+			err = seed_writer_switch(&w, &side[v].writer);
 			if (!err)
 				err = pq_sample(&side[v], nvmas, &d);
 			for (size_t i = 0; i < sizeof(pq_contended) / sizeof(pq_contended[0]); i++)
@@ -235,9 +180,9 @@ static int pq_case_run(const struct mmp_seed_opts *opts, const char *arch,
 			err = bench_pairs_add(&pairs, side[0].secs, side[1].secs);
 	}
 	if (w.started) {
-		__atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
-		pthread_join(w.th, NULL);
-		err = err ? err : w.err;
+		int werr = seed_writer_stop(&w);
+
+		err = err ? err : werr;
 	}
 	for (int v = 0; v < 2 && !err; v++)
 		err = mmp_space_verify(side[v].env.space);
