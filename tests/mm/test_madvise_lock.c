@@ -26,6 +26,7 @@
 
 #include "mm.h"
 #include "mmap_lock.h"
+#include "held_writer.h"
 #include "park.h"
 #include "util.h"
 
@@ -235,22 +236,6 @@ static const char *const what_name[] = {
 	"process_madvise MADV_DONTNEED in one VMA",
 };
 
-struct held {
-	struct mmp_space *s;
-	uint64_t far;
-	int err;
-};
-
-/* A writer: the hook holds its mmap() once it has the write lock. */
-static void *held_writer(void *arg)
-{
-	struct held *h = arg;
-	uint64_t out;
-
-	h->err = mmp_mmap(h->s, h->far, PG, RW, MMP_MAP_FIXED, &out);
-	return NULL;
-}
-
 static int advise(struct mmp_space *s, uint64_t a, enum what w)
 {
 	struct mmp_iovec v = { a, NPAGES * PG };
@@ -275,18 +260,30 @@ static int advise(struct mmp_space *s, uint64_t a, enum what w)
 	return -EINVAL;
 }
 
+/* advise() as held_writer_call() calls it. */
+struct advice_call {
+	struct mmp_space *s;
+	uint64_t a;
+	enum what w;
+};
+
+static int advice_call_fn(void *arg)
+{
+	struct advice_call *c = arg;
+
+	return advise(c->s, c->a, c->w);
+}
+
 static void check_held_writer(const char *arch, long release, enum what w)
 {
 	struct mmp_space *s = new_space(phys, arch);
 	bool vma_lock = release >= V(6, 17) && (w <= FREE || w == PROCESS_MADVISE);
 	struct mmp_counters c0, d;
-	struct held h = { .s = s };
+	struct held_writer h = { .s = s };
+	struct advice_call call;
 	struct mmp_cpu *cpu;
-	struct park park;
 	uint64_t a, b, out;
-	pthread_t th;
-	bool parked;
-	int err, waited;
+	int err;
 	char what[160];
 
 	snprintf(what, sizeof(what), "%s %ld.%ld: %s, a writer inside", arch, release >> 16,
@@ -303,24 +300,15 @@ static void check_held_writer(const char *arch, long release, enum what w)
 	must(!mmp_munmap(s, h.far, PG), "a place for the writer");
 
 	mmp_space_counters(s, &c0);
-	park_init(&park, s);
-	park_arm(&park, MMP_DEBUG_MMAP_WRITE_LOCKED, PARK_AT(MMP_DEBUG_MMAP_LOCK_WAIT));
-	pthread_create(&th, NULL, held_writer, &h);
-	parked = park_wait_parked(&park);
-	err = advise(s, a, w);
-	pthread_mutex_lock(&park.lock);
-	waited = park.waited;
-	pthread_mutex_unlock(&park.lock);
-	park_release(&park);
-	pthread_join(th, NULL);
-	park_fini(&park, s);
+	call = (struct advice_call){ s, a, w };
+	err = held_writer_call(&h, advice_call_fn, &call);
 	counters_since(s, &c0, &d);
 
-	tap_ok(parked && !park.timeouts, "%s: the writer was held", what);
+	tap_ok(h.parked && !h.timeouts, "%s: the writer was held", what);
 	tap_eq(err, 0, "%s: done", what);
 	tap_eq(h.err, 0, "%s: the writer's mmap", what);
 	if (vma_lock) {
-		tap_eq(waited, 0, "%s: done with the writer still inside", what);
+		tap_eq(h.waited, 0, "%s: done with the writer still inside", what);
 		tap_ok(d.v[MMP_C_MADV_VMA_LOCK_SUCCESS] == 1 && d.v[MMP_C_MADV_VMA_LOCK_FALLBACK] == 0 &&
 		       d.v[MMP_C_MMAP_LOCK_MADVISE] == 0,
 		       "%s: under the VMA lock (success %llu, fallback %llu, mmap lock %llu)", what,
@@ -330,7 +318,7 @@ static void check_held_writer(const char *arch, long release, enum what w)
 	} else {
 		bool fallback = release >= V(6, 17);
 
-		tap_eq(waited, 1, "%s: waited for the writer", what);
+		tap_eq(h.waited, 1, "%s: waited for the writer", what);
 		tap_ok(d.v[MMP_C_MADV_VMA_LOCK_SUCCESS] == 0 &&
 		       d.v[MMP_C_MADV_VMA_LOCK_FALLBACK] == fallback &&
 		       d.v[MMP_C_MMAP_LOCK_MADVISE] == 1,

@@ -31,6 +31,7 @@
 
 #include "mm.h"
 #include "mmap_lock.h"
+#include "held_writer.h"
 #include "park.h"
 #include "util.h"
 #include "vma.h"
@@ -375,20 +376,18 @@ static void check_host(void)
 
 /* ---- against a writer held inside the mmap write lock ------------------------------ */
 
-struct held {
+/* One query as held_writer_call() calls it. */
+struct query_call {
 	struct mmp_space *s;
-	uint64_t far;
-	int err;
+	uint64_t addr, flags;
+	struct mmp_procmap_query *q;
 };
 
-/* A writer: the hook holds its mmap() once it has the write lock. */
-static void *held_writer(void *arg)
+static int query_call_fn(void *arg)
 {
-	struct held *h = arg;
-	uint64_t out;
+	struct query_call *c = arg;
 
-	h->err = mmp_mmap(h->s, h->far, PG, RW, MMP_MAP_FIXED, &out);
-	return NULL;
+	return lib_query(c->s, c->addr, c->flags, c->q);
 }
 
 static void check_held_writer(const char *arch, long release, bool from_hole)
@@ -397,13 +396,11 @@ static void check_held_writer(const char *arch, long release, bool from_hole)
 	uint64_t base;
 	struct mmp_space *s = lib_space(arch, release, &f, &base);
 	bool vma_lock = release >= V(6, 18);
-	struct held h = { .s = s };
+	struct held_writer h = { .s = s };
 	struct mmp_procmap_query q;
 	struct mmp_counters c0, d;
-	struct park park;
-	pthread_t th;
-	bool parked;
-	int err, waited;
+	struct query_call call = { s, base + (from_hole ? 16 : 9) * PG, from_hole ? NEXT : 0, &q };
+	int err;
 	char what[160];
 
 	snprintf(what, sizeof(what), "%s %ld.%ld: PROCMAP_QUERY %s, a writer inside", arch,
@@ -413,25 +410,15 @@ static void check_held_writer(const char *arch, long release, bool from_hole)
 	must(!mmp_munmap(s, h.far, PG), "a place for the writer");
 
 	mmp_space_counters(s, &c0);
-	park_init(&park, s);
-	park_arm(&park, MMP_DEBUG_MMAP_WRITE_LOCKED, PARK_AT(MMP_DEBUG_MMAP_LOCK_WAIT));
-	pthread_create(&th, NULL, held_writer, &h);
-	parked = park_wait_parked(&park);
-	err = from_hole ? lib_query(s, base + 16 * PG, NEXT, &q) : lib_query(s, base + 9 * PG, 0, &q);
-	pthread_mutex_lock(&park.lock);
-	waited = park.waited;
-	pthread_mutex_unlock(&park.lock);
-	park_release(&park);
-	pthread_join(th, NULL);
-	park_fini(&park, s);
+	err = held_writer_call(&h, query_call_fn, &call);
 	counters_since(s, &c0, &d);
 
-	tap_ok(parked && !park.timeouts, "%s: the writer was held", what);
+	tap_ok(h.parked && !h.timeouts, "%s: the writer was held", what);
 	tap_ok(!err && q.vma_start == base + (from_hole ? 18 : 8) * PG, "%s: answered (%d)", what,
 	       err);
 	tap_eq(h.err, 0, "%s: the writer's mmap", what);
 	if (vma_lock) {
-		tap_eq(waited, 0, "%s: done with the writer still inside", what);
+		tap_eq(h.waited, 0, "%s: done with the writer still inside", what);
 		tap_ok(d.v[MMP_C_PROCMAP_VMA_LOCK_SUCCESS] == 1 &&
 		       d.v[MMP_C_PROCMAP_VMA_LOCK_FALLBACK] == 0 && d.v[MMP_C_MMAP_LOCK_PROCMAP] == 0,
 		       "%s: under the VMA lock (success %llu, fallback %llu, mmap lock %llu)", what,
@@ -441,7 +428,7 @@ static void check_held_writer(const char *arch, long release, bool from_hole)
 	} else {
 		bool fallback = release >= V(6, 18);
 
-		tap_eq(waited, 1, "%s: waited for the writer", what);
+		tap_eq(h.waited, 1, "%s: waited for the writer", what);
 		tap_ok(d.v[MMP_C_PROCMAP_VMA_LOCK_SUCCESS] == 0 &&
 		       d.v[MMP_C_PROCMAP_VMA_LOCK_FALLBACK] == fallback &&
 		       d.v[MMP_C_MMAP_LOCK_PROCMAP] == 1,
