@@ -30,6 +30,7 @@ enum release_rule {
 	RULE_TABLE_FREE_RCU,		/* every table by RCU, the single one on its own rcu_head */
 	RULE_MADVISE_VMA_LOCK,		/* MADV_DONTNEED/FREE in one VMA under its lock alone */
 	RULE_PROCMAP_QUERY_VMA_LOCK,	/* PROCMAP_QUERY under the found VMA's lock alone */
+	RULE_THP_DISABLE_EXCEPT_ADVISED, /* PR_SET_THP_DISABLE takes PR_THP_DISABLE_EXCEPT_ADVISED */
 	NR_RELEASE_RULES
 };
 _Static_assert(NR_RELEASE_RULES <= 32, "a space keeps its rules in one word");

@@ -360,6 +360,9 @@ MMP_EXPORT int mmp_space_set_thp_disable(struct mmp_space *s, int disable, unsig
 {
 	if (!s || (flags & ~MMP_THP_DISABLE_EXCEPT_ADVISED) || (!disable && flags))
 		return -EINVAL;
+	/* Before 6.18 prctl took no flag at all. */
+	if (flags && !release_follows(s, RULE_THP_DISABLE_EXCEPT_ADVISED))
+		return -EINVAL;
 	mmap_write_lock(s);
 	WRITE_ONCE(s->thp_disable, !disable ? THP_DISABLE_NONE : flags ? THP_DISABLE_EXCEPT_ADVISED :
 				   THP_DISABLE_COMPLETELY);

@@ -715,6 +715,25 @@ static void check_procmap_query_vma_lock(void)
 	}
 }
 
+/* PR_THP_DISABLE_EXCEPT_ADVISED: EINVAL at 6.17, taken at 6.18. */
+static void check_thp_disable_except_advised(void)
+{
+	for_each_backend(a) {
+		int err[2];
+
+		for (int i = 0; i < 2; i++) {
+			struct mmp_space *s = new_space(phys, *a);
+
+			must(!mmp_space_set_opt(s, MMP_OPT_KERNEL_VERSION, i ? V(6, 18) : V(6, 17)),
+			     "release");
+			err[i] = mmp_space_set_thp_disable(s, 1, MMP_THP_DISABLE_EXCEPT_ADVISED);
+			must(!mmp_space_destroy(s), "destroy");
+		}
+		tap_ok(err[0] == -EINVAL && err[1] == 0,
+		       "%s: PR_THP_DISABLE_EXCEPT_ADVISED: %d at 6.17, %d at 6.18", *a, err[0], err[1]);
+	}
+}
+
 /* Each rule of the table and its check; the file rule is checked where files are. */
 static const struct {
 	const char *rule;
@@ -744,6 +763,7 @@ static const struct {
 	{ "mprotect_small_folio", check_mprotect_small_folio, NULL },
 	{ "madvise_vma_lock", check_madvise_vma_lock, NULL },
 	{ "procmap_query_vma_lock", check_procmap_query_vma_lock, NULL },
+	{ "thp_disable_except_advised", check_thp_disable_except_advised, NULL },
 };
 
 /* Each switch's C name, from its row of lib/opt_table.h. */
