@@ -736,7 +736,8 @@ int mmp_space_set_memory_merge(struct mmp_space *space, int on);
  * @flags, MADV_HUGEPAGE VMAs and MMP_MADV_COLLAPSE are left out of it. With
  * @disable 0 the process's THP follows the policy again (mmp_space_set_thp).
  * A forked space inherits the setting. Returns 0, -EINVAL for a NULL @space,
- * an unknown flag, or a flag with @disable 0. Since 1.5.
+ * an unknown flag, a flag with @disable 0, or any flag when the space models
+ * a release before Linux 6.18. Since 1.5.
  */
 int mmp_space_set_thp_disable(struct mmp_space *space, int disable, unsigned int flags);
 
