@@ -51,7 +51,7 @@ static inline bool mm_forbids_zeropage(const struct mmp_space *s)
 }
 
 /* CONFIG_MEM_SOFT_DIRTY, which a kernel can have only where the format has the bit. */
-static inline bool mm_soft_dirty(const struct mmp_space *s)
+static __always_inline bool mm_soft_dirty(const struct mmp_space *s)
 {
 	return READ_ONCE(s->opts[MMP_OPT_SOFT_DIRTY]) &&
 	       !(s->arch->eflags_unsupported & MMP_E_SOFT_DIRTY);

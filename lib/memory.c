@@ -460,7 +460,7 @@ int __handle_mm_fault(struct mmp_space *s, struct mmp_vma *vma, uint64_t addr, u
  * (lock_vma_under_rcu); NULL when the mmap lock must do: no VMA found, or a
  * writer has it. Whatever the lookup found is checked again once locked.
  */
-struct mmp_vma *lock_vma_under_rcu(struct mmp_space *s, uint64_t addr)
+static __always_inline struct mmp_vma *__lock_vma_under_rcu(struct mmp_space *s, uint64_t addr)
 {
 	struct mmp_vma *vma;
 
@@ -486,6 +486,12 @@ inval:
 	rcu_read_unlock();
 	count_inc(s, MMP_C_VMA_LOCK_ABORT);
 	return NULL;
+}
+
+/* The fault path has the lookup inline; madvise and PROCMAP_QUERY call this. */
+struct mmp_vma *lock_vma_under_rcu(struct mmp_space *s, uint64_t addr)
+{
+	return __lock_vma_under_rcu(s, addr);
 }
 
 static bool vma_access_ok(struct mmp_vma *vma, unsigned int flags)
@@ -596,7 +602,7 @@ static int do_user_fault(struct mmp_space *s, uint64_t addr, unsigned int flags)
 			return ret;
 	}
 	if (READ_ONCE(s->opts[MMP_OPT_PER_VMA_LOCK])) {
-		vma = lock_vma_under_rcu(s, addr);
+		vma = __lock_vma_under_rcu(s, addr);
 		if (vma) {
 			if (!vma_access_ok(vma, flags)) {
 				vma_end_read(vma);
@@ -696,13 +702,14 @@ static __attribute__((noinline, cold)) bool zap_nonpresent_pte(struct mmp_gather
  * Zap [addr, end) of the PTE table under @pmdp (zap_pte_range). Entries of a
  * large folio go in batches (zap_present_folio_ptes): one clear_full_ptes, one
  * rmap update and one gather entry per batch. With @reclaim (MADV_DONTNEED of
- * the whole table) the emptied table is freed too (PT_RECLAIM). The copy
- * blind to markers returns false, doing nothing, when it finds under the table
- * lock that the space has had a guard installed since the caller looked.
+ * the whole table) the emptied table is freed too (PT_RECLAIM). Only the
+ * @careful copy handles PTE markers and a truncation's kept anonymous copies
+ * (keep_anon); the other returns false, doing nothing, when it finds under the
+ * table lock that the space has had a guard installed since the caller looked.
  */
 static __always_inline bool zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t *pmdp,
 					      uint64_t addr, uint64_t end, bool reclaim,
-					      const enum mmp_format fmt, const bool markers)
+					      const enum mmp_format fmt, const bool careful)
 {
 	struct mmp_space *s = tlb->s;
 	uint64_t start = addr;
@@ -723,7 +730,7 @@ static __always_inline bool zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 	 * Guard install sets the flag before it takes a table lock, so a marker
 	 * in this table means the flag shows now that we hold its lock.
 	 */
-	if (!markers && unlikely(READ_ONCE(s->has_pte_markers))) {
+	if (!careful && unlikely(READ_ONCE(s->has_pte_markers))) {
 		spin_unlock(ptl);
 		rcu_read_unlock();
 		return false;
@@ -738,7 +745,7 @@ static __always_inline bool zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 		nr = 1;
 		if (!pte)
 			continue;
-		if (markers && format_is_swap_pte(fmt, pte)) {
+		if (careful && format_is_swap_pte(fmt, pte)) {
 			if (!zap_nonpresent_pte(tlb, addr, ptep))
 				reclaim = false;	/* an entry left: the table stays */
 			continue;
@@ -761,7 +768,7 @@ static __always_inline bool zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 						 (end - addr) >> PAGE_SHIFT, rss_file);
 			continue;
 		}
-		if (unlikely(tlb->keep_anon)) {
+		if (careful && unlikely(tlb->keep_anon)) {
 			reclaim = false;	/* an entry left: the table stays */
 			continue;
 		}
@@ -792,15 +799,16 @@ static __always_inline bool zap_pte_range_fmt(struct mmp_gather *tlb, mmp_pte_t 
 
 /*
  * zap_pte_range_fmt() for the space's format: a copy per format, no dispatch
- * per entry; and a copy that looks for PTE markers, for a space that ever had
- * a guard installed (or its forks), so that the others' loop pays nothing.
+ * per entry; and a careful copy, for a space that ever had a guard installed
+ * (or its forks) and for a truncation that keeps private copies, so that the
+ * others' loop pays nothing for either.
  */
 static void zap_pte_range(struct mmp_gather *tlb, mmp_pte_t *pmdp, uint64_t addr, uint64_t end,
 			  bool reclaim)
 {
 	bool done = false;
 
-	if (likely(!READ_ONCE(tlb->s->has_pte_markers))) {
+	if (likely(!READ_ONCE(tlb->s->has_pte_markers) && !tlb->keep_anon)) {
 #define MMP_FORMAT(f)							\
 	case MMP_FORMAT_##f:						\
 		done = zap_pte_range_fmt(tlb, pmdp, addr, end, reclaim, MMP_FORMAT_##f, false); \

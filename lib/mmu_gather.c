@@ -109,11 +109,11 @@ static void tlb_release_pages(struct mmp_gather *tlb)
 		}
 		/* Still mapped: free_page_is_bad(), with CONFIG_DEBUG_VM as the kernel. */
 		MMP_BUG_ON(phys->debug_vm && folio_mapcount(head) != 0);
-		if (unlikely(head->flags & PG_hugetlb)) {
+		if (!head->order) {
+			frames[nr_frames++] = pfn;
+		} else if (unlikely(head->flags & PG_hugetlb)) {
 			free_huge_folio(phys, pfn);	/* its pool's, not the buddy allocator's */
 			freed++;
-		} else if (!head->order) {
-			frames[nr_frames++] = pfn;
 		} else {
 			blocks[nr_blocks] = pfn;
 			orders[nr_blocks++] = head->order;
