@@ -45,11 +45,11 @@ static uint64_t mlocked_pages(struct mmp_space *s, uint64_t start, uint64_t end)
 	return bytes >> PAGE_SHIFT;
 }
 
-bool mlock_future_ok(struct mmp_space *s, unsigned long vm_flags, uint64_t bytes)
+bool __mlock_future_ok(struct mmp_space *s, uint64_t bytes)
 {
 	uint64_t limit = memlock_limit_pages(s);
 
-	if (!(vm_flags & VM_LOCKED) || limit == UINT64_MAX)
+	if (limit == UINT64_MAX)
 		return true;
 	return (bytes >> PAGE_SHIFT) + mlocked_pages(s, 0, UINT64_MAX) <= limit;
 }

@@ -11,7 +11,15 @@ int mm_populate(struct mmp_space *s, uint64_t start, uint64_t end, bool ignore_e
 /* can_do_mlock: RLIMIT_MEMLOCK of 0 forbids locking (no CAP_IPC_LOCK here). */
 bool can_do_mlock(struct mmp_space *s);
 
-/* mlock_future_ok: may @bytes more be mapped with @vm_flags under RLIMIT_MEMLOCK? */
-bool mlock_future_ok(struct mmp_space *s, unsigned long vm_flags, uint64_t bytes);
+bool __mlock_future_ok(struct mmp_space *s, uint64_t bytes);
+
+/*
+ * mlock_future_ok: may @bytes more be mapped with @vm_flags under
+ * RLIMIT_MEMLOCK? Only a locked mapping asks the limit: every mmap calls this.
+ */
+static inline bool mlock_future_ok(struct mmp_space *s, unsigned long vm_flags, uint64_t bytes)
+{
+	return !(vm_flags & VM_LOCKED) || __mlock_future_ok(s, bytes);
+}
 
 #endif /* MMP_MLOCK_H */

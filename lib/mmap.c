@@ -37,8 +37,9 @@ int do_munmap(struct mmp_space *s, uint64_t start, uint64_t end)
 	/*
 	 * Every VMA is checked before anything goes: a seal fails the whole
 	 * call (the split at the start, made already, stays, as in Linux).
+	 * @first is not sealed if it was split, and ends at @start if it was.
 	 */
-	if (range_first_sealed(s, start, end))
+	if (range_first_sealed(first, end))
 		return -EPERM;
 	err = vma_split(s, end);
 	if (err)

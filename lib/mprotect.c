@@ -235,11 +235,13 @@ static void mprotect_fixup(struct mmp_space *s, struct mmp_vma *vma, unsigned lo
 	dec_tlb_flush_pending(s);
 }
 
-/* Does [start, end) hold a VMA locked, private and not writable, which mprotect would populate? */
-static bool range_locked_readonly(struct mmp_space *s, uint64_t start, uint64_t end)
+/*
+ * Does a VMA from @vma on, below @end, hold a locked, private and not writable
+ * range, which mprotect would populate?
+ */
+static bool range_locked_readonly(struct mmp_vma *vma, uint64_t end)
 {
-	for (struct mmp_vma *vma = vma_find_next(s, start); vma && vma->start < end;
-	     vma = vma->vm_next)
+	for (; vma && vma->start < end; vma = vma->vm_next)
 		if ((vma->flags & (VM_WRITE | VM_SHARED | VM_LOCKED)) == VM_LOCKED)
 			return true;
 	return false;
@@ -274,7 +276,7 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 	int grows = prot & (MMP_PROT_GROWSDOWN | MMP_PROT_GROWSUP);
 	unsigned long vm_flags;
 	uint64_t end, addr;
-	struct mmp_vma *vma;
+	struct mmp_vma *vma, *first;
 	bool populate = false;
 	int err = 0, split;
 
@@ -319,6 +321,7 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 		err = -EINVAL;
 		goto out;
 	}
+	first = vma;	/* the VMA at @start */
 	/*
 	 * The range must start in a VMA. VMAs are changed one after the other
 	 * until a hole, which then fails the call with -ENOMEM, or a shared
@@ -326,7 +329,7 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 	 * (-EACCES): what came before keeps the new protection, as the kernel
 	 * leaves it.
 	 */
-	for (addr = start, vma = vma_find_next(s, start); addr < end; vma = vma->vm_next) {
+	for (addr = start, vma = first; addr < end; vma = vma->vm_next) {
 		if (!vma || vma->start > addr)
 			break;
 		if ((vm_flags & VM_WRITE) && (vma->flags & VM_SHARED) && !(vma->flags & VM_MAYWRITE)) {
@@ -353,7 +356,7 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 	 * pages stay resident through the COW a write would do: after the
 	 * lock drops here, over the VMAs that were locked and read-only.
 	 */
-	populate = (vm_flags & VM_WRITE) && range_locked_readonly(s, start, end);
+	populate = (vm_flags & VM_WRITE) && range_locked_readonly(first, end);
 	split = vma_modify_flags(s, start, end, mprotect_flags, mprotect_fixup, &vm_flags);
 	if (split)
 		err = split;

@@ -38,11 +38,13 @@ bool madvise_seal_refuses(const struct mmp_vma *vma, int advice)
 	return !(vma->flags & VM_WRITE);
 }
 
-/* The first sealed VMA in [start, end), or NULL: what do_munmap refuses. */
-struct mmp_vma *range_first_sealed(struct mmp_space *s, uint64_t start, uint64_t end)
+/*
+ * The first sealed VMA from @vma on that starts below @end, or NULL: what
+ * do_munmap refuses, walking on from the VMA it found, as the kernel's gather.
+ */
+struct mmp_vma *range_first_sealed(struct mmp_vma *vma, uint64_t end)
 {
-	for (struct mmp_vma *vma = vma_find_next(s, start); vma && vma->start < end;
-	     vma = vma->vm_next)
+	for (; vma && vma->start < end; vma = vma->vm_next)
 		if (vma->flags & VM_SEALED)
 			return vma;
 	return NULL;

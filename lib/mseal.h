@@ -5,8 +5,8 @@
 
 #include "mm_types.h"
 
-/* The first sealed VMA of [start, end), or NULL. */
-struct mmp_vma *range_first_sealed(struct mmp_space *s, uint64_t start, uint64_t end);
+/* The first sealed VMA from @vma on that starts below @end, or NULL. */
+struct mmp_vma *range_first_sealed(struct mmp_vma *vma, uint64_t end);
 /* Does a seal on @vma refuse @advice (can_madvise_modify)? */
 bool madvise_seal_refuses(const struct mmp_vma *vma, int advice);
 

@@ -22,6 +22,8 @@ __thread uint32_t mmp_thread_counter_off __attribute__((tls_model("initial-exec"
 
 /* Bit i set: private shard i belongs to a live thread. Lock-free: pool misses repeat. */
 static uint64_t shard_pool;
+/* One more than the highest private shard ever handed out: none above holds a count. */
+uint32_t mmp_shards_used;
 static pthread_key_t shard_key;
 static pthread_once_t shard_once = PTHREAD_ONCE_INIT;
 static bool shard_key_ok;
@@ -55,8 +57,16 @@ static int shard_grab(void)
 			return -1;
 		shard = __builtin_ctzll(~used);
 		if (__atomic_compare_exchange_n(&shard_pool, &used, used | (1ull << shard), false,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			uint32_t was = __atomic_load_n(&mmp_shards_used, __ATOMIC_RELAXED);
+
+			/* Raised before the thread can count in the shard. */
+			while (was < (uint32_t)shard + 1 &&
+			       !__atomic_compare_exchange_n(&mmp_shards_used, &was, shard + 1, true,
+							    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+				;
 			return shard;
+		}
 	}
 }
 

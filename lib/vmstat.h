@@ -91,11 +91,18 @@ static __always_inline void rss_add(struct mmp_space *s, int64_t nr)
 	add_mm_counter(s, MM_ANONPAGES, nr);
 }
 
+/*
+ * The shards a count may be in: the private ones ever handed out (no thread
+ * has counted above them) and the shared one, the last.
+ */
+extern uint32_t mmp_shards_used;
+
 static inline int64_t get_mm_counter(struct mmp_space *s, enum mm_counter_type t)
 {
-	int64_t sum = 0;
+	int n = __atomic_load_n(&mmp_shards_used, __ATOMIC_ACQUIRE);
+	int64_t sum = __atomic_load_n(&s->rss[MMP_COUNTER_SHARDS - 1].count[t], __ATOMIC_RELAXED);
 
-	for (int i = 0; i < MMP_COUNTER_SHARDS; i++)
+	for (int i = 0; i < n; i++)
 		sum += __atomic_load_n(&s->rss[i].count[t], __ATOMIC_RELAXED);
 	return sum;
 }
