@@ -71,6 +71,32 @@ void lazy_written(struct run *r, int p, uint64_t addr, uint64_t len)
 			*lazy_at(r, p, a) = DATA;
 }
 
+/*
+ * A multi-VMA move that failed at a VMA it could not move (a hugetlb one
+ * with MREMAP_DONTUNMAP, say) has moved the VMAs before it, both sides alike
+ * (the layouts are compared). Which pages went is not told: a lazy source
+ * page makes its destination lazy too where something is mapped there now,
+ * which at worst compares a page loosely that need not be.
+ */
+static void lazy_moved_partly(struct run *r, int p, const struct kd_op *op)
+{
+	uint64_t len = page_align(op->len);
+
+	if (!in_window(op->addr2))
+		return;
+	for (uint64_t off = 0; off < len && in_window(op->addr + off); off += KD_PAGE) {
+		uint64_t to = op->addr2 + off;
+		uint8_t was = *lazy_at(r, p, op->addr + off);
+		struct mmp_vma *vma;
+
+		if (!was || !in_window(to))
+			continue;
+		vma = find_vma(r->v[0].sp[p], to);
+		if (vma && vma->start <= to)
+			*lazy_at(r, p, to) = was;
+	}
+}
+
 /* What a successful (or partly applied) call did to the lazy pages. */
 void track_lazy(struct run *r, const struct kd_op *op, int64_t ret)
 {
@@ -106,6 +132,8 @@ void track_lazy(struct run *r, const struct kd_op *op, int64_t ret)
 		static uint8_t saved[KD_NPAGES];
 		uint64_t n = (old < new ? old : new) / KD_PAGE;
 
+		if (ret < 0 && r->multi_move)
+			lazy_moved_partly(r, p, op);
 		if (ret < 0)
 			break;
 		if ((uint64_t)ret == op->addr) {

@@ -147,6 +147,27 @@ static void test_multi_vma_move(struct env *e)
 	must(!mmp_munmap(e->s, dst, 8 * P), "munmap");
 }
 
+/*
+ * A multi-VMA move goes VMA by VMA: one that refuses (sealed) fails the call,
+ * and the VMAs before it stay moved, as on the host (6.18). Last: the seal
+ * stays for the life of the space.
+ */
+static void test_multi_vma_move_stops(struct env *e)
+{
+	uint64_t a = fixed(e, BASE + (8ULL << 30), 2 * P, RW), dst = BASE + (1ULL << 30), out = 0;
+	uint8_t v = 0x11;
+
+	fixed(e, a + 2 * P, 2 * P, MMP_PROT_READ);
+	must(!mmp_write(e->cpu, a, &v, 1), "write");
+	must(!mmp_mseal(e->s, a + 2 * P, 2 * P, 0), "mseal");
+	tap_eq(mmp_mremap(e->s, a, 4 * P, 4 * P, FX, dst, &out), -EPERM,
+	       "%s: a multi-VMA move that meets a sealed VMA fails", e->arch);
+	tap_ok(!readable(e, a) && !mmp_read(e->cpu, dst, &v, 1) && v == 0x11 &&
+	       readable(e, a + 2 * P) && !readable(e, dst + 2 * P) && !mmp_space_verify(e->s),
+	       "%s: ...after moving the VMA before it", e->arch);
+	must(!mmp_munmap(e->s, dst, 2 * P), "munmap");
+}
+
 static void test_merges(struct env *e)
 {
 	uint64_t a = BASE, out = 0, before;
@@ -405,6 +426,7 @@ int main(void)
 		test_grow_in_place_merges_forward_only(&e);
 		test_mremap_enomem_moves_back(e.arch);
 		test_hint_skips_thp_alignment(e.arch);
+		test_multi_vma_move_stops(&e);
 		tap_ok(!mmp_space_verify(e.s), "%s: verify", e.arch);
 		mmp_cpu_detach(e.cpu);
 		tap_ok(!mmp_space_destroy(e.s), "%s: destroy", e.arch);
