@@ -14,19 +14,6 @@
 #include "mm.h"
 #include "mmap_lock.h"
 
-/* vma_ksm_compatible: what KSM passes by (of the kernel's list, what is modelled). */
-static bool ksm_compatible(unsigned long vm_flags)
-{
-	return !(vm_flags & (VM_SHARED | VM_DONTEXPAND | VM_HUGETLB | VM_DROPPABLE));
-}
-
-unsigned long ksm_vma_flags(const struct mmp_space *s, unsigned long vm_flags)
-{
-	if (READ_ONCE(s->merge_any) && ksm_compatible(vm_flags))
-		vm_flags |= VM_MERGEABLE;
-	return vm_flags;
-}
-
 /*
  * The flags @advice gives @vma into *@flags, or the error that ends the walk
  * there (the VMAs before keep the advice).
