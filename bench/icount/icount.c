@@ -11,6 +11,7 @@
  * SQLite tracks its speed the same way (speedtest1 under cachegrind).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@
 #define MOVE_BYTES	(1 * MIB)	/* mremap, as the seed */
 #define MOVES		32
 #define FORK_BYTES	(64 * MIB)
+#define VMA_BYTES	(8 * 1024)	/* the vma_scale bench's mappings */
+#define VMA_OPS		256
 
 struct icount {
 	struct mmp_space *s;
@@ -166,10 +169,47 @@ static void fork_and_exit(struct icount *ic)
 }
 
 /*
- * One back end and folio size on a phys of its own, so that no figure depends
- * on which runs came before (the per-CPU lists keep their tuning).
+ * VMA work at real-program scale: a space of @nr 8 KiB mappings that cannot
+ * merge (read-only and read-write in turn), then VMA_OPS calls each of mmap
+ * (one more, placed top-down), mprotect of one mapping's first page to the
+ * other protection (a split, and a merge with the neighbour below), and
+ * munmap of one mapping. The population is built unmeasured; each phase's
+ * unit is a call, in "<arch>/vma_<call>-<population>".
  */
-static void run(const char *arch, unsigned int order)
+static void vma_scale(struct icount *ic, unsigned int nr, const char *population)
+{
+	const char *folio = ic->folio;
+	uint64_t *addr = calloc(nr, sizeof(*addr)), more;
+
+	if (!addr)
+		check(ic, -ENOMEM, "calloc");
+	ic->folio = population;
+	for (unsigned int i = 0; i < nr; i++)
+		CHECK(ic, mmp_mmap(ic->s, 0, VMA_BYTES, i & 1 ? MMP_PROT_READ : RW, 0, &addr[i]));
+	phase_begin();
+	for (unsigned int i = 0; i < VMA_OPS; i++)
+		CHECK(ic, mmp_mmap(ic->s, 0, VMA_BYTES, i & 1 ? MMP_PROT_READ : RW, 0, &more));
+	phase_end(ic, "vma_mmap", VMA_OPS, "call");
+	phase_begin();
+	for (unsigned int i = 0; i < VMA_OPS; i++)
+		CHECK(ic, mmp_mprotect(ic->s, addr[i * (nr / VMA_OPS)], MMP_PAGE_SIZE,
+				       i * (nr / VMA_OPS) & 1 ? RW : MMP_PROT_READ));
+	phase_end(ic, "vma_mprotect", VMA_OPS, "call");
+	phase_begin();
+	for (unsigned int i = 0; i < VMA_OPS; i++)
+		CHECK(ic, mmp_munmap(ic->s, addr[i * (nr / VMA_OPS) + 1], VMA_BYTES));
+	phase_end(ic, "vma_munmap", VMA_OPS, "call");
+	CHECK(ic, mmp_space_verify(ic->s));
+	free(addr);
+	ic->folio = folio;
+}
+
+/*
+ * One back end and folio size on a phys of its own, so that no figure depends
+ * on which runs came before (the per-CPU lists keep their tuning). The VMA
+ * phases run once, on the first back end: they hardly touch a table.
+ */
+static void run(const char *arch, unsigned int order, bool vma)
 {
 	struct mmp_space_config cfg = { .arch = arch, .copy = "generic" };
 	struct icount icount = { .arch = arch, .folio = order ? "64k" : "4k" };
@@ -190,6 +230,10 @@ static void run(const char *arch, unsigned int order)
 	mprotect_range(ic, MMP_KERNEL_VERSION(7, 1, 0), "mprotect_7_1");
 	move(ic);
 	fork_and_exit(ic);
+	if (vma) {
+		vma_scale(ic, 1000, "1k");
+		vma_scale(ic, 30000, "30k");
+	}
 	CHECK(ic, mmp_space_verify(ic->s));
 	CHECK(ic, mmp_cpu_detach(ic->cpu));
 	CHECK(ic, mmp_space_destroy(ic->s));
@@ -206,7 +250,8 @@ int main(int argc, char **argv)
 		printf("usage: mmprim-icount [ARCH...]\n"
 		       "Runs fixed workloads (fault, munmap, zap, mprotect, move_ptes, fork, exit)\n"
 		       "with 4 KiB and 64 KiB folios on each back end (default: x86_64 arm64\n"
-		       "riscv64 generic). Under valgrind --tool=callgrind each phase is dumped\n"
+		       "riscv64 generic), and VMA calls (mmap, mprotect, munmap) at 1k and 30k\n"
+		       "VMAs on the first. Under valgrind --tool=callgrind each phase is dumped\n"
 		       "under its name; scripts/icount.sh turns the dumps into instructions per unit.\n");
 		return 0;
 	}
@@ -215,8 +260,8 @@ int main(int argc, char **argv)
 		nr = argc - 1;
 	}
 	for (int i = 0; i < nr; i++) {
-		run(archs[i], 0);
-		run(archs[i], 4);
+		run(archs[i], 0, i == 0);
+		run(archs[i], 4, false);
 	}
 	return 0;
 }
