@@ -195,32 +195,26 @@ static void test_race(void)
 	for (int i = 0; i < 200000; i++) {
 		int k = xorshift64(&seed) % (NR / 2), hole = (seed >> 20) & 1;
 		uint64_t addr = vma_base(k) + (hole ? 2 + (seed >> 21) % 2 : (seed >> 21) % 2) * P;
-		struct mmp_vma *got;
+		/* The VMA at addr, then the walk on to the next one (lock_next_vma's). */
+		for (int next = 0; next < 2; next++) {
+			struct mmp_vma *got, *want = next ? &vmas[k + hole] : hole ? NULL : &vmas[k];
+			bool found;
 
-		walks = 0;
-		rcu_read_lock();
-		if (!vma_tree_lookup_rcu(&tree, addr, &got))
-			gave_up++;
-		else if (got != (hole ? NULL : &vmas[k]))
-			wrong++;
-		else
-			reads++;
-		rcu_read_unlock();
-		/* One walk, or one more that checks the path only when the tree changed. */
-		path_walks += walks == 2;
-		retries += walks > 2;
-		/* The walk on to the next VMA (lock_next_vma's), from the same place. */
-		walks = 0;
-		rcu_read_lock();
-		if (!vma_tree_lookup_next_rcu(&tree, addr, &got))
-			gave_up++;
-		else if (got != &vmas[k + hole])
-			wrong++;
-		else
-			reads++;
-		rcu_read_unlock();
-		path_walks += walks == 2;
-		retries += walks > 2;
+			walks = 0;
+			rcu_read_lock();
+			found = next ? vma_tree_lookup_next_rcu(&tree, addr, &got) :
+				       vma_tree_lookup_rcu(&tree, addr, &got);
+			rcu_read_unlock();
+			if (!found)
+				gave_up++;
+			else if (got != want)
+				wrong++;
+			else
+				reads++;
+			/* One walk, or one more that checks the path only when the tree changed. */
+			path_walks += walks == 2;
+			retries += walks > 2;
+		}
 	}
 	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(w, NULL);
