@@ -83,6 +83,47 @@ static __always_inline bool cont_completes_block(uint64_t addr, uint64_t pfn, un
 	return ((addr >> PAGE_SHIFT) & (nr - 1)) == nr - 1 && (pfn & (nr - 1)) == nr - 1;
 }
 
+/* ---- the inline reads of entry_ops.h ---- */
+
+/* Is @raw, read from the table, part of a folded block? */
+typedef bool cont_folded_fn(mmp_pte_t raw);
+/* The out-of-line read of a folded entry's block. */
+typedef mmp_pte_t cont_block_get_fn(struct mmp_space *s, mmp_pte_t *ptep);
+
+/*
+ * ptep_get outside any block, read and counted here as @block_get would
+ * count it; a folded entry goes to @block_get, out of line.
+ */
+static __always_inline mmp_pte_t cont_ptep_get_inline(struct mmp_space *s, mmp_pte_t *ptep,
+						       cont_folded_fn *folded,
+						       cont_block_get_fn *block_get)
+{
+	mmp_pte_t raw = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
+
+	if (unlikely(folded(raw)))
+		return block_get(s, ptep);
+	count_add2(s, MMP_C_PTE_READ, MMP_C_PTEP_GET, 1);
+	return raw;
+}
+
+/* ptep_get_lockless: counts nothing, as the out-of-line block read does not. */
+static __always_inline mmp_pte_t cont_ptep_get_lockless_inline(struct mmp_space *s,
+								mmp_pte_t *ptep,
+								cont_folded_fn *folded,
+								cont_block_get_fn *block_get)
+{
+	mmp_pte_t raw = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
+
+	return unlikely(folded(raw)) ? block_get(s, ptep) : raw;
+}
+
+/* pte_batch_hint: a folded entry's block is one batch to its end. */
+static __always_inline unsigned int cont_batch_hint(const mmp_pte_t *ptep, bool folded,
+						     unsigned int nr)
+{
+	return folded ? cont_entries_left(ptep, nr) : 1;
+}
+
 /* ---- the back end's policy ---- */
 
 /*
@@ -92,8 +133,7 @@ static __always_inline bool cont_completes_block(uint64_t addr, uint64_t pfn, un
  */
 struct cont_block_ops {
 	unsigned int nr;	/* entries in a block, a power of two */
-	/* Is @raw, read from the table, part of a folded block? */
-	bool (*folded)(mmp_pte_t raw);
+	cont_folded_fn *folded;
 	/* Unfold the block holding @ptep if @raw (read from it) is folded. */
 	void (*try_unfold)(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t raw);
 	/* Fold the block if @pte, just written at @ptep, completed it. */
