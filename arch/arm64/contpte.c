@@ -18,6 +18,73 @@ static inline mmp_pte_t *contpte_align_down(mmp_pte_t *ptep)
 	return cont_align_down(ptep, CONT_PTES);
 }
 
+static __always_inline void contpte_try_unfold(struct mmp_space *s, uint64_t addr,
+					       mmp_pte_t *ptep, mmp_pte_t pte);
+static void contpte_try_fold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte);
+
+/* Core never passes CONT in, but special entries never fold. */
+static inline bool contpte_may_fold(mmp_pte_t pte)
+{
+	return (pte & ARM64_PTE_VALID) && !(pte & ARM64_PTE_SPECIAL);
+}
+
+/* Each entry of a block carries CONT and its own page. */
+static inline mmp_pte_t contpte_run_entry(mmp_pte_t pte, unsigned int i, bool block)
+{
+	return arm64_pte_advance_pfn(block ? pte | ARM64_PTE_CONT : pte, i);
+}
+
+/* Hardware keeps A/D per entry; dirty is hardware's (DBM) or the software bit. */
+static inline mmp_pte_t contpte_gather(mmp_pte_t pte, mmp_pte_t e)
+{
+	if (e & ARM64_PTE_AF)
+		pte |= ARM64_PTE_AF;
+	if (arm64_pte_dirty(e))
+		pte = arm64_pte_mkdirty(pte);
+	return pte;
+}
+
+static inline bool contpte_gathered_all(mmp_pte_t pte)
+{
+	return (pte & ARM64_PTE_AF) && arm64_pte_dirty(pte);
+}
+
+/* Core reads a contpte entry raw, CONT included, as the kernel's does. */
+static inline mmp_pte_t contpte_for_core(mmp_pte_t raw, const mmp_pte_t *ptep)
+{
+	return raw;
+}
+
+/*
+ * Is @e a valid contpte entry mapping @pfn with @prot (arm64_pte_prot_noad)?
+ * What the lockless read waits for of every entry, and verify checks.
+ */
+static __always_inline bool contpte_entry_fits(mmp_pte_t e, uint64_t pfn, mmp_pte_t prot)
+{
+	return pte_valid_cont(e) && arm64_pte_pfn(e) == pfn && arm64_pte_prot_noad(e) == prot;
+}
+
+static inline bool contpte_fits(mmp_pte_t e, unsigned int i, mmp_pte_t ref, unsigned int ref_i)
+{
+	return contpte_entry_fits(e, arm64_pte_pfn(ref) - ref_i + i, arm64_pte_prot_noad(ref));
+}
+
+static const struct cont_block_ops contpte_ops = {
+	.nr = CONT_PTES,
+	.folded = pte_valid_cont,
+	.try_unfold = contpte_try_unfold,
+	.try_fold = contpte_try_fold,
+	.may_fold = contpte_may_fold,
+	.pfn = arm64_pte_pfn,
+	.advance_pfn = arm64_pte_advance_pfn,
+	.run_entry = contpte_run_entry,
+	.gather = contpte_gather,
+	.gathered_all = contpte_gathered_all,
+	.for_core = contpte_for_core,
+	.fits = contpte_fits,
+	.young = ARM64_PTE_AF,
+};
+
 /*
  * Rewrite the block holding @ptep with @pte's attributes, CONT or not
  * (contpte_convert): clear all 16 gathering A/D into the new value, invalidate
@@ -31,14 +98,7 @@ static void contpte_convert(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 
 	pte -= (uint64_t)(ptep - first) << PAGE_SHIFT;	/* the block's first pfn */
 	inc_tlb_flush_pending(s);
-	for (int i = 0; i < CONT_PTES; i++) {
-		mmp_pte_t old = raw_get_and_clear(s, first + i);
-
-		if (old & ARM64_PTE_AF)
-			pte |= ARM64_PTE_AF;
-		if (arm64_pte_dirty(old))
-			pte = arm64_pte_mkdirty(pte);
-	}
+	pte = cont_clear_block(s, first, pte, &contpte_ops);
 	if (!s->opts[MMP_OPT_BBML2_NOABORT])
 		flush_tlb_range(s, start, start + CONT_PTE_SIZE, PAGE_SHIFT);
 	for (int i = 0; i < CONT_PTES; i++)
@@ -46,7 +106,8 @@ static void contpte_convert(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 	dec_tlb_flush_pending(s);
 }
 
-static void contpte_try_unfold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte)
+static __always_inline void contpte_try_unfold(struct mmp_space *s, uint64_t addr,
+					       mmp_pte_t *ptep, mmp_pte_t pte)
 {
 	if (pte_valid_cont(pte)) {
 		count_inc(s, MMP_C_CONTPTE_UNFOLD);
@@ -89,33 +150,8 @@ static void contpte_try_fold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep
  */
 mmp_pte_t contpte_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
 {
-	mmp_pte_t pte = raw_get(s, ptep), *first;
-	bool stop_early = release_follows(s, RULE_CONTPTE_GET_EARLY_EXIT);
-
-	count_inc(s, MMP_C_PTEP_GET);
-	if (!pte_valid_cont(pte))
-		return pte;
-	first = contpte_align_down(ptep);
-	for (int i = 0; i < CONT_PTES; i++) {
-		mmp_pte_t e = raw_get(s, first + i);
-
-		if (e & ARM64_PTE_AF)
-			pte |= ARM64_PTE_AF;
-		if (arm64_pte_dirty(e))
-			pte = arm64_pte_mkdirty(pte);
-		if (stop_early && (pte & ARM64_PTE_AF) && arm64_pte_dirty(pte))
-			break;
-	}
-	return pte;
-}
-
-/*
- * Is @e a valid contpte entry mapping @pfn with @prot (arm64_pte_prot_noad)?
- * What the lockless read waits for of every entry, and verify checks.
- */
-static __always_inline bool contpte_entry_fits(mmp_pte_t e, uint64_t pfn, mmp_pte_t prot)
-{
-	return pte_valid_cont(e) && arm64_pte_pfn(e) == pfn && arm64_pte_prot_noad(e) == prot;
+	return cont_ptep_get(s, ptep, release_follows(s, RULE_CONTPTE_GET_EARLY_EXIT),
+			     &contpte_ops);
 }
 
 /*
@@ -126,28 +162,7 @@ static __always_inline bool contpte_entry_fits(mmp_pte_t e, uint64_t pfn, mmp_pt
  */
 mmp_pte_t contpte_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
 {
-	for (;;) {
-		mmp_pte_t orig = __atomic_load_n(ptep, __ATOMIC_ACQUIRE), pte = orig, *first;
-		uint64_t base;
-		bool stable = true;
-
-		if (!pte_valid_cont(orig))
-			return orig;
-		first = contpte_align_down(ptep);
-		base = arm64_pte_pfn(orig) - (ptep - first);
-		for (int i = 0; i < CONT_PTES && stable; i++) {
-			mmp_pte_t e = __atomic_load_n(first + i, __ATOMIC_ACQUIRE);
-
-			stable = contpte_entry_fits(e, base + i, arm64_pte_prot_noad(orig));
-			if (e & ARM64_PTE_AF)
-				pte |= ARM64_PTE_AF;
-			if (arm64_pte_dirty(e))
-				pte = arm64_pte_mkdirty(pte);
-		}
-		if (stable)
-			return pte;
-		cpu_relax();
-	}
+	return cont_ptep_get_lockless(ptep, &contpte_ops);
 }
 
 _Static_assert(CONT_PTES <= MMP_CONT_PTES_MAX, "verify reads a block into MMP_CONT_PTES_MAX");
@@ -155,8 +170,7 @@ _Static_assert(CONT_PTES <= MMP_CONT_PTES_MAX, "verify reads a block into MMP_CO
 /* Does entry @i fit in the block entry @ref of @ents belongs to? */
 static inline bool contpte_same_block(const mmp_pte_t *ents, unsigned int ref, unsigned int i)
 {
-	return contpte_entry_fits(ents[i], arm64_pte_pfn(ents[ref]) - ref + i,
-				  arm64_pte_prot_noad(ents[ref]));
+	return contpte_fits(ents[i], i, ents[ref], ref);
 }
 
 /*
@@ -238,70 +252,28 @@ bool contpte_block_read(struct mmp_space *s, mmp_pte_t *first, mmp_pte_t *out,
 void contpte_set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte,
 		      unsigned int nr)
 {
-	uint64_t end = addr + (uint64_t)nr * PAGE_SIZE;
-
-	pte &= ~ARM64_PTE_CONT;
-	if (nr == 1) {
-		contpte_try_unfold(s, addr, ptep, raw_get(s, ptep));
-		raw_set(s, ptep, pte);
-		contpte_try_fold(s, addr, ptep, pte);
-		return;
-	}
-	while (addr < end) {
-		uint64_t next = MIN((addr + CONT_PTE_SIZE) & CONT_PTE_MASK, end);
-		unsigned int n = (next - addr) >> PAGE_SHIFT;
-		uint64_t pa = arm64_pte_pfn(pte) << PAGE_SHIFT;
-		mmp_pte_t e = pte;
-
-		if (((addr | next | pa) & ~CONT_PTE_MASK) == 0 && (pte & ARM64_PTE_VALID) &&
-		    !(pte & ARM64_PTE_SPECIAL))
-			e |= ARM64_PTE_CONT;
-		for (unsigned int i = 0; i < n; i++)
-			raw_set(s, ptep + i, arm64_pte_advance_pfn(e, i));
-		pte = arm64_pte_advance_pfn(pte, n);
-		ptep += n;
-		addr = next;
-	}
+	cont_set_ptes(s, addr, ptep, pte & ~ARM64_PTE_CONT, nr, &contpte_ops);
 }
 
 /* ---- clearing ------------------------------------------------------------------------ */
 
 mmp_pte_t contpte_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep)
 {
-	contpte_try_unfold(s, addr, ptep, raw_get(s, ptep));
-	return raw_get_and_clear(s, ptep);
-}
-
-static void contpte_try_unfold_partial(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
-				       unsigned int nr)
-{
-	cont_unfold_partial_ends(s, addr, ptep, nr, CONT_PTE_SIZE, contpte_try_unfold);
+	return cont_ptep_get_and_clear(s, addr, ptep, &contpte_ops);
 }
 
 mmp_pte_t contpte_get_and_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 					  unsigned int nr, int full)
 {
-	mmp_pte_t pte;
-
 	if (nr == 1)
 		return contpte_ptep_get_and_clear(s, addr, ptep);
-	contpte_try_unfold_partial(s, addr, ptep, nr);
-	pte = raw_get_and_clear(s, ptep);
-	for (unsigned int i = 1; i < nr; i++) {
-		mmp_pte_t e = raw_get_and_clear(s, ptep + i);
-
-		if (e & ARM64_PTE_AF)
-			pte |= ARM64_PTE_AF;
-		if (arm64_pte_dirty(e))
-			pte = arm64_pte_mkdirty(pte);
-	}
-	return pte;
+	return cont_get_and_clear_full_ptes(s, addr, ptep, nr, &contpte_ops);
 }
 
 void contpte_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, unsigned int nr,
 			     int full)
 {
-	cont_clear_full_ptes(s, addr, ptep, nr, CONT_PTE_SIZE, contpte_try_unfold);
+	cont_clear_full_ptes(s, addr, ptep, nr, &contpte_ops);
 }
 
 /* ---- permission and age ------------------------------------------------------------------ */
@@ -324,27 +296,14 @@ static void wrprotect_one(struct mmp_space *s, mmp_pte_t *ptep)
 /* Whole blocks are write-protected in place, keeping CONT; partial ends unfold. */
 void contpte_wrprotect_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, unsigned int nr)
 {
-	if (nr == 1)
-		contpte_try_unfold(s, addr, ptep, raw_get(s, ptep));
-	else
-		contpte_try_unfold_partial(s, addr, ptep, nr);
+	cont_unfold_ends(s, addr, ptep, nr, &contpte_ops);
 	for (unsigned int i = 0; i < nr; i++)
 		wrprotect_one(s, ptep + i);
 }
 
-/* Age the whole block: the folio's young state is the block's. */
 int contpte_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep)
 {
-	mmp_pte_t pte = raw_get(s, ptep), *first = ptep;
-	int n = 1, young = 0;
-
-	if (pte_valid_cont(pte)) {
-		first = contpte_align_down(ptep);
-		n = CONT_PTES;
-	}
-	for (int i = 0; i < n; i++)
-		young |= !!(raw_clear_bits(s, first + i, ARM64_PTE_AF) & ARM64_PTE_AF);
-	return young;
+	return cont_test_and_clear_young(s, ptep, &contpte_ops);
 }
 
 /*
@@ -390,7 +349,7 @@ void contpte_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_
 {
 	uint64_t end = addr + (uint64_t)nr * PAGE_SIZE;
 
-	cont_widen_to_blocks(s, &addr, &end, &ptep, CONT_PTE_SIZE, pte_valid_cont);
+	cont_widen_to_blocks(s, &addr, &end, &ptep, &contpte_ops);
 	for (; addr < end; addr += PAGE_SIZE, ptep++) {
 		mmp_pte_t old = __atomic_load_n(ptep, __ATOMIC_ACQUIRE), new;
 

@@ -15,20 +15,13 @@
 #define __HAVE_ARCH_PTEP_GET
 static __always_inline mmp_pte_t arm64_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
 {
-	mmp_pte_t pte = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
-
-	if (unlikely(pte_valid_cont(pte)))
-		return contpte_ptep_get(s, ptep);
-	count_add2(s, MMP_C_PTE_READ, MMP_C_PTEP_GET, 1);
-	return pte;
+	return cont_ptep_get_inline(s, ptep, pte_valid_cont, contpte_ptep_get);
 }
 
 #define __HAVE_ARCH_PTEP_GET_LOCKLESS
 static __always_inline mmp_pte_t arm64_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
 {
-	mmp_pte_t pte = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
-
-	return unlikely(pte_valid_cont(pte)) ? contpte_ptep_get_lockless(s, ptep) : pte;
+	return cont_ptep_get_lockless_inline(s, ptep, pte_valid_cont, contpte_ptep_get_lockless);
 }
 
 /* Verify's raw read of a block, before any lockless gather (contpte.c). */
@@ -38,7 +31,7 @@ static __always_inline mmp_pte_t arm64_ptep_get_lockless(struct mmp_space *s, mm
 #define __HAVE_ARCH_PTE_BATCH_HINT
 static __always_inline unsigned int arm64_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte)
 {
-	return pte_valid_cont(pte) ? cont_entries_left(ptep, CONT_PTES) : 1;
+	return cont_batch_hint(ptep, pte_valid_cont(pte), CONT_PTES);
 }
 
 /* One entry outside a block that cannot complete one: no unfold, no fold. */

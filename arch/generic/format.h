@@ -7,6 +7,7 @@
 #define MMP_GENERIC_FORMAT_H
 
 #include "arch.h"
+#include "../shared/swp_entry.h"
 
 #define GENERIC_PFN_SHIFT	12
 #define GENERIC_PFN_MASK	((1ULL << 40) - 1)
@@ -48,20 +49,7 @@ static __always_inline mmp_pte_t generic_pte_advance_pfn(mmp_pte_t e, uint64_t n
 #define GENERIC_SWP_TYPE_MASK	0x1fULL
 #define GENERIC_SWP_OFFSET_SHIFT (GENERIC_PFN_SHIFT + 5)
 
-static __always_inline mmp_pte_t generic_mk_swp_entry(unsigned int type, uint64_t offset)
-{
-	return ((type & GENERIC_SWP_TYPE_MASK) << GENERIC_SWP_TYPE_SHIFT) |
-	       offset << GENERIC_SWP_OFFSET_SHIFT;
-}
-
-static __always_inline unsigned int generic_swp_type(mmp_pte_t e)
-{
-	return (e >> GENERIC_SWP_TYPE_SHIFT) & GENERIC_SWP_TYPE_MASK;
-}
-
-static __always_inline uint64_t generic_swp_offset(mmp_pte_t e)
-{
-	return e >> GENERIC_SWP_OFFSET_SHIFT;
-}
+DEFINE_SWP_ENTRY_OPS(generic, GENERIC_SWP_TYPE_SHIFT, GENERIC_SWP_TYPE_MASK,
+		     GENERIC_SWP_OFFSET_SHIFT)
 
 #endif /* MMP_GENERIC_FORMAT_H */

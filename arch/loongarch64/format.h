@@ -22,6 +22,7 @@
 #define MMP_LOONGARCH64_FORMAT_H
 
 #include "arch.h"
+#include "../shared/swp_entry.h"
 
 #define LA_PAGE_VALID		(1ULL << 0)	/* V: the TLB may use it; also "young" */
 #define LA_PAGE_DIRTY		(1ULL << 1)	/* D: stores allowed without a trap */
@@ -136,19 +137,6 @@ static __always_inline mmp_pte_t loongarch64_pte_advance_pfn(mmp_pte_t e, uint64
 #define LA_SWP_TYPE_MASK	0x7fULL
 #define LA_SWP_OFFSET_SHIFT	24
 
-static __always_inline mmp_pte_t loongarch64_mk_swp_entry(unsigned int type, uint64_t offset)
-{
-	return ((type & LA_SWP_TYPE_MASK) << LA_SWP_TYPE_SHIFT) | offset << LA_SWP_OFFSET_SHIFT;
-}
-
-static __always_inline unsigned int loongarch64_swp_type(mmp_pte_t e)
-{
-	return (e >> LA_SWP_TYPE_SHIFT) & LA_SWP_TYPE_MASK;
-}
-
-static __always_inline uint64_t loongarch64_swp_offset(mmp_pte_t e)
-{
-	return e >> LA_SWP_OFFSET_SHIFT;
-}
+DEFINE_SWP_ENTRY_OPS(loongarch64, LA_SWP_TYPE_SHIFT, LA_SWP_TYPE_MASK, LA_SWP_OFFSET_SHIFT)
 
 #endif /* MMP_LOONGARCH64_FORMAT_H */

@@ -13,20 +13,13 @@
 #define __HAVE_ARCH_PTEP_GET
 static __always_inline mmp_pte_t riscv64_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
 {
-	mmp_pte_t raw = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
-
-	if (unlikely(pte_napot(raw)))
-		return napot_ptep_get(s, ptep);
-	count_add2(s, MMP_C_PTE_READ, MMP_C_PTEP_GET, 1);
-	return raw;
+	return cont_ptep_get_inline(s, ptep, pte_napot, napot_ptep_get);
 }
 
 #define __HAVE_ARCH_PTEP_GET_LOCKLESS
 static __always_inline mmp_pte_t riscv64_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
 {
-	mmp_pte_t raw = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
-
-	return unlikely(pte_napot(raw)) ? napot_ptep_get_lockless(s, ptep) : raw;
+	return cont_ptep_get_lockless_inline(s, ptep, pte_napot, napot_ptep_get_lockless);
 }
 
 /* Verify's raw read of a run, before any lockless gather (napot.c). */
@@ -37,8 +30,9 @@ static __always_inline mmp_pte_t riscv64_ptep_get_lockless(struct mmp_space *s, 
 #define __HAVE_ARCH_PTE_BATCH_HINT
 static __always_inline unsigned int riscv64_pte_batch_hint(mmp_pte_t *ptep, mmp_pte_t pte)
 {
-	return pte_napot(__atomic_load_n(ptep, __ATOMIC_ACQUIRE)) ?
-	       cont_entries_left(ptep, NAPOT_PTES) : 1;
+	mmp_pte_t raw = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
+
+	return cont_batch_hint(ptep, pte_napot(raw), NAPOT_PTES);
 }
 
 /* The rest is napot.c's, called directly (the kernel's #define set_ptes set_ptes). */

@@ -9,6 +9,7 @@
 #define MMP_RISCV64_FORMAT_H
 
 #include "arch.h"
+#include "../shared/swp_entry.h"
 
 #define RV_PAGE_V		(1ULL << 0)
 #define RV_PAGE_R		(1ULL << 1)
@@ -147,19 +148,6 @@ static __always_inline mmp_pte_t riscv64_pte_advance_pfn(mmp_pte_t e, uint64_t n
 #define RV_SWP_TYPE_MASK	0x1fULL
 #define RV_SWP_OFFSET_SHIFT	12
 
-static __always_inline mmp_pte_t riscv64_mk_swp_entry(unsigned int type, uint64_t offset)
-{
-	return ((type & RV_SWP_TYPE_MASK) << RV_SWP_TYPE_SHIFT) | offset << RV_SWP_OFFSET_SHIFT;
-}
-
-static __always_inline unsigned int riscv64_swp_type(mmp_pte_t e)
-{
-	return (e >> RV_SWP_TYPE_SHIFT) & RV_SWP_TYPE_MASK;
-}
-
-static __always_inline uint64_t riscv64_swp_offset(mmp_pte_t e)
-{
-	return e >> RV_SWP_OFFSET_SHIFT;
-}
+DEFINE_SWP_ENTRY_OPS(riscv64, RV_SWP_TYPE_SHIFT, RV_SWP_TYPE_MASK, RV_SWP_OFFSET_SHIFT)
 
 #endif /* MMP_RISCV64_FORMAT_H */

@@ -24,6 +24,61 @@ static inline mmp_pte_t pte_for_core(mmp_pte_t raw, const mmp_pte_t *ptep)
 	return pte_napot(raw) ? napot_normalize(raw, ptep) : raw;
 }
 
+static void napot_try_unfold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t raw);
+static void napot_try_fold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte);
+
+static inline bool napot_may_fold(mmp_pte_t pte)
+{
+	return (pte & RV_PAGE_V) && !(pte & RV_PAGE_SPECIAL);
+}
+
+/* All entries of a run hold the one NAPOT value; others their own page. */
+static inline mmp_pte_t napot_run_entry(mmp_pte_t pte, unsigned int i, bool block)
+{
+	return block ? pte_mknapot(pte) : riscv64_pte_advance_pfn(pte, i);
+}
+
+/* Hardware set A/D on whichever entry it used: the run's state is their OR. */
+static inline mmp_pte_t napot_gather(mmp_pte_t pte, mmp_pte_t e)
+{
+	return pte | (e & (RV_PAGE_A | RV_PAGE_D));
+}
+
+static inline bool napot_gathered_all(mmp_pte_t pte)
+{
+	return (pte & (RV_PAGE_A | RV_PAGE_D)) == (RV_PAGE_A | RV_PAGE_D);
+}
+
+/*
+ * Does @e hold the value of NAPOT entry @ref but for A/D? What the lockless
+ * read waits for of every entry of a run, and verify checks.
+ */
+static __always_inline bool napot_entry_fits(mmp_pte_t e, mmp_pte_t ref)
+{
+	return (e & ~(RV_PAGE_A | RV_PAGE_D)) == (ref & ~(RV_PAGE_A | RV_PAGE_D));
+}
+
+static inline bool napot_fits(mmp_pte_t e, unsigned int i, mmp_pte_t ref, unsigned int ref_i)
+{
+	return napot_entry_fits(e, ref);
+}
+
+static const struct cont_block_ops napot_ops = {
+	.nr = NAPOT_PTES,
+	.folded = pte_napot,
+	.try_unfold = napot_try_unfold,
+	.try_fold = napot_try_fold,
+	.may_fold = napot_may_fold,
+	.pfn = rv_ppn,
+	.advance_pfn = riscv64_pte_advance_pfn,
+	.run_entry = napot_run_entry,
+	.gather = napot_gather,
+	.gathered_all = napot_gathered_all,
+	.for_core = napot_normalize,
+	.fits = napot_fits,
+	.young = RV_PAGE_A,
+};
+
 /*
  * Rewrite the run holding @ptep from @pte (this page's plain entry), as one
  * NAPOT value or as 16 plain entries: clear all 16 gathering A/D, flush the
@@ -37,8 +92,7 @@ static void napot_convert(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, m
 
 	pte -= (uint64_t)(ptep - first) << RV_PAGE_PFN_SHIFT;	/* the run's first page */
 	inc_tlb_flush_pending(s);
-	for (unsigned int i = 0; i < NAPOT_PTES; i++)
-		pte |= raw_get_and_clear(s, first + i) & (RV_PAGE_A | RV_PAGE_D);
+	pte = cont_clear_block(s, first, pte, &napot_ops);
 	flush_tlb_range(s, start, start + NAPOT_SIZE, PAGE_SHIFT);
 	for (unsigned int i = 0; i < NAPOT_PTES; i++)
 		raw_set(s, first + i, napot ? pte_mknapot(pte) : riscv64_pte_advance_pfn(pte, i));
@@ -75,28 +129,7 @@ static void napot_try_fold(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, 
 
 mmp_pte_t napot_ptep_get(struct mmp_space *s, mmp_pte_t *ptep)
 {
-	mmp_pte_t raw = raw_get(s, ptep), *first;
-
-	count_inc(s, MMP_C_PTEP_GET);
-	if (!pte_napot(raw))
-		return raw;
-	/* Hardware set A/D on whichever entry it used: the run's state is their OR. */
-	first = napot_align_down(ptep);
-	for (unsigned int i = 0; i < NAPOT_PTES; i++) {
-		raw |= raw_get(s, first + i) & (RV_PAGE_A | RV_PAGE_D);
-		if ((raw & (RV_PAGE_A | RV_PAGE_D)) == (RV_PAGE_A | RV_PAGE_D))
-			break;
-	}
-	return napot_normalize(raw, ptep);
-}
-
-/*
- * Does @e hold the value of NAPOT entry @ref but for A/D? What the lockless
- * read waits for of every entry of a run, and verify checks.
- */
-static __always_inline bool napot_entry_fits(mmp_pte_t e, mmp_pte_t ref)
-{
-	return (e & ~(RV_PAGE_A | RV_PAGE_D)) == (ref & ~(RV_PAGE_A | RV_PAGE_D));
+	return cont_ptep_get(s, ptep, true, &napot_ops);
 }
 
 /*
@@ -106,23 +139,7 @@ static __always_inline bool napot_entry_fits(mmp_pte_t e, mmp_pte_t ref)
  */
 mmp_pte_t napot_ptep_get_lockless(struct mmp_space *s, mmp_pte_t *ptep)
 {
-	for (;;) {
-		mmp_pte_t raw = __atomic_load_n(ptep, __ATOMIC_ACQUIRE), *first;
-		bool stable = true;
-
-		if (!pte_napot(raw))
-			return raw;
-		first = napot_align_down(ptep);
-		for (unsigned int i = 0; i < NAPOT_PTES && stable; i++) {
-			mmp_pte_t e = __atomic_load_n(first + i, __ATOMIC_ACQUIRE);
-
-			stable = napot_entry_fits(e, raw);
-			raw |= e & (RV_PAGE_A | RV_PAGE_D);
-		}
-		if (stable)
-			return napot_normalize(raw, ptep);
-		cpu_relax();
-	}
+	return cont_ptep_get_lockless(ptep, &napot_ops);
 }
 
 _Static_assert(NAPOT_PTES <= MMP_CONT_PTES_MAX, "verify reads a run into MMP_CONT_PTES_MAX");
@@ -205,85 +222,39 @@ bool napot_block_read(struct mmp_space *s, mmp_pte_t *first, mmp_pte_t *out,
 void napot_set_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, mmp_pte_t pte,
 		    unsigned int nr)
 {
-	uint64_t end = addr + (uint64_t)nr * PAGE_SIZE;
-
-	pte = pte_for_core(pte, ptep);
-	if (nr == 1) {
-		napot_try_unfold(s, addr, ptep, raw_get(s, ptep));
-		raw_set(s, ptep, pte);
-		napot_try_fold(s, addr, ptep, pte);
-		return;
-	}
-	while (addr < end) {
-		uint64_t next = MIN((addr + NAPOT_SIZE) & NAPOT_MASK, end);
-		unsigned int n = (next - addr) >> PAGE_SHIFT;
-		bool run = ((addr | next | rv_ppn(pte) << PAGE_SHIFT) & ~NAPOT_MASK) == 0 &&
-			   (pte & RV_PAGE_V) && !(pte & RV_PAGE_SPECIAL);
-
-		for (unsigned int i = 0; i < n; i++)
-			raw_set(s, ptep + i, run ? pte_mknapot(pte) : riscv64_pte_advance_pfn(pte, i));
-		pte = riscv64_pte_advance_pfn(pte, n);
-		ptep += n;
-		addr = next;
-	}
+	cont_set_ptes(s, addr, ptep, pte_for_core(pte, ptep), nr, &napot_ops);
 }
 
 mmp_pte_t napot_ptep_get_and_clear(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep)
 {
-	napot_try_unfold(s, addr, ptep, raw_get(s, ptep));
-	return raw_get_and_clear(s, ptep);
-}
-
-static void napot_try_unfold_partial(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
-				     unsigned int nr)
-{
-	cont_unfold_partial_ends(s, addr, ptep, nr, NAPOT_SIZE, napot_try_unfold);
+	return cont_ptep_get_and_clear(s, addr, ptep, &napot_ops);
 }
 
 mmp_pte_t napot_get_and_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep,
 					unsigned int nr, int full)
 {
-	mmp_pte_t pte;
-
 	if (nr == 1)
 		return napot_ptep_get_and_clear(s, addr, ptep);
-	napot_try_unfold_partial(s, addr, ptep, nr);
-	pte = pte_for_core(raw_get_and_clear(s, ptep), ptep);
-	for (unsigned int i = 1; i < nr; i++)
-		pte |= raw_get_and_clear(s, ptep + i) & (RV_PAGE_A | RV_PAGE_D);
-	return pte;
+	return cont_get_and_clear_full_ptes(s, addr, ptep, nr, &napot_ops);
 }
 
 void napot_clear_full_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, unsigned int nr,
 			   int full)
 {
-	cont_clear_full_ptes(s, addr, ptep, nr, NAPOT_SIZE, napot_try_unfold);
+	cont_clear_full_ptes(s, addr, ptep, nr, &napot_ops);
 }
 
 /* Whole runs in place (all 16 stay identical), partial ends unfolded. */
 void napot_wrprotect_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep, unsigned int nr)
 {
-	if (nr == 1)
-		napot_try_unfold(s, addr, ptep, raw_get(s, ptep));
-	else
-		napot_try_unfold_partial(s, addr, ptep, nr);
+	cont_unfold_ends(s, addr, ptep, nr, &napot_ops);
 	for (unsigned int i = 0; i < nr; i++)
 		raw_clear_bits(s, ptep + i, RV_PAGE_W);
 }
 
 int napot_ptep_test_and_clear_young(struct mmp_space *s, uint64_t addr, mmp_pte_t *ptep)
 {
-	mmp_pte_t *first = ptep;
-	unsigned int n = 1;
-	int young = 0;
-
-	if (pte_napot(raw_get(s, ptep))) {
-		first = napot_align_down(ptep);
-		n = NAPOT_PTES;
-	}
-	for (unsigned int i = 0; i < n; i++)
-		young |= !!(raw_clear_bits(s, first + i, RV_PAGE_A) & RV_PAGE_A);
-	return young;
+	return cont_test_and_clear_young(s, ptep, &napot_ops);
 }
 
 /* Widened to whole runs, never unfolding: A/D belong to the run. */
@@ -294,7 +265,7 @@ void napot_clear_young_dirty_ptes(struct mmp_space *s, uint64_t addr, mmp_pte_t 
 			 (eflags & MMP_E_DIRTY ? RV_PAGE_D : 0);
 	uint64_t end = addr + (uint64_t)nr * PAGE_SIZE;
 
-	cont_widen_to_blocks(s, &addr, &end, &ptep, NAPOT_SIZE, pte_napot);
+	cont_widen_to_blocks(s, &addr, &end, &ptep, &napot_ops);
 	for (; addr < end; addr += PAGE_SIZE, ptep++)
 		raw_clear_bits(s, ptep, bits);
 }
