@@ -74,9 +74,11 @@ void lazy_written(struct run *r, int p, uint64_t addr, uint64_t len)
 /*
  * A multi-VMA move that failed at a VMA it could not move (a hugetlb one
  * with MREMAP_DONTUNMAP, say) has moved the VMAs before it, both sides alike
- * (the layouts are compared). Which pages went is not told: a lazy source
- * page makes its destination lazy too where something is mapped there now,
- * which at worst compares a page loosely that need not be.
+ * (the layouts are compared), or nothing, when its arguments were wrong. The
+ * call does not tell which pages went: a lazy page went where variant 0 now
+ * maps the frame it mapped at the source, and a droppable VMA, wherever it
+ * came from, makes its pages droppable. A page marked lazy that is not costs
+ * the host a read (settle_lazy), which faults it in there alone.
  */
 static void lazy_moved_partly(struct run *r, int p, const struct kd_op *op)
 {
@@ -84,17 +86,16 @@ static void lazy_moved_partly(struct run *r, int p, const struct kd_op *op)
 
 	if (!in_window(op->addr2))
 		return;
-	for (uint64_t off = 0; off < len && in_window(op->addr + off); off += KD_PAGE) {
-		uint64_t to = op->addr2 + off;
-		uint8_t was = *lazy_at(r, p, op->addr + off);
-		struct mmp_vma *vma;
+	for (uint64_t i = 0; i < len / KD_PAGE && in_window(op->addr + i * KD_PAGE); i++) {
+		uint64_t to = op->addr2 + i * KD_PAGE;
+		uint8_t was = *lazy_at(r, p, op->addr + i * KD_PAGE);
+		struct mmp_addr_info q;
 
-		if (!was || !in_window(to))
-			continue;
-		vma = find_vma(r->v[0].sp[p], to);
-		if (vma && vma->start <= to)
+		if (was && in_window(to) && r->src_pfn[i] != MMP_NO_PFN &&
+		    !mmp_space_query(r->v[0].sp[p], to, &q) && q.pfn == r->src_pfn[i])
 			*lazy_at(r, p, to) = was;
 	}
+	mark_droppable(r, p, op->addr2, len);
 }
 
 /* What a successful (or partly applied) call did to the lazy pages. */
@@ -166,7 +167,7 @@ void mark_droppable(struct run *r, int p, uint64_t addr, uint64_t len)
 	for (uint64_t a = addr; a < addr + len && in_window(a); a += KD_PAGE) {
 		struct mmp_vma *vma = find_vma(r->v[0].sp[p], a);
 
-		if (vma && (vma->flags & VM_DROPPABLE))
+		if (vma && vma->start <= a && (vma->flags & VM_DROPPABLE))
 			*lazy_at(r, p, a) = DROPPABLE;
 	}
 }

@@ -361,8 +361,14 @@ static void do_syscall_op(struct run *r, const struct kd_op *op)
 	r->multi_move = op->kind == KD_MREMAP && (op->flags & MMP_MREMAP_FIXED) &&
 			page_align(op->len) == page_align(op->len2) && op->len2 &&
 			page_align(op->len) <= KD_WIN_SIZE;
-	for (uint64_t i = 0; r->multi_move && i < page_align(op->len) / KD_PAGE; i++)
-		r->src_mapped[i] = find_vma(r->v[0].sp[p], op->addr + i * KD_PAGE) != NULL;
+	for (uint64_t i = 0; r->multi_move && i < page_align(op->len) / KD_PAGE; i++) {
+		struct mmp_addr_info q;
+		uint64_t a = op->addr + i * KD_PAGE;
+
+		r->src_mapped[i] = find_vma(r->v[0].sp[p], a) != NULL;
+		r->src_pfn[i] = in_window(a) && !mmp_space_query(r->v[0].sp[p], a, &q) ? q.pfn :
+										 MMP_NO_PFN;
+	}
 
 	for (int k = 0; k < r->nv; k++) {
 		skip[k] = collapse_incomparable(r, &r->v[k], op);

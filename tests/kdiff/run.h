@@ -64,6 +64,7 @@ struct run {
 	uint8_t lazy[KD_MAX_PROCS][KD_NPAGES];
 	bool multi_move;		/* the op is an equal-length MREMAP_FIXED move */
 	bool src_mapped[KD_NPAGES];	/* its source pages that lie in a VMA */
+	uint64_t src_pfn[KD_NPAGES];	/* and the frames variant 0 maps there (lazy.c) */
 	/* Reference and candidate buffers of one read. */
 	uint8_t rbuf[KD_MAX_IO], cbuf[KD_MAX_IO];
 	uint8_t rok[KD_MAX_IO / KD_PAGE + 2], cok[KD_MAX_IO / KD_PAGE + 2];	/* enum kd_page */
