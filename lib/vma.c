@@ -378,10 +378,15 @@ static uint64_t thp_get_unmapped_area(struct mmp_space *s, uint64_t hint, uint64
 uint64_t file_get_unmapped_area(struct mmp_space *s, struct mmp_file *file, uint64_t hint,
 				uint64_t len, uint64_t pgoff)
 {
-	/* hugetlb_get_unmapped_area: aligned to the page size, the hint rounded up to it. */
+	/*
+	 * hugetlb_get_unmapped_area: aligned to the page size, the hint rounded
+	 * up to it from its own page (the host places a hint 0xbc0 into a huge
+	 * page at that huge page, one a page into it at the next).
+	 */
 	if (file && is_file_hugepages(file)) {
 		uint64_t sz = huge_page_size(file->hstate);
 
+		hint &= PAGE_MASK;
 		hint = hint > UINT64_MAX - sz ? 0 : (hint + sz - 1) & ~(sz - 1);
 		return get_unmapped_area(s, hint, len, sz);
 	}

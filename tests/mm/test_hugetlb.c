@@ -455,6 +455,11 @@ static void check_mmap_rules(const char *arch)
 	       "%s: an unaligned hint", arch);
 	tap_eq(a, 0x50000000ULL + HP, "%s: ... rounded up to the huge page", arch);
 	tap_eq(mmp_munmap(s, a, HP), 0, "%s: munmap", arch);
+	/* ...from its page: an offset within the first page stays there (as the host, 6.18). */
+	tap_eq(mmp_mmap(s, 0x50000000ULL + 0xbc0, HP, RW, MMP_MAP_HUGETLB, &a), 0,
+	       "%s: a hint inside a huge page's first page", arch);
+	tap_eq(a, 0x50000000ULL, "%s: ... maps that huge page", arch);
+	tap_eq(mmp_munmap(s, a, HP), 0, "%s: munmap", arch);
 
 	/* A fixed mapping the pool cannot reserve leaves what was there. */
 	base = map(s, 4 * HP, RW);
