@@ -48,6 +48,7 @@ struct kd_host {
 	pid_t spawner;
 	int spawn_fd;			/* driver's end towards the spawner */
 	int fd[KD_MAX_PROCS];		/* driver's ends, one per slot */
+	pid_t pid[KD_MAX_PROCS];	/* each slot's agent */
 	int lifeline;			/* write end; agents see EOF when it closes */
 	uint64_t faults[KD_MAX_PROCS];	/* since kd_host_take_faults() */
 };
@@ -556,19 +557,39 @@ int kd_host_spawn(struct kd_host *h, int slot)
 {
 	int64_t r = call(h, h->spawn_fd, CMD_SPAWN, slot, NULL, NULL, 0, NULL, 0);
 
-	return r < 0 ? (int)r : 0;
+	if (r < 0)
+		return (int)r;
+	h->pid[slot] = (pid_t)r;
+	return 0;
 }
 
 int kd_host_fork(struct kd_host *h, int slot, int child_slot)
 {
 	int64_t r = call(h, h->fd[slot], CMD_FORK, child_slot, NULL, NULL, 0, NULL, 0);
 
-	return r < 0 ? (int)r : 0;
+	if (r < 0)
+		return (int)r;
+	h->pid[child_slot] = (pid_t)r;
+	return 0;
 }
 
+/*
+ * The agent answers, then exits: its pages stay mapped until its exit_mmap,
+ * and a process it shares them with (a fork) shows them shared in smaps (Pss)
+ * until then. Wait for it to be gone (agents are reaped at once: SIGCHLD is
+ * ignored), at most about 5 s.
+ */
 int kd_host_exit(struct kd_host *h, int slot)
 {
-	return (int)call(h, h->fd[slot], CMD_EXIT, slot, NULL, NULL, 0, NULL, 0);
+	int r = (int)call(h, h->fd[slot], CMD_EXIT, slot, NULL, NULL, 0, NULL, 0);
+
+	for (int i = 0; r >= 0 && h->pid[slot] > 0 && i < 50000; i++) {
+		if (kill(h->pid[slot], 0) && errno == ESRCH)
+			break;
+		usleep(100);
+	}
+	h->pid[slot] = 0;
+	return r;
 }
 
 int64_t kd_host_syscall(struct kd_host *h, const struct kd_op *op)
