@@ -34,6 +34,7 @@ static void lazy_mark_free(struct run *r, int p, uint64_t addr, uint64_t len)
 	for (uint64_t a = addr; a < addr + len && a >= addr; a += KD_PAGE) {
 		struct mmp_addr_info mine, theirs;
 		struct mmp_vma *vma;
+		bool known;
 
 		if (a >= KD_WIN_END)
 			break;
@@ -41,8 +42,12 @@ static void lazy_mark_free(struct run *r, int p, uint64_t addr, uint64_t len)
 		vma = in_window(a) ? find_vma(r->v[0].sp[p], a) : NULL;
 		if (!vma || !vma_is_anonymous(vma) || vma->start > a || *lazy_at(r, p, a) != DATA)
 			continue;
+		/* The zero page has no folio to free (madvise_free_pte_range skips it). */
+		known = !mmp_space_query(r->v[0].sp[p], a, &mine);
+		if (known && (mine.folio_flags & MMP_FOLIO_ZERO))
+			continue;
 		*lazy_at(r, p, a) = LAZYFREE;
-		if (mmp_space_query(r->v[0].sp[p], a, &mine) || mine.pfn == MMP_NO_PFN)
+		if (!known || mine.pfn == MMP_NO_PFN)
 			continue;
 		for (int q = 0; q < KD_MAX_PROCS; q++)
 			if (q != p && r->live[q] && *lazy_at(r, q, a) == DATA &&
@@ -124,6 +129,9 @@ void track_lazy(struct run *r, const struct kd_op *op, int64_t ret)
 		 */
 		if (op->flags != MMP_MADV_FREE ||
 		    (ret != 0 && ret != -ENOMEM && ret != -EINVAL && ret != -EPERM))
+			break;
+		/* An unaligned start is refused before any VMA is looked at. */
+		if (ret == -EINVAL && (op->addr & (KD_PAGE - 1)))
 			break;
 		lazy_mark_free(r, p, op->addr, ret == -EPERM ? before_sealed(r, p, op->addr,
 			       page_align(op->len)) : page_align(op->len));
