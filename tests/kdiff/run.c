@@ -338,8 +338,8 @@ static bool has_empty_table(struct mmp_space *s, uint64_t start, uint64_t end)
  * Variants whose MADV_COLLAPSE result is not the host's to compare with:
  * pins the host does not hold (a pinned page makes the collapse -EAGAIN),
  * an empty PTE table (above), lazy pages either side may have reclaimed.
- * Shared memory, which the library does not collapse (-ENOTSUP), is settled
- * after the call.
+ * Shared memory, which the library does not collapse (-ENOTSUP), the host is
+ * not asked to collapse (collapse_host_len).
  */
 static bool collapse_incomparable(struct run *r, struct variant *v, const struct kd_op *op)
 {
@@ -349,6 +349,31 @@ static bool collapse_incomparable(struct run *r, struct variant *v, const struct
 		return false;
 	return v->npins[op->proc] || has_empty_table(v->sp[op->proc], op->addr, end) ||
 	       has_lazy_page(r, op->proc, op->addr, end);
+}
+
+/*
+ * MADV_COLLAPSE of shared memory is not modelled: the library stops at the
+ * first shmem VMA with -ENOTSUP. The host would collapse its page cache into
+ * a THP, past EOF too (a read there then sees no SIGBUS), so it is asked only
+ * for the VMAs before that one, and what is resident stays comparable. Where
+ * variant 0 stopped at shmem, the length the host is given; else the op's.
+ */
+static uint64_t collapse_host_len(struct run *r, const struct kd_op *op, int64_t got0)
+{
+	struct mmp_space *s = r->v[0].sp[op->proc];
+	uint64_t end = op->addr + page_align(op->len);
+
+	if (op->kind != KD_MADVISE || op->flags != MMP_MADV_COLLAPSE || got0 != -ENOTSUP)
+		return op->len;
+	for (struct mmp_vma *vma = vma_find_next(s, op->addr); vma && vma->start < end;
+	     vma = vma_find_next(s, vma->end)) {
+		if (vma_is_anonymous(vma))
+			continue;
+		if (vma->vm_file && shmem_file(vma->vm_file))
+			return vma->start > op->addr ? vma->start - op->addr : 0;
+		break;
+	}
+	return op->len;
 }
 
 static void do_syscall_op(struct run *r, const struct kd_op *op)
@@ -377,7 +402,20 @@ static void do_syscall_op(struct run *r, const struct kd_op *op)
 			r->v[k].host_like = false;
 		got[k] = lib_syscall(&r->v[k], op);
 	}
-	ref = r->opt->host ? kd_host_syscall(r->h, op) : got[0];
+	ref = got[0];
+	if (r->opt->host) {
+		struct kd_op host_op = *op;
+
+		host_op.len = collapse_host_len(r, op, got[0]);
+		if (host_op.len == op->len) {
+			ref = kd_host_syscall(r->h, op);
+		} else if (host_op.len) {
+			int64_t before = kd_host_syscall(r->h, &host_op);
+
+			/* A hole before it is reported only if no VMA fails: shmem's answer is the call's. */
+			ref = before == 0 || before == -ENOMEM ? got[0] : before;
+		}
+	}
 	if (ref == KD_AGENT_DIED && r->opt->host) {
 		diverge(r, "host agent %d died", p);
 		return;
@@ -387,17 +425,6 @@ static void do_syscall_op(struct run *r, const struct kd_op *op)
 		bool same = got[k] == ref || (placed && ref >= 0 && got[k] >= 0 &&
 					      !in_window(ref) && !in_window(got[k]));
 
-		/*
-		 * MADV_COLLAPSE met shared memory, which the library does not
-		 * collapse (the host does, or fails on its own terms): every
-		 * variant must stop there alike; the data is the same either way.
-		 */
-		if (!same && op->kind == KD_MADVISE && op->flags == MMP_MADV_COLLAPSE &&
-		    got[k] == -ENOTSUP && got[0] == -ENOTSUP)
-			same = true;
-		/* Shmem the host may have collapsed: what is resident there differs for good. */
-		if (op->kind == KD_MADVISE && op->flags == MMP_MADV_COLLAPSE && got[k] == -ENOTSUP)
-			r->v[k].host_like = false;
 		/*
 		 * An mprotect running out of the window meets the host process's
 		 * own mappings there (libraries, stack), which the spaces lack:
