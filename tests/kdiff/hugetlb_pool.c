@@ -55,13 +55,18 @@ static bool write_long(const char *path, long v)
 	return fclose(f) == 0 && ok;
 }
 
-/* HugePages_Free less HugePages_Rsvd: the 2 MiB pages a new reservation may take. */
-static long pool_available(void)
+/*
+ * HugePages_Free less HugePages_Rsvd: the 2 MiB pages a new reservation may
+ * take. Below zero when leaked reservations hold surplus pages the pool has
+ * since shrunk under; false only if the kernel has no hugetlb pool.
+ */
+static bool pool_available(long *avail)
 {
 	long free_pages = proc_field("/proc/meminfo", "HugePages_Free");
 	long rsvd = proc_field("/proc/meminfo", "HugePages_Rsvd");
 
-	return free_pages < 0 || rsvd < 0 ? -1 : free_pages - rsvd;
+	*avail = free_pages - rsvd;
+	return free_pages >= 0 && rsvd >= 0;
 }
 
 static int lock_pool(void)
@@ -117,14 +122,14 @@ static void release_and_die(int sig)
 
 bool kd_host_hugetlb_reserve(unsigned long nr, const char **why)
 {
-	long before = pool_available();
+	long before, after;
 
 	*why = NULL;
 	if (geteuid() != 0) {
 		*why = "not root: /proc/sys/vm/nr_hugepages is root's";
 		return false;
 	}
-	if (before < 0) {
+	if (!pool_available(&before)) {
 		*why = "no hugetlb pool (CONFIG_HUGETLBFS off?)";
 		return false;
 	}
@@ -139,7 +144,7 @@ bool kd_host_hugetlb_reserve(unsigned long nr, const char **why)
 	signal(SIGHUP, release_and_die);
 	signal(SIGABRT, release_and_die);
 	/* Another run may take pages meanwhile: it added its own first, so ours stay. */
-	if (pool_available() < before + (long)nr) {
+	if (!pool_available(&after) || after < before + (long)nr) {
 		*why = "the kernel found too few free 2 MiB blocks";
 		pool_release();
 		return false;
