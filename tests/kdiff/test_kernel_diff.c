@@ -10,7 +10,7 @@
  *
  *   test_kernel_diff [--seed S] [--ops N] [--seconds T | --total N] [--arch A] [--variant N]
  *                    [--no-host] [--no-state] [--verify-every N] [--threads N]
- *                    [--replay FILE] [--no-minimize] [-v]
+ *                    [--replay FILE] [--no-minimize] [--minimize-seconds T] [-v]
  *
  * --seconds T runs sequences of --ops N ops, one seed after another, for T
  * seconds; --total N until N ops in all (every op runs on every back end).
@@ -193,6 +193,8 @@ static uint64_t minimize(const struct kd_options *opt, struct kd_host *h, struct
 }
 
 /* Run one sequence; on divergence write its log and a minimized one. */
+static double minimize_seconds = 60;
+
 static bool run_one(const struct kd_options *opt, struct kd_host *h, struct kd_op *ops,
 		    uint64_t n, bool do_minimize, const char *tag)
 {
@@ -229,7 +231,8 @@ static bool run_one(const struct kd_options *opt, struct kd_host *h, struct kd_o
 		/* Against the host, the failing variant alone is enough (and much faster). */
 		if (opt->host)
 			one.only_variant = res.variant;
-		m = minimize(&one, h, ops, res.first_bad < n ? res.first_bad + 1 : n, what, 60);
+		m = minimize(&one, h, ops, res.first_bad < n ? res.first_bad + 1 : n, what,
+			     minimize_seconds);
 		opt = &one;
 
 		snprintf(path, sizeof(path), "kdiff-%016" PRIx64 ".min.log", opt->seed);
@@ -316,6 +319,9 @@ int main(int argc, char **argv)
 			no_state = true;
 		} else if (!strcmp(a, "--no-host")) {
 			opt.host = false;
+		} else if (!strcmp(a, "--minimize-seconds") && next) {
+			minimize_seconds = strtod(next, NULL);
+			i++;
 		} else if (!strcmp(a, "--no-minimize")) {
 			do_minimize = false;
 		} else if (!strcmp(a, "-v")) {
@@ -323,7 +329,8 @@ int main(int argc, char **argv)
 		} else {
 			fprintf(stderr, "usage: %s [--seed S] [--ops N] [--seconds T | --total N] "
 				"[--arch A] [--variant N] [--release A.B] [--no-host] [--zero-page yes|no|other] [--soft-dirty yes|no] "
-				"[--no-state] [--verify-every N] [--threads N] [--replay FILE] [--no-minimize] [-v]\n",
+				"[--no-state] [--verify-every N] [--threads N] [--replay FILE] [--no-minimize] "
+				"[--minimize-seconds T] [-v]\n",
 				argv[0]);
 			return 2;
 		}
