@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -421,12 +422,32 @@ static void agent_loop(int fd, int lifeline, int *slot_fds)
 	}
 }
 
+/*
+ * Every agent on one CPU. A page faulted in waits in its CPU's LRU batch
+ * (lru_add) until that batch drains, and MADV_PAGEOUT and MADV_COLD drain
+ * only the batch of the CPU they run on (lru_add_drain) before they isolate
+ * the pages: a page still batched on another CPU is skipped. An agent the
+ * scheduler moved would keep pages the library, which batches nothing, takes.
+ */
+static void pin_to_one_cpu(void)
+{
+	int cpu = sched_getcpu();	/* where it is: runs side by side spread out */
+	cpu_set_t set;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
 static void spawner_loop(int spawn_fd, int lifeline, int *slot_fds) __attribute__((noreturn));
 
 static void spawner_loop(int spawn_fd, int lifeline, int *slot_fds)
 {
 	/* Agents are reaped by init: nobody waits for them. */
 	signal(SIGCHLD, SIG_IGN);
+	pin_to_one_cpu();
 	host_fault_catch();
 	/* Room for the largest reply: a read with its statuses, the maps, or the state. */
 	agent_buf = malloc(KD_MAX_IO + KD_MAX_IO / KD_PAGE + 2 + KD_MAX_VMAS * sizeof(struct kd_vma) +
