@@ -530,14 +530,80 @@ out:
 	return true;
 }
 
+static bool page_data_zero(const void *data)
+{
+	const uint64_t *w = data;
+
+	for (unsigned int i = 0; i < PAGE_SIZE / sizeof(*w); i++)
+		if (w[i])
+			return false;
+	return true;
+}
+
 /*
- * Split a PTE-mapped large folio into order-0 folios in place. Every mapping
- * must be in @ptes, whose PTL is held, and nothing but the mappings and
- * @extra_refs may hold references: the count is frozen to zero meanwhile, so
- * GUP-fast's speculative grab fails and backs off. -EAGAIN otherwise.
+ * The sub-pages of an anonymous folio just split to order 0 that hold only
+ * zeroes are mapped to the shared zero page and freed (remap_page with
+ * RMP_USE_SHARED_ZEROPAGE, try_to_map_unused_to_zeropage; b1f202060afe,
+ * 6.12): what a THP held for pages never written goes back, and leaves RSS.
+ * The kernel looks at each page while its PTE is a migration entry; here
+ * every entry of the old folio is cleared and flushed first, so no CPU can
+ * write a page between the look and the remap, then each gets the zero page
+ * or its old value back. Not in an mlock'd VMA, nor where the mm has no zero
+ * page.
  */
-int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint64_t table_addr, uint32_t head_pfn,
-		       int extra_refs)
+static void split_map_unused_to_zeropage(struct mmp_space *s, const struct mmp_vma *vma,
+					 mmp_pte_t *ptes, uint64_t table_addr, uint32_t head_pfn,
+					 unsigned int nr)
+{
+	mmp_pte_t old[PTRS_PER_TABLE], zero;
+	bool any = false;
+
+	if ((vma->flags & VM_LOCKED) || mm_forbids_zeropage(s))
+		return;
+	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++) {
+		old[i] = ptep_get(s, &ptes[i]);
+		if (!old[i] || !entry_present(entry_flags(s, old[i], MMP_PTE)) ||
+		    entry_test(s, old[i], MMP_PTE, MMP_E_SPECIAL) ||
+		    !pfn_in_range(entry_pfn(s, old[i], MMP_PTE), head_pfn, nr)) {
+			old[i] = 0;
+			continue;
+		}
+		ptep_get_and_clear(s, table_addr + ((uint64_t)i << PAGE_SHIFT), &ptes[i]);
+		any = true;
+	}
+	if (!any)
+		return;
+	flush_tlb_range(s, table_addr, table_addr + PMD_SIZE, PAGE_SHIFT);
+	zero = format_pte_set_flags(s->format, format_pfn_pte(s->format, s->phys->zero_pfn,
+							       READ_ONCE(vma->vm_page_prot)),
+				    MMP_E_SPECIAL);
+	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++) {
+		uint64_t addr = table_addr + ((uint64_t)i << PAGE_SHIFT);
+		uint32_t pfn;
+
+		if (!old[i])
+			continue;
+		pfn = entry_pfn(s, old[i], MMP_PTE);
+		if (!page_data_zero(pfn_to_virt(s->phys, pfn))) {
+			set_ptes(s, addr, &ptes[i], old[i], 1);
+			continue;
+		}
+		set_ptes(s, addr, &ptes[i], zero, 1);
+		folio_remove_rmap_ptes(s, pfn_to_page(s->phys, pfn), pfn_to_page(s->phys, pfn), 1);
+		rss_add(s, -1);
+		count_inc(s, MMP_C_SPLIT_ZERO_PAGE);
+		folio_put_refs(s, pfn, 1);
+	}
+}
+
+/*
+ * Split a PTE-mapped large folio of @vma into order-0 folios in place. Every
+ * mapping must be in @ptes, whose PTL is held, and nothing but the mappings
+ * and @extra_refs may hold references: the count is frozen to zero meanwhile,
+ * so GUP-fast's speculative grab fails and backs off. -EAGAIN otherwise.
+ */
+int split_folio_locked(struct mmp_space *s, const struct mmp_vma *vma, mmp_pte_t *ptes,
+		       uint64_t table_addr, uint32_t head_pfn, int extra_refs)
 {
 	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
 	unsigned int nr = folio_nr_pages(head), here = 0, order = head->order;
@@ -600,5 +666,7 @@ int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint64_t table_addr
 		e = ptep_get_and_clear(s, addr, &ptes[i]);
 		set_ptes(s, addr, &ptes[i], e, 1);
 	}
+	if (keep & PG_anon)
+		split_map_unused_to_zeropage(s, vma, ptes, table_addr, head_pfn, nr);
 	return 0;
 }

@@ -150,7 +150,7 @@ static void madvise_pte_range(struct madv_walk *w, mmp_pte_t *pmdp, uint64_t add
 				/* Partly covered: split it if it is ours alone, then look again. */
 				if ((head->flags & PG_anon) &&
 				    folio_range_exclusive(head, pfn_to_page(s->phys, pfn), nr) &&
-				    !split_folio_locked(s, ptes, addr & PMD_MASK, head_pfn, 0)) {
+				    !split_folio_locked(s, w->vma, ptes, addr & PMD_MASK, head_pfn, 0)) {
 					nr = 0;
 					continue;
 				}

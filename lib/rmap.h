@@ -30,8 +30,8 @@ enum lazyfree_verdict lazyfree_check(struct mmp_space *s, struct mmp_vma *vma,
 				     struct mmp_page *head, bool entry_dirty, bool mark);
 
 /* Split a PTE-mapped large folio whose every mapping is in @ptes (PTL held). */
-int split_folio_locked(struct mmp_space *s, mmp_pte_t *ptes, uint64_t table_addr, uint32_t head_pfn,
-		       int extra_refs);
+int split_folio_locked(struct mmp_space *s, const struct mmp_vma *vma, mmp_pte_t *ptes,
+		       uint64_t table_addr, uint32_t head_pfn, int extra_refs);
 void folio_mark_lazyfree(struct mmp_space *s, struct mmp_page *head);
 
 #endif /* MMP_RMAP_H */

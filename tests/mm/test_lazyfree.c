@@ -347,6 +347,60 @@ static void check_partial_pmd(const char *arch)
 	lf_fini(&t);
 }
 
+/*
+ * A split to order 0 maps the sub-pages that hold only zeroes to the shared
+ * zero page and frees them (6.12, b1f202060afe: try_to_map_unused_to_zeropage),
+ * whatever asked for the split; a 6.18 host does it for a partial MADV_FREE.
+ * The first 32 pages of a THP are zeroed again, then MADV_FREE covers pages
+ * 16-79: pages 0-31 become the zero page, 32-79 lazyfree, the rest stay. Not
+ * where the mm has no zero page (mm_forbids_zeropage).
+ */
+static void check_split_zero_pages(const char *arch, bool forbid)
+{
+	const uint64_t zeroed = 32 * PAGE_SIZE, off = 64 * KiB, flen = 256 * KiB;
+	const unsigned int nz = forbid ? 0 : 32, nfree = forbid ? 64 : 48;
+	const char *what = forbid ? "split, no zero page" : "split of zeroed pages";
+	struct rstate st;
+	struct lf t;
+	uint64_t a;
+	unsigned char b;
+
+	lf_init(&t, arch, 1);
+	must(mmp_space_set_opt(t.s, MMP_OPT_FORBID_ZEROPAGE, forbid) == 0, "FORBID_ZEROPAGE");
+	a = filled_thp(&t);
+	tap_eq(mmp_memset(t.cpu, a, 0, zeroed), 0, "%s: %s: zero the first 32 pages", arch, what);
+	snap(&t);
+	tap_eq(mmp_madvise(t.s, a + off, flen, MMP_MADV_FREE), 0, "%s: %s: MADV_FREE 256 KiB",
+	       arch, what);
+	EXPECT(&t, FOLIO_SPLIT, 1, what);
+	EXPECT(&t, SPLIT_ZERO_PAGE, nz, what);
+	EXPECT(&t, FOLIO_FREE, nz, what);
+	EXPECT(&t, LAZYFREE, nfree, what);
+	tap_eq(rss(t.s), NPMD - nz, "%s: %s: RSS less the zero-filled pages", arch, what);
+	st = range_state(t.s, a, zeroed);
+	tap_ok(st.zero == nz && st.mapped == 32 - nz,
+	       "%s: %s: the zeroed pages map the zero page (zero %u mapped %u)", arch, what,
+	       st.zero, st.mapped);
+	st = range_state(t.s, a + zeroed, MMP_PMD_SIZE - zeroed);
+	tap_ok(st.mapped == NPMD - 32 && st.large == 0,
+	       "%s: %s: the pages with data stay mapped, order 0", arch, what);
+	tap_eq(bad_pages(&t, a, zeroed, true), 0, "%s: %s: the zeroed pages read zeroes", arch,
+	       what);
+	tap_ok(!bad_pages(&t, a + zeroed, MMP_PMD_SIZE - zeroed, false),
+	       "%s: %s: the rest keeps its data", arch, what);
+	verify(&t, what);
+
+	/* The zero page is read-only: a write takes a page of its own. */
+	snap(&t);
+	b = 0x5a;
+	tap_eq(mmp_write(t.cpu, a, &b, 1), 0, "%s: %s: write the first page", arch, what);
+	tap_eq(faults_since(&t), forbid ? 0 : 1, "%s: %s: ... which faults only on the zero page",
+	       arch, what);
+	tap_eq(rss(t.s), NPMD - nz + (forbid ? 0 : 1), "%s: %s: ... and counts again", arch, what);
+	verify(&t, "a write to a page split to the zero page");
+	lf_fini(&t);
+}
+
 /* MADV_PAGEOUT of part of a lazyfree THP splits it and discards only that part. */
 static void check_partial_pageout(const char *arch)
 {
@@ -457,6 +511,8 @@ static void run(const char *arch)
 	check_partial_mthp(arch);
 	check_pmd_paths(arch);
 	check_partial_pmd(arch);
+	check_split_zero_pages(arch, false);
+	check_split_zero_pages(arch, true);
 	check_partial_pageout(arch);
 	check_mremap(arch);
 	check_protnone(arch);
