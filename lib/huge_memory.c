@@ -561,14 +561,15 @@ static void split_map_unused_to_zeropage(struct mmp_space *s, const struct mmp_v
 	if ((vma->flags & VM_LOCKED) || mm_forbids_zeropage(s))
 		return;
 	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++) {
-		old[i] = ptep_get(s, &ptes[i]);
-		if (!old[i] || !entry_present(entry_flags(s, old[i], MMP_PTE)) ||
-		    entry_test(s, old[i], MMP_PTE, MMP_E_SPECIAL) ||
-		    !pfn_in_range(entry_pfn(s, old[i], MMP_PTE), head_pfn, nr)) {
-			old[i] = 0;
+		mmp_pte_t e = ptep_get(s, &ptes[i]);
+
+		old[i] = 0;
+		if (!e || !entry_present(entry_flags(s, e, MMP_PTE)) ||
+		    entry_test(s, e, MMP_PTE, MMP_E_SPECIAL) ||
+		    !pfn_in_range(entry_pfn(s, e, MMP_PTE), head_pfn, nr))
 			continue;
-		}
-		ptep_get_and_clear(s, table_addr + ((uint64_t)i << PAGE_SHIFT), &ptes[i]);
+		/* What the clear returns: the MMU may have set accessed or dirty since. */
+		old[i] = ptep_get_and_clear(s, table_addr + ((uint64_t)i << PAGE_SHIFT), &ptes[i]);
 		any = true;
 	}
 	if (!any)
