@@ -111,9 +111,10 @@ static bool do_fault_around(struct vm_fault *vmf)
 	bool mapped = false, here;
 	int err;
 
-	/* filemap_map_pages installs a missing table only for a folio it found. */
-	if (!READ_ONCE(*vmf->pmdp) && !file_range_cached(f, linear_page_index(vma, from),
-							 linear_page_index(vma, to)))
+	/* filemap_map_pages installs a missing table only for a folio it found, inside i_size. */
+	if (!READ_ONCE(*vmf->pmdp) &&
+	    !file_range_cached(f, linear_page_index(vma, from),
+			       MIN(linear_page_index(vma, to), end_index)))
 		return false;
 	rcu_read_lock();
 	ptes = fault_pte_lock(vmf, &ptl, &err);
@@ -269,7 +270,12 @@ static int do_read_fault(struct vm_fault *vmf, uint64_t index)
 	uint32_t pfn;
 	int err;
 
-	if (index < file_size_pages(vmf->vma->vm_file) && do_fault_around(vmf)) {
+	/*
+	 * Fault-around first, even for a page past the end of the file: the
+	 * cached pages around it inside i_size get mapped, and only then does
+	 * filemap_fault find the page missing (SIGBUS).
+	 */
+	if (do_fault_around(vmf)) {
 		count_inc(vmf->s, MMP_C_FAULT_FILE);
 		return 0;
 	}

@@ -255,6 +255,41 @@ static void test_truncate(const char *arch)
 	mmp_file_destroy(f);
 }
 
+/*
+ * A read fault past the end of the file is SIGBUS, but only after
+ * fault-around: do_read_fault calls do_fault_around before ->fault, and
+ * filemap_map_pages maps the cached pages of the window that lie inside
+ * i_size. A 4-page file, an 8-page private mapping, a read of page 6.
+ */
+static void test_sigbus_fault_around(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_file *f = new_file(4 * P, MMP_FILE_NO_LARGE_FOLIOS, 5);
+	struct mmp_counters before, d;
+	struct mmp_cpu *cpu;
+	uint8_t got[1];
+	uint64_t addr;
+
+	mmp_cpu_attach(s, &cpu);
+	tap_eq(mmp_mmap_file(s, 0, 8 * P, MMP_PROT_READ, MMP_MAP_PRIVATE, f, 0, &addr), 0,
+	       "%s: 8 pages of a 4-page file", arch);
+	mmp_space_counters(s, &before);
+	tap_eq(mmp_read(cpu, addr + 6 * P, got, 1), -EIO, "%s: page 6: SIGBUS", arch);
+	counters_since(s, &before, &d);
+	tap_eq(d.v[MMP_C_FAULT_SIGBUS], 1, "%s: one SIGBUS fault", arch);
+	tap_eq(d.v[MMP_C_FAULT_AROUND], 4, "%s: fault-around mapped the 4 pages of the file first",
+	       arch);
+	tap_eq(stat_of(s).rss_file_pages, 4, "%s: 4 pages count as RssFile", arch);
+	mmp_space_counters(s, &before);
+	tap_eq(mmp_read(cpu, addr + 3 * P, got, 1), 0, "%s: page 3 reads", arch);
+	counters_since(s, &before, &d);
+	tap_eq(d.v[MMP_C_FAULT_FILE], 0, "%s: ... without a fault", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verifies", arch);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+	mmp_file_destroy(f);
+}
+
 /* Reclaim: clean file folios dropped, dirty ones written back first, nothing lost. */
 static void test_reclaim(const char *arch)
 {
@@ -585,6 +620,7 @@ int main(void)
 		test_shared(arch);
 		test_shared_anon(arch);
 		test_truncate(arch);
+		test_sigbus_fault_around(arch);
 		test_reclaim(arch);
 		test_errors(arch);
 		test_large(arch);
