@@ -8,8 +8,9 @@
 # drawn from each seed, the kernel's view (smaps, status, pagemap, faults, THP
 # events) compared after every op, mmp_space_verify every 25 ops (give
 # --verify-every 1 for every op, at half the speed). Stops at the first
-# divergence, leaving its log and a minimized one (kdiff-SEED.log,
-# kdiff-SEED.min.log) in build/.
+# divergence its replay repeats, leaving its log and a minimized one
+# (kdiff-SEED.log, kdiff-SEED.min.log) in build/; one the replay does not
+# repeat is printed, counted and kept (kdiff-SEED.unreproduced.log).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 limit=${1:-600}

@@ -192,11 +192,37 @@ static uint64_t minimize(const struct kd_options *opt, struct kd_host *h, struct
 	return n;
 }
 
-/* Run one sequence; on divergence write its log and a minimized one. */
 static double minimize_seconds = 60;
+static uint64_t unreproduced;	/* divergences their replay did not repeat */
 
+/*
+ * A divergence from the host that its replay does not repeat: the library is
+ * deterministic, the host not quite (a kdamond's sampling holds folio
+ * references that make a split or an isolation fail now and then; per-CPU
+ * batches). Said, logged and counted, not a failure.
+ */
+static bool not_reproduced(const struct kd_options *opt, struct kd_host *h,
+			   const struct kd_op *ops, const struct kd_result *res, const char *tag)
+{
+	struct kd_result again;
+	char path[256];
+
+	if (!opt->host || kd_run(opt, h, ops, res->first_bad + 1, &again) || again.divergences)
+		return false;
+	unreproduced++;
+	snprintf(path, sizeof(path), "kdiff-%016" PRIx64 ".unreproduced.log", opt->seed);
+	write_log(path, opt->seed, ops, res->first_bad + 1);
+	printf("# %s: op %" PRIu64 " diverged (%s), and its replay agreed: not reproduced "
+	       "(log: %s)\n", tag, res->first_bad, res->what, path);
+	return true;
+}
+
+/*
+ * Run one sequence; on divergence (one its replay repeats, with @confirm)
+ * write its log and a minimized one.
+ */
 static bool run_one(const struct kd_options *opt, struct kd_host *h, struct kd_op *ops,
-		    uint64_t n, bool do_minimize, const char *tag)
+		    uint64_t n, bool do_minimize, bool confirm, const char *tag)
 {
 	struct kd_result res;
 	double t0 = now();
@@ -213,6 +239,11 @@ static bool run_one(const struct kd_options *opt, struct kd_host *h, struct kd_o
 			printf("# THP events compared after %" PRIu64 " ops; the host counted more "
 			       "after %" PRIu64 " (the machine's other processes)\n", res.thp_checked,
 			       res.thp_more);
+		return true;
+	}
+	if (confirm && res.first_bad < n && not_reproduced(opt, h, ops, &res, tag)) {
+		tap_ok(1, "%s: %" PRIu64 " ops agree but for a divergence not reproduced (%.1f s)",
+		       tag, n, now() - t0);
 		return true;
 	}
 	tap_ok(0, "%s: op %" PRIu64 " diverged: %s", tag, res.first_bad, res.what);
@@ -385,7 +416,7 @@ int main(int argc, char **argv)
 			if (!tap_ok(ops != NULL, "read %s", replays[i]))
 				continue;
 			opt.seed = have_seed ? seed : logged;
-			run_one(&opt, h, ops, n, do_minimize, replays[i]);
+			run_one(&opt, h, ops, n, do_minimize, false, replays[i]);
 			free(ops);
 		}
 		kd_host_stop(h);
@@ -402,13 +433,14 @@ int main(int argc, char **argv)
 		opt.seed = seed + runs;
 		snprintf(tag, sizeof(tag), "seed %#" PRIx64, opt.seed);
 		kd_generate(opt.seed, ops, nops);
-		if (!run_one(&opt, h, ops, nops, do_minimize, tag))
+		if (!run_one(&opt, h, ops, nops, do_minimize, true, tag))
 			break;
 		total += nops;
 		runs++;
 	} while (total_target ? total < total_target : now() < end);
-	printf("# %" PRIu64 " sequences, %" PRIu64 " ops, %s\n", runs, total,
-	       opt.host ? "against the host kernel" : "back ends against each other");
+	printf("# %" PRIu64 " sequences, %" PRIu64 " ops, %s; %" PRIu64 " divergences "
+	       "not reproduced\n", runs, total,
+	       opt.host ? "against the host kernel" : "back ends against each other", unreproduced);
 	free(ops);
 	kd_host_stop(h);
 	return tap_done();
