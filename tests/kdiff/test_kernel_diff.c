@@ -98,6 +98,7 @@ static void write_log(const char *path, uint64_t seed, const struct kd_op *ops, 
 	}
 	/* The seed draws the variants' settings: a replay needs it too. */
 	fprintf(f, "# seed %#" PRIx64 "\n", seed);
+	fprintf(f, "# window %#llx\n", KD_WIN_BASE);
 	for (uint64_t i = 0; i < n; i++)
 		kd_print_op(f, &ops[i]);
 	fclose(f);
@@ -107,7 +108,7 @@ static struct kd_op *read_log(const char *path, uint64_t *n, uint64_t *seed)
 {
 	FILE *f = fopen(path, "r");
 	struct kd_op *ops = NULL;
-	uint64_t cap = 0, line = 0;
+	uint64_t cap = 0, line = 0, window = 0x3000000000ULL;	/* before logs named it */
 	char buf[512];
 
 	*n = 0;
@@ -115,7 +116,8 @@ static struct kd_op *read_log(const char *path, uint64_t *n, uint64_t *seed)
 		return NULL;
 	while (fgets(buf, sizeof(buf), f)) {
 		line++;
-		if (sscanf(buf, "# seed %" SCNx64, seed) == 1 || buf[0] == '#' || buf[0] == '\n')
+		if (sscanf(buf, "# seed %" SCNx64, seed) == 1 ||
+		    sscanf(buf, "# window %" SCNx64, &window) == 1 || buf[0] == '#' || buf[0] == '\n')
 			continue;
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 256;
@@ -132,6 +134,13 @@ static struct kd_op *read_log(const char *path, uint64_t *n, uint64_t *seed)
 		(*n)++;
 	}
 	fclose(f);
+	/* Logged with the window elsewhere (a sanitized build moves it): the same ops here. */
+	for (uint64_t i = 0; ops && window != KD_WIN_BASE && i < *n; i++) {
+		if (ops[i].addr >= window && ops[i].addr - window < KD_WIN_SIZE)
+			ops[i].addr += KD_WIN_BASE - window;
+		if (ops[i].addr2 >= window && ops[i].addr2 - window < KD_WIN_SIZE)
+			ops[i].addr2 += KD_WIN_BASE - window;
+	}
 	return ops;
 }
 
