@@ -549,7 +549,10 @@ static bool page_data_zero(const void *data)
  * every entry of the old folio is cleared and flushed first, so no CPU can
  * write a page between the look and the remap, then each gets the zero page
  * or its old value back. Not in an mlock'd VMA, nor where the mm has no zero
- * page.
+ * page. Only the entries inside @vma, whose protection the zero page takes:
+ * the kernel's rmap walk reaches a folio's other VMAs too, but a caller here
+ * may hold no more than @vma's lock, so the part of a folio that lies in a
+ * neighbouring VMA (an mprotect split it off) keeps its pages.
  */
 static void split_map_unused_to_zeropage(struct mmp_space *s, const struct mmp_vma *vma,
 					 mmp_pte_t *ptes, uint64_t table_addr, uint32_t head_pfn,
@@ -561,15 +564,18 @@ static void split_map_unused_to_zeropage(struct mmp_space *s, const struct mmp_v
 	if ((vma->flags & VM_LOCKED) || mm_forbids_zeropage(s))
 		return;
 	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++) {
+		uint64_t addr = table_addr + ((uint64_t)i << PAGE_SHIFT);
 		mmp_pte_t e = ptep_get(s, &ptes[i]);
 
 		old[i] = 0;
+		if (addr < vma->start || addr >= vma->end)
+			continue;
 		if (!e || !entry_present(entry_flags(s, e, MMP_PTE)) ||
 		    entry_test(s, e, MMP_PTE, MMP_E_SPECIAL) ||
 		    !pfn_in_range(entry_pfn(s, e, MMP_PTE), head_pfn, nr))
 			continue;
 		/* What the clear returns: the MMU may have set accessed or dirty since. */
-		old[i] = ptep_get_and_clear(s, table_addr + ((uint64_t)i << PAGE_SHIFT), &ptes[i]);
+		old[i] = ptep_get_and_clear(s, addr, &ptes[i]);
 		any = true;
 	}
 	if (!any)

@@ -401,6 +401,40 @@ static void check_split_zero_pages(const char *arch, bool forbid)
 	lf_fini(&t);
 }
 
+/*
+ * A THP of zeroes that an mprotect split across two VMAs (the first half
+ * PROT_NONE), then MADV_FREE of part of the second: the split remaps the
+ * second half to the zero page with that VMA's protection. The first half
+ * keeps its pages: the kernel's rmap walk would remap them too, with
+ * PROT_NONE, but the walk here may hold no lock on that VMA (docs/design.md).
+ */
+static void check_split_zero_pages_two_vmas(const char *arch)
+{
+	const uint64_t half = MMP_PMD_SIZE / 2;
+	const char *what = "split across two VMAs";
+	struct rstate st;
+	struct lf t;
+	uint64_t a;
+
+	lf_init(&t, arch, 1);
+	a = filled_thp(&t);
+	tap_eq(mmp_memset(t.cpu, a, 0, MMP_PMD_SIZE), 0, "%s: %s: zero the THP", arch, what);
+	tap_eq(mmp_mprotect(t.s, a, half, MMP_PROT_NONE), 0, "%s: %s: first half PROT_NONE", arch,
+	       what);
+	snap(&t);
+	tap_eq(mmp_madvise(t.s, a + half + 64 * KiB, 64 * KiB, MMP_MADV_FREE), 0,
+	       "%s: %s: MADV_FREE 64 KiB of the second half", arch, what);
+	EXPECT(&t, FOLIO_SPLIT, 1, what);
+	EXPECT(&t, SPLIT_ZERO_PAGE, NPMD / 2, what);
+	st = range_state(t.s, a + half, half);
+	tap_eq(st.zero, NPMD / 2, "%s: %s: the second half maps the zero page", arch, what);
+	st = range_state(t.s, a, half);
+	tap_eq(st.mapped, NPMD / 2, "%s: %s: the first half keeps its pages", arch, what);
+	tap_eq(rss(t.s), NPMD / 2, "%s: %s: RSS", arch, what);
+	verify(&t, "a split of a folio across two VMAs");
+	lf_fini(&t);
+}
+
 /* MADV_PAGEOUT of part of a lazyfree THP splits it and discards only that part. */
 static void check_partial_pageout(const char *arch)
 {
@@ -513,6 +547,7 @@ static void run(const char *arch)
 	check_partial_pmd(arch);
 	check_split_zero_pages(arch, false);
 	check_split_zero_pages(arch, true);
+	check_split_zero_pages_two_vmas(arch);
 	check_partial_pageout(arch);
 	check_mremap(arch);
 	check_protnone(arch);
