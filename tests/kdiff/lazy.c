@@ -32,6 +32,7 @@ void lazy_set(struct run *r, int p, uint64_t addr, uint64_t len, uint8_t val)
 static void lazy_mark_free(struct run *r, int p, uint64_t addr, uint64_t len)
 {
 	for (uint64_t a = addr; a < addr + len && a >= addr; a += KD_PAGE) {
+		struct variant *ref = lazy_ref(r);
 		struct mmp_addr_info mine, theirs;
 		struct mmp_vma *vma;
 		bool known;
@@ -43,7 +44,7 @@ static void lazy_mark_free(struct run *r, int p, uint64_t addr, uint64_t len)
 		if (!vma || !vma_is_anonymous(vma) || vma->start > a || *lazy_at(r, p, a) != DATA)
 			continue;
 		/* The zero page has no folio to free (madvise_free_pte_range skips it). */
-		known = !mmp_space_query(r->v[0].sp[p], a, &mine);
+		known = !mmp_space_query(ref->sp[p], a, &mine);
 		if (known && (mine.folio_flags & MMP_FOLIO_ZERO))
 			continue;
 		*lazy_at(r, p, a) = LAZYFREE;
@@ -51,7 +52,7 @@ static void lazy_mark_free(struct run *r, int p, uint64_t addr, uint64_t len)
 			continue;
 		for (int q = 0; q < KD_MAX_PROCS; q++)
 			if (q != p && r->live[q] && *lazy_at(r, q, a) == DATA &&
-			    !mmp_space_query(r->v[0].sp[q], a, &theirs) && theirs.pfn == mine.pfn)
+			    !mmp_space_query(ref->sp[q], a, &theirs) && theirs.pfn == mine.pfn)
 				*lazy_at(r, q, a) = LAZYFREE;
 	}
 }
@@ -80,7 +81,7 @@ void lazy_written(struct run *r, int p, uint64_t addr, uint64_t len)
  * A multi-VMA move that failed at a VMA it could not move (a hugetlb one
  * with MREMAP_DONTUNMAP, say) has moved the VMAs before it, both sides alike
  * (the layouts are compared), or nothing, when its arguments were wrong. The
- * call does not tell which pages went: a lazy page went where variant 0 now
+ * call does not tell which pages went: a lazy page went where lazy_ref() now
  * maps the frame it mapped at the source, and a droppable VMA, wherever it
  * came from, makes its pages droppable. A page marked lazy that is not costs
  * the host a read (settle_lazy), which faults it in there alone.
@@ -97,7 +98,7 @@ static void lazy_moved_partly(struct run *r, int p, const struct kd_op *op)
 		struct mmp_addr_info q;
 
 		if (was && in_window(to) && r->src_pfn[i] != MMP_NO_PFN &&
-		    !mmp_space_query(r->v[0].sp[p], to, &q) && q.pfn == r->src_pfn[i])
+		    !mmp_space_query(lazy_ref(r)->sp[p], to, &q) && q.pfn == r->src_pfn[i])
 			*lazy_at(r, p, to) = was;
 	}
 	mark_droppable(r, p, op->addr2, len);

@@ -391,8 +391,8 @@ static void do_syscall_op(struct run *r, const struct kd_op *op)
 		uint64_t a = op->addr + i * KD_PAGE;
 
 		r->src_mapped[i] = find_vma(r->v[0].sp[p], a) != NULL;
-		r->src_pfn[i] = in_window(a) && !mmp_space_query(r->v[0].sp[p], a, &q) ? q.pfn :
-										 MMP_NO_PFN;
+		r->src_pfn[i] = in_window(a) && !mmp_space_query(lazy_ref(r)->sp[p], a, &q) ?
+				q.pfn : MMP_NO_PFN;
 	}
 
 	for (int k = 0; k < r->nv; k++) {

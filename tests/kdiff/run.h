@@ -64,7 +64,7 @@ struct run {
 	uint8_t lazy[KD_MAX_PROCS][KD_NPAGES];
 	bool multi_move;		/* the op is an equal-length MREMAP_FIXED move */
 	bool src_mapped[KD_NPAGES];	/* its source pages that lie in a VMA */
-	uint64_t src_pfn[KD_NPAGES];	/* and the frames variant 0 maps there (lazy.c) */
+	uint64_t src_pfn[KD_NPAGES];	/* and the frames lazy_ref() maps there (lazy.c) */
 	/* Reference and candidate buffers of one read. */
 	uint8_t rbuf[KD_MAX_IO], cbuf[KD_MAX_IO];
 	uint8_t rok[KD_MAX_IO / KD_PAGE + 2], cok[KD_MAX_IO / KD_PAGE + 2];	/* enum kd_page */
@@ -118,6 +118,19 @@ void compare_state(struct run *r, const struct kd_op *op);
 static inline uint64_t page_align(uint64_t len)
 {
 	return (len + KD_PAGE - 1) & ~(KD_PAGE - 1);
+}
+
+/*
+ * The variant whose frames the lazy marks follow (which page is the zero
+ * page, which frame a fork shares): the first that still models the host,
+ * for a variant given a switch may map them otherwise.
+ */
+static inline struct variant *lazy_ref(struct run *r)
+{
+	for (int k = 0; k < r->nv; k++)
+		if (r->v[k].host_like)
+			return &r->v[k];
+	return &r->v[0];
 }
 
 /* lazy.c: the lazy pages of each process. */
