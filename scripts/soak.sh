@@ -53,11 +53,15 @@ for ((i = 0; i < jobs; i++)); do
 	echo "# job $i: pid $!, CPU $((i % ncpu)), seeds from $(printf '%#x' $((base + (i << 32)))), build/soak-$i.log"
 done
 status=0
-for ((left = jobs; left > 0; left--)); do
-	if ! wait -n "${pids[@]}"; then
+while ((${#pids[@]})); do
+	done_pid=
+	if ! wait -n -p done_pid "${pids[@]}"; then
 		status=1
 		kill "${pids[@]}" 2>/dev/null || true
 	fi
+	for i in "${!pids[@]}"; do
+		[[ ${pids[$i]} == "$done_pid" ]] && unset "pids[$i]"
+	done
 done
 for ((i = 0; i < jobs; i++)); do
 	echo "# job $i:"
