@@ -190,6 +190,38 @@ static int change_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint6
 }
 
 /*
+ * What one mprotect asks, and the pieces it must populate afterwards: those
+ * that were locked, private and not writable and turn writable. There are as
+ * many as locked read-only VMAs in the range; an allocation that fails leaves
+ * a piece unpopulated, as populate_vma_page_range's errors are ignored too.
+ */
+struct mprotect_walk {
+	unsigned long vm_flags;
+	struct populate_piece {
+		uint64_t start, end;
+	} *pieces;
+	size_t nr, cap;
+};
+
+static void populate_later(struct mprotect_walk *w, uint64_t start, uint64_t end)
+{
+	if (w->nr && w->pieces[w->nr - 1].end == start) {
+		w->pieces[w->nr - 1].end = end;
+		return;
+	}
+	if (w->nr == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 4;
+		struct populate_piece *p = realloc(w->pieces, cap * sizeof(*p));
+
+		if (!p)
+			return;
+		w->pieces = p;
+		w->cap = cap;
+	}
+	w->pieces[w->nr++] = (struct populate_piece){ start, end };
+}
+
+/*
  * The VMA's new flags (mprotect_fixup): private memory turning writable is
  * charged from now on (not hugetlb or MAP_NORESERVE memory); anonymous memory never faulted in is uncharged when it
  * turns read-only (a file mapping keeps its charge). The charge is a VMA flag,
@@ -197,7 +229,7 @@ static int change_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint6
  */
 static unsigned long mprotect_flags(const struct mmp_vma *vma, void *arg)
 {
-	unsigned long vm_flags = *(unsigned long *)arg;
+	unsigned long vm_flags = ((struct mprotect_walk *)arg)->vm_flags;
 	unsigned long flags = (vma->flags & ~VM_ACCESS_FLAGS) | vm_flags;
 
 	if (flags == vma->flags)
@@ -217,6 +249,14 @@ static void mprotect_fixup(struct mmp_space *s, struct mmp_vma *vma, unsigned lo
 {
 	struct change_prot cp = { .vm_flags = flags };
 
+	/*
+	 * A locked private VMA made writable is populated, so that its pages
+	 * stay resident through the COW a write would do; one already
+	 * writable is left as it is, populated or not (a failed mlock).
+	 */
+	if ((vma->flags & (VM_WRITE | VM_SHARED | VM_LOCKED)) == VM_LOCKED && (flags & VM_WRITE))
+		populate_later(arg, vma->start, vma->end);
+
 	/* The flags are not the VMA's yet: ask as if they were. */
 	cp.writenotify = (flags & (VM_SHARED | VM_WRITE)) == (VM_SHARED | VM_WRITE) &&
 			 mapping_can_writeback(vma->vm_file);
@@ -235,49 +275,13 @@ static void mprotect_fixup(struct mmp_space *s, struct mmp_vma *vma, unsigned lo
 	dec_tlb_flush_pending(s);
 }
 
-/*
- * Does a VMA from @vma on, below @end, hold a locked, private and not writable
- * range, which mprotect would populate?
- */
-static bool range_locked_readonly(struct mmp_vma *vma, uint64_t end)
-{
-	for (; vma && vma->start < end; vma = vma->vm_next)
-		if ((vma->flags & (VM_WRITE | VM_SHARED | VM_LOCKED)) == VM_LOCKED)
-			return true;
-	return false;
-}
-
-/* populate_vma_page_range over the locked VMAs of [start, end), once the mmap lock is dropped. */
-static void populate_locked(struct mmp_space *s, uint64_t start, uint64_t end)
-{
-	uint64_t addr = start;
-
-	while (addr < end) {
-		struct mmp_vma *vma;
-		uint64_t lo = 0, hi = 0;
-
-		mmap_read_lock(s);
-		for (vma = vma_find_next(s, addr); vma && vma->start < end; vma = vma->vm_next)
-			if (vma->flags & VM_LOCKED) {
-				lo = MAX(addr, vma->start);
-				hi = MIN(end, vma->end);
-				break;
-			}
-		mmap_read_unlock(s);
-		if (lo >= hi)
-			break;
-		mm_populate(s, lo, hi, true);
-		addr = hi;
-	}
-}
-
 MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, int prot)
 {
 	int grows = prot & (MMP_PROT_GROWSDOWN | MMP_PROT_GROWSUP);
+	struct mprotect_walk w = { 0 };
 	unsigned long vm_flags;
 	uint64_t end, addr;
 	struct mmp_vma *vma, *first;
-	bool populate = false;
 	int err = 0, split;
 
 	/* do_mprotect_pkey's order: both directions, alignment, length, then the protection. */
@@ -351,19 +355,16 @@ MMP_EXPORT int mmp_mprotect(struct mmp_space *s, uint64_t start, uint64_t len, i
 		err = err ? err : -ENOMEM;
 		end = addr;
 	}
-	/*
-	 * mprotect_fixup populates a locked private VMA made writable, so its
-	 * pages stay resident through the COW a write would do: after the
-	 * lock drops here, over the VMAs that were locked and read-only.
-	 */
-	populate = (vm_flags & VM_WRITE) && range_locked_readonly(first, end);
-	split = vma_modify_flags(s, start, end, mprotect_flags, mprotect_fixup, &vm_flags);
+	w.vm_flags = vm_flags;
+	split = vma_modify_flags(s, start, end, mprotect_flags, mprotect_fixup, &w);
 	if (split)
 		err = split;
 	WRITE_ONCE(s->last_op, "mmp_mprotect");
 out:
 	mmap_write_unlock(s);
-	if (populate)
-		populate_locked(s, start, end);
+	/* The kernel populates under the mmap lock; the faults here take it themselves. */
+	for (size_t i = 0; i < w.nr; i++)
+		mm_populate(s, w.pieces[i].start, w.pieces[i].end, true);
+	free(w.pieces);
 	return err;
 }

@@ -107,6 +107,11 @@ static const struct script_step lock_steps[] = {
 	{ S_MLOCK, 54, 3, 0, 0, 0, 0, "mlock 54-56" },
 	{ S_MREMAP, 55, 1, 1, MMP_MREMAP_MAYMOVE | MMP_MREMAP_FIXED | MMP_MREMAP_DONTUNMAP, 60, 0,
 	  "mremap DONTUNMAP of 55 to 60: the lock moves, the old VMA, whole, is unlocked" },
+	{ S_MMAP, 12, 2, RW, 0, 0, 0, "map 12-13" },
+	{ S_MMAP, 14, 2, NONE, 0, 0, 0, "map 14-15 PROT_NONE" },
+	{ S_MLOCK, 12, 5, 0, 0, 0, -ENOMEM, "mlock 12-16, 16 a hole: locked, nothing populated" },
+	{ S_MPROTECT, 12, 4, RW, 0, 0, 0,
+	  "mprotect 12-15 writable: only 14-15, read-only before, populated" },
 };
 
 /*
