@@ -23,8 +23,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	use_host = !getenv("KDIFF_NO_HOST");
-	if (use_host)
+	if (use_host) {
+		const char *why;
+
 		kd_host_probe(&host_cfg);
+		kd_host_khugepaged_pause(&why);
+	}
 	if (use_host && !(host = kd_host_start()))
 		abort();
 	return 0;

@@ -16,8 +16,6 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -29,7 +27,6 @@
 #define POOL_LOCK	"/dev/shm/mmprim-kdiff-hugetlb.lock"
 
 static long added;		/* what this process added to nr_hugepages */
-static pid_t owner;		/* and which process that is: forked agents inherit atexit */
 
 static long read_long(const char *path)
 {
@@ -108,16 +105,8 @@ static bool pool_adjust(long delta, bool with_surplus, long *added_now)
 
 static void pool_release(void)
 {
-	if (added && getpid() == owner && pool_adjust(-added, false, NULL))
+	if (added && pool_adjust(-added, false, NULL))
 		added = 0;
-}
-
-/* Killed (a test's timeout, ^C) or aborted: give the pages back, then die of it. */
-static void release_and_die(int sig)
-{
-	pool_release();
-	signal(sig, SIG_DFL);
-	raise(sig);
 }
 
 bool kd_host_hugetlb_reserve(unsigned long nr, const char **why)
@@ -133,16 +122,11 @@ bool kd_host_hugetlb_reserve(unsigned long nr, const char **why)
 		*why = "no hugetlb pool (CONFIG_HUGETLBFS off?)";
 		return false;
 	}
-	owner = getpid();
 	if (!pool_adjust((long)nr, true, &added)) {
 		*why = "/proc/sys/vm/nr_hugepages refused the write";
 		return false;
 	}
-	atexit(pool_release);
-	signal(SIGTERM, release_and_die);
-	signal(SIGINT, release_and_die);
-	signal(SIGHUP, release_and_die);
-	signal(SIGABRT, release_and_die);
+	kd_host_restore_at_exit(pool_release);
 	/* Another run may take pages meanwhile: it added its own first, so ours stay. */
 	if (!pool_available(&after) || after < before + (long)nr) {
 		*why = "the kernel found too few free 2 MiB blocks";

@@ -235,6 +235,14 @@ struct kd_host_config {
 /* Grow the host's pool by @nr pages until exit; false, and why, if it cannot be. */
 bool kd_host_hugetlb_reserve(unsigned long nr, const char **why);
 
+/*
+ * Pause the host's khugepaged until exit (khugepaged_pause.c): its background
+ * collapses are not the library's to model. False, and why, if it cannot be.
+ */
+bool kd_host_khugepaged_pause(const char **why);
+/* Call @fn at exit or on a fatal signal, in the process that asked (host_restore.c). */
+int kd_host_restore_at_exit(void (*fn)(void));
+
 /* Ask the host; call before anything else makes threads. */
 void kd_host_probe(struct kd_host_config *c);
 void kd_host_config_print(const struct kd_host_config *c);

@@ -405,6 +405,12 @@ int main(int argc, char **argv)
 			       "phys's pool as many\n", KD_HUGETLB_POOL);
 		else
 			printf("# hugetlb ops left out: %s\n", why);
+		if (kd_host_khugepaged_pause(&why))
+			printf("# khugepaged: paused until exit (scan_sleep_millisecs a day, "
+			       "pages_to_scan 1): the library collapses only on MADV_COLLAPSE\n");
+		else
+			printf("# khugepaged: not paused (%s); its collapses of the agents' memory "
+			       "show as divergences, mostly not reproduced\n", why);
 	} else {
 		opt.hugetlb = true;	/* the back ends against each other, each with its pool */
 	}
