@@ -6,10 +6,13 @@ usage: check-seeds-repeat.py [--plot PLOT_PY] RUNS MMPRIM_SEEDS ARGS...
 
 Each run must pass check-seeds-json.py's checks. Counters are exact: every
 counter of every (seed, arch, case) object must be identical in every run,
-field by field, but for those in TIMING_DEPENDENT (the mmap lock's waits). Verdicts may be inconclusive, but never "met" in one run and
-"not met" in another. With --plot, the first run's JSON is also rendered by
-PLOT_PY and each figure checked (check-plots.py). Exit 0 when all holds, 1
-otherwise.
+field by field, but for those in TIMING_DEPENDENT (the mmap lock's waits).
+Verdicts are judgments of time on a machine others share: a claim whose ratio
+sits near its threshold may be "met" in one run and "not met" in the next when
+the load changes between them. Such a case is named and counted as unstable,
+never a failure, for the suite must not depend on load. With --plot, the first
+run's JSON is also rendered by PLOT_PY and each figure checked
+(check-plots.py). Exit 0 when all holds, 1 otherwise.
 """
 import importlib.util
 import json
@@ -88,16 +91,18 @@ def check_counters(first, other, r):
 
 
 def check_verdicts(results):
-    bad = 0
+    """Print each case's verdicts; return how many were met and not met in turn."""
+    unstable = 0
     for key in results[0]:
         seen = {r + 1: res[key].get("verdict") for r, res in enumerate(results)}
         decided = set(seen.values()) & {"met", "not met"}
         if len(decided) > 1:
-            print(f"not ok {key}: verdicts contradict between runs: {seen}")
-            bad += 1
+            print(f"# unstable {key}: verdicts {seen} (time on a shared machine: "
+                  f"reported, not asserted)")
+            unstable += 1
         else:
             print(f"ok {key}: verdicts {', '.join(str(v) for v in seen.values())}")
-    return bad
+    return unstable
 
 
 def main():
@@ -117,10 +122,9 @@ def main():
         bad += check_counters(results[0], results[r], r + 1)
     if bad:
         fail(f"{bad} counters differ between runs")
-    if check_verdicts(results):
-        fail("a verdict was met in one run and not met in another")
-    print(f"ok: {len(results[0])} cases, counters identical and verdicts consistent "
-          f"in {runs} runs")
+    unstable = check_verdicts(results)
+    print(f"ok: {len(results[0])} cases, counters identical in {runs} runs; verdicts "
+          f"unstable between runs in {unstable}")
     if plot_py:
         check_plots(plot_py, run.outputs[0])
 
