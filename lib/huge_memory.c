@@ -63,12 +63,6 @@ static bool pfn_in_range(uint64_t pfn, uint64_t start, unsigned int nr)
 	return pfn >= start && pfn < start + nr;
 }
 
-static bool is_huge_zero_pmd(struct mmp_space *s, mmp_pte_t pmd)
-{
-	return entry_pfn(s, pmd, MMP_PMD) == READ_ONCE(s->phys->huge_zero_pfn) &&
-	       entry_test(s, pmd, MMP_PMD, MMP_E_SPECIAL);
-}
-
 static mmp_pte_t pmd_read(struct mmp_space *s, mmp_pte_t *pmdp)
 {
 	count_inc(s, MMP_C_PMD_READ);
@@ -496,12 +490,15 @@ bool unmap_huge_pmd_locked(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_t *
 }
 
 /*
- * MADV_FREE over a whole huge PMD (madvise_free_huge_pmd): an exclusive
- * folio becomes clean and lazyfree; the PMD stays mapped, made old and clean
- * so a later write marks it dirty again. False when the caller must split.
+ * MADV_FREE over [@addr, @next) of a huge PMD (madvise_free_huge_pmd): over
+ * the whole PMD, an exclusive folio becomes clean and lazyfree; the PMD stays
+ * mapped, made old and clean so a later write marks it dirty again. The huge
+ * zero page and a folio another mm maps are left as they are, whole or not:
+ * nothing is split for them. False only when the caller must split: an
+ * exclusive folio freed in part.
  */
 bool madvise_free_huge_pmd(struct mmp_gather *tlb, struct mmp_vma *vma, mmp_pte_t *pmdp,
-			   uint64_t addr)
+			   uint64_t addr, uint64_t next)
 {
 	struct mmp_space *s = tlb->s;
 	mmp_pte_t pmd;
@@ -518,6 +515,10 @@ bool madvise_free_huge_pmd(struct mmp_gather *tlb, struct mmp_vma *vma, mmp_pte_
 	head = pfn_to_page(s->phys, entry_pfn(s, pmd, MMP_PMD));
 	if (!page_flag_test(head, PG_anon_exclusive))
 		goto out;	/* shared with another mm: leave it, as the PTE path does */
+	if (next - addr != PMD_SIZE) {
+		spin_unlock(&s->page_table_lock);
+		return false;
+	}
 	page_flag_clear(head, PG_dirty);
 	if (entry_test(s, pmd, MMP_PMD, MMP_E_ACCESSED | MMP_E_DIRTY)) {
 		ptep_modify(s, pmdp, MMP_PMD, 0, MMP_E_ACCESSED | MMP_E_DIRTY);

@@ -3,6 +3,7 @@
 #ifndef MMP_HUGE_MM_H
 #define MMP_HUGE_MM_H
 
+#include "entry.h"
 #include "fault.h"
 #include "mmu_gather.h"
 
@@ -12,6 +13,12 @@ enum thp_disable {
 	THP_DISABLE_COMPLETELY,		/* MMF_DISABLE_THP_COMPLETELY */
 	THP_DISABLE_EXCEPT_ADVISED,	/* MMF_DISABLE_THP_EXCEPT_ADVISED (6.18) */
 };
+
+static inline bool is_huge_zero_pmd(struct mmp_space *s, mmp_pte_t pmd)
+{
+	return entry_pfn(s, pmd, MMP_PMD) == READ_ONCE(s->phys->huge_zero_pfn) &&
+	       entry_test(s, pmd, MMP_PMD, MMP_E_SPECIAL);
+}
 
 /*
  * vma_thp_disabled: VM_NOHUGEPAGE, or PR_SET_THP_DISABLE for the whole
@@ -64,6 +71,6 @@ uint32_t pgtable_trans_huge_withdraw(struct mmp_space *s, mmp_pte_t *pmdp);
 bool unmap_huge_pmd_locked(struct mmp_space *s, struct mmp_vma *vma, mmp_pte_t *pmdp,
 			   uint64_t haddr, uint32_t head_pfn, bool old);
 bool madvise_free_huge_pmd(struct mmp_gather *tlb, struct mmp_vma *vma, mmp_pte_t *pmdp,
-			   uint64_t addr);
+			   uint64_t addr, uint64_t next);
 
 #endif /* MMP_HUGE_MM_H */

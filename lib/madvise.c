@@ -184,6 +184,29 @@ out:
 	rcu_read_unlock();
 }
 
+/*
+ * A huge PMD that MADV_COLD and MADV_PAGEOUT leave as it is over part of it
+ * as over the whole (madvise_cold_or_pageout_pte_range): the huge zero page,
+ * and an anonymous folio another mm maps too. Nothing is split for them.
+ */
+static bool huge_pmd_left_alone(struct mmp_space *s, mmp_pte_t *pmdp)
+{
+	struct mmp_page *head;
+	mmp_pte_t pmd;
+	bool alone;
+
+	spin_lock(&s->page_table_lock);
+	pmd = READ_ONCE(*pmdp);
+	alone = entry_test(s, pmd, MMP_PMD, MMP_E_LEAF) && is_huge_zero_pmd(s, pmd);
+	if (!alone && entry_test(s, pmd, MMP_PMD, MMP_E_LEAF) &&
+	    entry_present(entry_flags(s, pmd, MMP_PMD))) {
+		head = pfn_to_page(s->phys, entry_pfn(s, pmd, MMP_PMD));
+		alone = (head->flags & PG_anon) && !page_flag_test(head, PG_anon_exclusive);
+	}
+	spin_unlock(&s->page_table_lock);
+	return alone;
+}
+
 static int madvise_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint64_t end,
 		       void *arg)
 {
@@ -195,7 +218,7 @@ static int madvise_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint
 	if (!pmd)
 		return 0;
 	if (f & MMP_E_LEAF) {
-		if (whole && w->kind == WALK_FREE && madvise_free_huge_pmd(w->tlb, w->vma, pmdp, addr))
+		if (w->kind == WALK_FREE && madvise_free_huge_pmd(w->tlb, w->vma, pmdp, addr, end))
 			return 0;
 		if (whole && w->kind == WALK_COLD) {
 			/* An exclusive THP gets old on its PMD; a shared one is left alone. */
@@ -225,6 +248,8 @@ static int madvise_pmd(struct mmp_space *s, mmp_pte_t *pmdp, uint64_t addr, uint
 			spin_unlock(&s->page_table_lock);
 			return 0;
 		}
+		if ((w->kind == WALK_COLD || w->kind == WALK_PAGEOUT) && huge_pmd_left_alone(s, pmdp))
+			return 0;
 		split_huge_pmd(s, pmdp, addr & PMD_MASK);
 	}
 	madvise_pte_range(w, pmdp, addr, end);

@@ -176,6 +176,56 @@ static void check_shared(const char *arch)
 }
 
 /*
+ * MADV_FREE, MADV_COLD and MADV_PAGEOUT of part of a huge PMD they would not
+ * touch whole split nothing: the huge zero page (madvise_free_huge_pmd and
+ * madvise_cold_or_pageout_pte_range leave it before any split), and a THP a
+ * child maps too (folio_maybe_mapped_shared). A 6.18 host counts no
+ * thp_split_pmd for a MADV_FREE of 576 KiB across a child's huge zero PMD.
+ */
+static void check_partial_left_alone(const char *arch)
+{
+	static const int advice[] = { MMP_MADV_FREE, MMP_MADV_COLD, MMP_MADV_PAGEOUT };
+	const uint64_t zero = BASE + MMP_PMD_SIZE, off = 64 * KiB, len = 256 * KiB;
+	struct mmp_space *child;
+	enum mmp_level level;
+	struct rstate st;
+	struct lf t;
+	char byte;
+	uint64_t a;
+
+	lf_init(&t, arch, 1);
+	a = filled_thp(&t);
+	fixed_map(&t, zero, MMP_PMD_SIZE, 0);
+	mmp_madvise(t.s, zero, MMP_PMD_SIZE, MMP_MADV_HUGEPAGE);
+	tap_eq(mmp_read(t.cpu, zero + off, &byte, 1), 0, "%s: read a THP-sized hole", arch);
+	st = range_state(t.s, zero, MMP_PMD_SIZE);
+	tap_ok(st.zero == NPMD && leaf_of(t.s, zero, &level) && level == MMP_PMD,
+	       "%s: the huge zero PMD maps it", arch);
+	tap_eq(mmp_fork(t.s, &child), 0, "%s: fork", arch);
+	for (unsigned int i = 0; i < sizeof(advice) / sizeof(advice[0]); i++) {
+		snap(&t);
+		tap_ok(!mmp_madvise(t.s, a + off, len, advice[i]) &&
+		       !mmp_madvise(t.s, zero + off, len, advice[i]),
+		       "%s: advice %d over 256 KiB of the shared THP and of the huge zero PMD",
+		       arch, advice[i]);
+		EXPECT(&t, PMD_SPLIT, 0, "left alone");
+		EXPECT(&t, FOLIO_SPLIT, 0, "left alone");
+		EXPECT(&t, LAZYFREE, 0, "left alone");
+		EXPECT(&t, RECLAIM_ISOLATE, 0, "left alone");
+		st = range_state(t.s, a, MMP_PMD_SIZE);
+		tap_ok(st.pmd == NPMD && st.dirty == NPMD,
+		       "%s: the shared THP keeps its dirty PMD (pmd %u dirty %u)", arch, st.pmd,
+		       st.dirty);
+		st = range_state(t.s, zero, MMP_PMD_SIZE);
+		tap_ok(st.zero == NPMD && leaf_of(t.s, zero + off, &level) && level == MMP_PMD,
+		       "%s: the huge zero PMD stays", arch);
+		verify(&t, "partial advice left alone");
+	}
+	tap_eq(mmp_space_destroy(child), 0, "%s: destroy the child", arch);
+	lf_fini(&t);
+}
+
+/*
  * Lazyfree before fork, so the child maps the same clean folios: mmp_reclaim
  * of the parent finds the child's mappings through the rmap and discards the
  * folios from both spaces.
@@ -283,6 +333,7 @@ static void run(const char *arch)
 	check_droppable(arch, 0);
 	check_droppable_fork(arch);
 	check_shared(arch);
+	check_partial_left_alone(arch);
 	check_fork_reclaim(arch, 1);
 	check_fork_reclaim(arch, 0);
 	check_errnos(arch);
