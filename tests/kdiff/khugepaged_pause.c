@@ -114,7 +114,9 @@ static void khugepaged_resume(void)
 
 	if (lock < 0)
 		return;
-	close(users_fd);	/* drops this run's shared lock */
+	/* LOCK_UN, not only close: forked agents share this open file, and its lock. */
+	flock(users_fd, LOCK_UN);
+	close(users_fd);
 	users_fd = -1;
 	last = lock_file(USERS, LOCK_EX | LOCK_NB);
 	if (last >= 0) {
