@@ -4,7 +4,7 @@
  * folio is unmapped through the rmap and freed if it stayed clean and
  * unreferenced; a swapbacked one (anonymous or shmem) cannot be written
  * anywhere, so it is activated and stays resident, as on a machine without
- * swap. A file folio is unmapped everywhere, written back if dirty, and
+ * swap, a large anonymous one split first (split_to_swap). A file folio is unmapped everywhere, written back if dirty, and
  * dropped from the page cache if nothing else holds it; its next fault reads
  * it from the file again. Written back synchronously: the kernel starts the
  * write and frees the folio on a later pass, once the write is done.
@@ -113,6 +113,63 @@ static void shrink_file_folio(struct mmp_space *s, uint32_t pfn)
 	}
 }
 
+struct swap_split {
+	struct mmp_space *self;
+	int err;
+};
+
+/* The mapping of the folio in @split->self: split its PMD, then the folio. */
+static bool split_to_swap_one(struct mmp_space *s, struct mmp_vma *vma, uint32_t head_pfn,
+			      uint64_t start, uint64_t end, void *arg)
+{
+	struct swap_split *split = arg;
+	mmp_pte_t *pmdp = pmd_offset(s, start), *ptes, pmd;
+	mmp_spinlock_t *ptl;
+
+	if (s != split->self || !pmdp || !(pmd = READ_ONCE(*pmdp)))
+		return true;
+	if (entry_test(s, pmd, MMP_PMD, MMP_E_LEAF)) {
+		if (entry_pfn(s, pmd, MMP_PMD) != head_pfn)
+			return true;
+		split_huge_pmd(s, pmdp, start & PMD_MASK);
+	}
+	rcu_read_lock();
+	ptes = pte_offset_map_lock(s, pmdp, &ptl);
+	if (ptes) {
+		/* Reclaim's isolation is the one reference beside the mappings. */
+		split->err = split_folio_locked(s, vma, ptes, start & PMD_MASK, head_pfn, 1);
+		spin_unlock(ptl);
+	}
+	rcu_read_unlock();
+	return false;
+}
+
+/*
+ * With no swap device, folio_alloc_swap fails for a large anonymous folio
+ * as well, and shrink_folio_list splits it to swap it page by page
+ * (THP_SWPOUT_FALLBACK): the split maps the sub-pages of zeroes to the zero
+ * page and frees them, and each page left fails its own allocation and is
+ * activated. A 6.18 host without swap: MADV_PAGEOUT of a THP with two pages
+ * written leaves 8 kB of Rss, thp_split_pmd +1, thp_swpout_fallback +1. The
+ * folio is one that @s alone maps (MADV_PAGEOUT isolates no other anonymous
+ * folio); one that cannot be split is activated whole. True if split, with
+ * the order-0 folios left in *@left.
+ */
+static bool split_to_swap(struct mmp_space *s, uint32_t head_pfn, unsigned int *left)
+{
+	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
+	unsigned int nr = folio_nr_pages(head);
+	struct swap_split split = { .self = s, .err = -EAGAIN };
+
+	rmap_walk_anon(s, head_pfn, split_to_swap_one, &split);
+	if (split.err)
+		return false;
+	*left = 0;
+	for (unsigned int i = 0; i < nr; i++)
+		*left += head[i].mapcount > 0;
+	return true;
+}
+
 /* shrink_folio_list over @list; the caller holds @s's mmap lock for reading. */
 void reclaim_pages(struct mmp_space *s, struct folio_list *list, bool pageout)
 {
@@ -132,6 +189,14 @@ void reclaim_pages(struct mmp_space *s, struct folio_list *list, bool pageout)
 			 * it drops a clean file folio, and the next access faults
 			 * in a new one, page by page (a 6.18 host, no swap).
 			 */
+			unsigned int left;
+
+			if (pageout && page_flag_test(head, PG_anon) && head->order &&
+			    split_to_swap(s, pfn, &left)) {
+				count_add(s, MMP_C_RECLAIM_ACTIVATE, left);
+				folio_putback(s, pfn);
+				continue;
+			}
 			if (pageout && !page_flag_test(head, PG_anon)) {
 				struct mmp_file *f = folio_file(s->phys, head);
 
