@@ -4,10 +4,11 @@
  * folio is unmapped through the rmap and freed if it stayed clean and
  * unreferenced; a swapbacked one (anonymous or shmem) cannot be written
  * anywhere, so it is activated and stays resident, as on a machine without
- * swap, a large anonymous one split first (split_to_swap). A file folio is unmapped everywhere, written back if dirty, and
- * dropped from the page cache if nothing else holds it; its next fault reads
- * it from the file again. Written back synchronously: the kernel starts the
- * write and frees the folio on a later pass, once the write is done.
+ * swap (a large anonymous one split first: split_to_swap). A file folio is
+ * unmapped everywhere, written back if dirty, and dropped from the page
+ * cache if nothing else holds it; its next fault reads it from the file
+ * again. Written back synchronously: the kernel starts the write and frees
+ * the folio on a later pass, once the write is done.
  */
 #include <string.h>
 
@@ -179,18 +180,19 @@ void reclaim_pages(struct mmp_space *s, struct folio_list *list, bool pageout)
 		unsigned int nr = folio_nr_pages(head);
 
 		if (page_flag_test(head, PG_swapbacked)) {
+			unsigned int left;
+
 			/*
 			 * No swap device: nowhere to write it (activate_locked).
 			 * An anonymous folio stays mapped (add_to_swap failed
-			 * first); a shmem one given to MADV_PAGEOUT is unmapped
-			 * before its writeout finds no swap, and stays in the
-			 * page cache, unless it is clean (never written: zeroes)
-			 * and so needs no writeout: __remove_mapping drops it as
-			 * it drops a clean file folio, and the next access faults
-			 * in a new one, page by page (a 6.18 host, no swap).
+			 * first), a large one split first; a shmem one given to
+			 * MADV_PAGEOUT is unmapped before its writeout finds no
+			 * swap, and stays in the page cache, unless it is clean
+			 * (never written: zeroes) and so needs no writeout:
+			 * __remove_mapping drops it as it drops a clean file
+			 * folio, and the next access faults in a new one, page by
+			 * page (a 6.18 host, no swap).
 			 */
-			unsigned int left;
-
 			if (pageout && page_flag_test(head, PG_anon) && head->order &&
 			    split_to_swap(s, pfn, &left)) {
 				count_add(s, MMP_C_RECLAIM_ACTIVATE, left);
