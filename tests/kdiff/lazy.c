@@ -111,8 +111,10 @@ void track_lazy(struct run *r, const struct kd_op *op, int64_t ret)
 
 	switch (op->kind) {
 	case KD_MMAP:
+		/* A hugetlb mapping covers whole 2 MiB pages, whatever the length asked. */
 		if (ret >= 0)
-			lazy_set(r, p, ret, page_align(op->len),
+			lazy_set(r, p, ret, op->flags & MMP_MAP_HUGETLB ?
+				 (op->len + PMD_SIZE - 1) & PMD_MASK : page_align(op->len),
 				 op->flags & MMP_MAP_DROPPABLE ? DROPPABLE : DATA);
 		break;
 	case KD_MMAP_FILE:
