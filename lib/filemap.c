@@ -7,9 +7,9 @@
  *
  * Readahead modelled (6.18's do_sync_mmap_readahead and page_cache_ra_order,
  * for a fault that misses): a VM_HUGEPAGE mapping reads two PMD-size folios
- * from the PMD-aligned index; any other mapping reads around the fault, 32
- * pages (the default 128 KiB ra_pages) from 16 pages below it, in order-0
- * folios (read-around sets ra->order to 0). Not modelled: the mmap_miss
+ * from the PMD-aligned index; any other mapping reads around the fault,
+ * ra_pages (MMP_OPT_READ_AHEAD_KB, 128 KiB by default: 32 pages) from half
+ * of them below it, in order-0 folios (read-around sets ra->order to 0). Not modelled: the mmap_miss
  * heuristic, asynchronous readahead on PG_readahead and its order ramp, and
  * arm64's exec_folio_order for VM_EXEC. A write through the file gets folios
  * as large as its length allows (write_begin's fgf_set_order).
@@ -435,10 +435,10 @@ static void page_cache_ra_order(struct mmp_space *s, struct mmp_file *f, uint64_
 	}
 }
 
-#define VM_READAHEAD_PAGES	32	/* ra_pages: 128 KiB */
-
 void filemap_readahead(struct mmp_space *s, struct mmp_vma *vma, uint64_t index)
 {
+	/* The file's ra_pages: its device's read_ahead_kb in pages. */
+	uint64_t ra_pages = (uint64_t)READ_ONCE(s->opts[MMP_OPT_READ_AHEAD_KB]) / (PAGE_SIZE >> 10);
 	struct mmp_file *f = vma->vm_file;
 
 	if ((vma->flags & VM_HUGEPAGE) && mapping_max_order(f) >= HPAGE_PMD_ORDER) {
@@ -451,12 +451,11 @@ void filemap_readahead(struct mmp_space *s, struct mmp_vma *vma, uint64_t index)
 	if (vma->flags & VM_RAND_READ)
 		return;
 	if (vma->flags & VM_SEQ_READ) {
-		page_cache_ra_order(s, f, index, VM_READAHEAD_PAGES, 0);
+		page_cache_ra_order(s, f, index, ra_pages, 0);
 		return;
 	}
 	/* mmap read-around */
-	page_cache_ra_order(s, f, index > VM_READAHEAD_PAGES / 2 ? index - VM_READAHEAD_PAGES / 2 : 0,
-			    VM_READAHEAD_PAGES, 0);
+	page_cache_ra_order(s, f, index > ra_pages / 2 ? index - ra_pages / 2 : 0, ra_pages, 0);
 }
 
 void filemap_remove_folio_frozen(struct mmp_file *f, uint32_t head_pfn)

@@ -65,7 +65,9 @@
 	X(CAP_SYS_RAWIO, "cap_sys_rawio", 0, 0, 1, NULL,			\
 	  "privileged: fixed mappings below mmap_min_addr, page 0 included") \
 	X(RLIMIT_MEMLOCK, "rlimit_memlock", -1, -1, LONG_MAX, NULL,		\
-	  "RLIMIT_MEMLOCK in bytes (-1: none, as with CAP_IPC_LOCK)")
+	  "RLIMIT_MEMLOCK in bytes (-1: none, as with CAP_IPC_LOCK)")		\
+	X(READ_AHEAD_KB, "read_ahead_kb", 128, 0, 1 << 20, NULL,		\
+	  "the files' device's read_ahead_kb: what a missing file fault reads")
 
 /* One entry per switch, indexed by enum mmp_opt. */
 struct mmp_opt_desc {

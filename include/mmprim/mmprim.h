@@ -296,6 +296,14 @@ enum mmp_opt {
 	 * it. Since libmmprim.so.1.5.
 	 */
 	MMP_OPT_RLIMIT_MEMLOCK = 17,
+	/*
+	 * The read_ahead_kb of the device under every file (its bdi's
+	 * ra_pages, a quarter of it in 4 KiB pages): how much a file fault
+	 * that misses the page cache reads around it, or from it with
+	 * MADV_SEQUENTIAL; 128 (the kernel's default) unless set. Reading
+	 * stops at the end of the file. Since libmmprim.so.1.5.
+	 */
+	MMP_OPT_READ_AHEAD_KB = 18,
 	/* The switches this header knows; the library may know more. */
 	MMP_NR_OPTS
 };

@@ -224,6 +224,7 @@ struct kd_host_config {
 	int thp_pmd_mode;	/* MMP_THP_*, -1 unknown */
 	int mthp_mode[10];	/* per order 2..9: MMP_THP_*, KD_THP_INHERIT, -1 absent */
 	unsigned long mmap_min_addr;
+	long read_ahead_kb;	/* of the device under the regular files; -1 unknown */
 };
 
 /*

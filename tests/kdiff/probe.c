@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <mmprim/mmprim.h>
@@ -124,6 +126,37 @@ int kd_host_thp_mode(void)
 	return read_mode("/sys/kernel/mm/transparent_hugepage/enabled");
 }
 
+/*
+ * The read_ahead_kb of the device that holds the test's regular files (the
+ * filesystem's bdi, named by its device number: a partition's is its
+ * disk's), or -1 if not found. A file fault reads that much around it.
+ */
+static long files_read_ahead_kb(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[128];
+	struct stat st;
+	long kb = -1;
+	FILE *f;
+
+	if (stat(dir && *dir ? dir : "/var/tmp", &st))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/read_ahead_kb", major(st.st_dev),
+		 minor(st.st_dev));
+	f = fopen(path, "r");
+	if (!f) {
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/read_ahead_kb",
+			 major(st.st_dev), minor(st.st_dev));
+		f = fopen(path, "r");
+	}
+	if (f) {
+		if (fscanf(f, "%ld", &kb) != 1)
+			kb = -1;
+		fclose(f);
+	}
+	return kb;
+}
+
 void kd_host_probe(struct kd_host_config *c)
 {
 	size_t len = 2 * PROBE_PMD;
@@ -188,17 +221,19 @@ void kd_host_probe(struct kd_host_config *c)
 		pclose(f);
 	}
 	c->kpageflags = access("/proc/kpageflags", R_OK) == 0;
+	c->read_ahead_kb = files_read_ahead_kb();
 }
 
 void kd_host_config_print(const struct kd_host_config *c)
 {
 	printf("# host probe: zero page %s, huge zero page %s, soft-dirty %s, VM_MAYBE_GUARD %s, "
-	       "PT_RECLAIM %s, THP %d, mmap_min_addr %lu, DAMON %s, kpageflags %s\n",
+	       "PT_RECLAIM %s, THP %d, mmap_min_addr %lu, DAMON %s, kpageflags %s, "
+	       "read_ahead_kb of the files' device %ld\n",
 	       c->forbids_zeropage ? "no (mm_forbids_zeropage)" : "yes",
 	       c->no_huge_zero_page ? "no" : "yes", c->soft_dirty ? "yes" : "no",
 	       c->maybe_guard ? "yes" : "no", c->pt_reclaim ? "yes" : "no", c->thp_pmd_mode,
 	       c->mmap_min_addr, c->damon ? "running" : "off",
-	       c->kpageflags ? "readable" : "not readable");
+	       c->kpageflags ? "readable" : "not readable", c->read_ahead_kb);
 	printf("# host mTHP:");
 	for (unsigned int o = 2; o < 10; o++)
 		printf(" %lukB=%d", 4UL << o, c->mthp_mode[o]);

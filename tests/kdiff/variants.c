@@ -50,7 +50,7 @@ void apply_setting(struct run *r, struct mmp_space *s, unsigned int which, unsig
 
 /*
  * What the host was found to be (kd_host_probe), in the library's terms: no
- * zero page, soft-dirty, and the mTHP sizes it enables. A forked space
+ * zero page, soft-dirty, its files' read-ahead, and the mTHP sizes it enables. A forked space
  * inherits all of it.
  */
 static void host_like(struct run *r, struct mmp_space *s)
@@ -58,6 +58,8 @@ static void host_like(struct run *r, struct mmp_space *s)
 	const struct kd_host_config *c = &r->opt->cfg;
 
 	mmp_space_set_opt(s, MMP_OPT_FORBID_ZEROPAGE, c->forbids_zeropage);
+	if (c->read_ahead_kb >= 0)
+		mmp_space_set_opt(s, MMP_OPT_READ_AHEAD_KB, c->read_ahead_kb);
 	mmp_space_set_opt(s, MMP_OPT_SOFT_DIRTY, c->soft_dirty);
 	for (unsigned int o = 2; o < 9; o++) {
 		int mode = c->mthp_mode[o] == KD_THP_INHERIT ? r->thp_pmd_mode : c->mthp_mode[o];

@@ -262,6 +262,42 @@ static void check_read_pattern(struct t *t)
 	}
 }
 
+/*
+ * Read-around takes the device's read_ahead_kb (the bdi's ra_pages), half of
+ * it below the fault, and stops at the end of the file: a virtio disk's 8192
+ * reads a whole 128-page file from one fault at page 40, 64 KiB 16 pages, 0
+ * the page alone (do_sync_mmap_readahead, !ra->ra_pages).
+ */
+static void check_read_ahead_kb(struct t *t)
+{
+	static const struct {
+		long kb;
+		uint64_t want;	/* pages cached after a fault at page 40 */
+	} ra[] = { { 8192, 128 }, { 64, 16 }, { 0, 1 }, { 128, 32 } };
+	struct mmp_file_stat st;
+	struct mmp_file *f;
+	uint64_t fa = 0;
+	char b;
+
+	for (unsigned int k = 0; k < sizeof(ra) / sizeof(ra[0]); k++) {
+		tap_eq(mmp_space_set_opt(t->s, MMP_OPT_READ_AHEAD_KB, ra[k].kb), 0,
+		       "%s: read_ahead_kb %ld", t->arch, ra[k].kb);
+		tap_require(mmp_file_create(t->phys, 128 * PG, MMP_FILE_NO_LARGE_FOLIOS, &f) == 0,
+			    "%s: a regular file", t->arch);
+		tap_require(mmp_mmap_file(t->s, 0, 128 * PG, MMP_PROT_READ, MMP_MAP_PRIVATE, f, 0,
+					  &fa) == 0, "%s: map it", t->arch);
+		tap_eq(mmp_read(t->cpu, fa + 40 * PG, &b, 1), 0, "%s: a read fault", t->arch);
+		mmp_file_stat(f, &st);
+		tap_eq(st.nrpages, ra[k].want, "%s: read_ahead_kb %ld: %llu pages read in", t->arch,
+		       ra[k].kb, (unsigned long long)ra[k].want);
+		verify(t->s, t->arch, "a file fault with a read_ahead_kb");
+		mmp_munmap(t->s, fa, 128 * PG);
+		mmp_file_destroy(f);
+	}
+	tap_eq(mmp_space_set_opt(t->s, MMP_OPT_READ_AHEAD_KB, -1), -EINVAL,
+	       "%s: read_ahead_kb -1: -EINVAL", t->arch);
+}
+
 static void check_ksm(struct t *t)
 {
 	uint64_t a = map(t->s, 8 * PG, RW), sh = 0, b, lo, hi;
@@ -577,6 +613,7 @@ int main(int argc, char **argv)
 		check_dontfork(&t);
 		check_wipeonfork(&t);
 		check_read_pattern(&t);
+		check_read_ahead_kb(&t);
 		check_ksm(&t);
 		check_remove(&t);
 		check_errors(&t);
