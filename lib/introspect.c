@@ -428,8 +428,16 @@ uint64_t introspect_pagemap_word(struct mmp_space *s, const struct introspect_pa
 	if (!(pg->folio_flags & MMP_FOLIO_ANON) &&
 	    (!(pg->folio_flags & MMP_FOLIO_ZERO) || pg->level != MMP_PTE))
 		pm |= MMP_PM_FILE;
-	/* A page mapped once, by this mm: the kernel's precise page mapcount of 1. */
-	if (!(pg->folio_flags & MMP_FOLIO_ZERO) && introspect_page_mapcount(s, pg, pfn) == 1)
+	/*
+	 * A page mapped once, by this mm: the kernel's precise page mapcount
+	 * of 1. Through a PMD, 6.18's pagemap_pmd_range_thp asks it of the
+	 * PMD's own page (pmd_page) for every sub-page: a THP another mm maps
+	 * in part (its copy-on-write split the PMD there) is exclusive nowhere
+	 * if that first page is one it still maps.
+	 */
+	if (!(pg->folio_flags & MMP_FOLIO_ZERO) &&
+	    introspect_page_mapcount(s, pg, pg->level == MMP_PMD ?
+					    entry_pfn(s, pg->entry, MMP_PMD) : pfn) == 1)
 		pm |= MMP_PM_MMAP_EXCLUSIVE;
 	return pm;
 }

@@ -266,6 +266,34 @@ static void check_same_page(const char *arch)
 	destroy(p, pc);
 }
 
+/*
+ * pagemap's exclusive bit through the PMD the parent keeps: 6.18 asks the
+ * precise mapcount of the PMD's own page (pmd_page) for every sub-page. A
+ * 6.18.44 host: the child writes page 7, and no sub-page of the parent's
+ * is exclusive, page 7 neither; it writes page 0 instead, and every one is,
+ * page 5 too, which the child still maps.
+ */
+static void check_pagemap_exclusive(const char *arch, unsigned int written, bool exclusive)
+{
+	struct mmp_cpu *pc, *cc;
+	uint64_t a, pm[3];
+	struct mmp_space *p = thp_space(arch, 0, &a, &pc), *c;
+
+	must(!mmp_fork(p, &c), "fork");
+	must(!mmp_cpu_attach(c, &cc), "attach");
+	write_tag(cc, a, written, 0xc0);
+	must(mmp_space_pagemap(p, a, 1, &pm[0]) == 1 &&
+	     mmp_space_pagemap(p, a + 5 * PG, 1, &pm[1]) == 1 &&
+	     mmp_space_pagemap(p, a + written * PG, 1, &pm[2]) == 1, "pagemap");
+	for (int i = 0; i < 3; i++)
+		tap_ok((pm[i] & MMP_PM_PRESENT) && !!(pm[i] & MMP_PM_MMAP_EXCLUSIVE) == exclusive,
+		       "%s: the child wrote page %u: the parent's page %u is %sexclusive", arch,
+		       written, i == 0 ? 0 : i == 1 ? 5 : written, exclusive ? "" : "not ");
+	tap_eq(mmp_space_verify(p), 0, "%s: verify", arch);
+	destroy(c, cc);
+	destroy(p, pc);
+}
+
 /* A THP the other side no longer maps is reused on the PMD: no split, no copy. */
 static void check_exclusive(const char *arch)
 {
@@ -520,6 +548,8 @@ int main(void)
 		check_fork_cow(arch);
 		check_same_page(arch);
 		check_exclusive(arch);
+		check_pagemap_exclusive(arch, 7, false);
+		check_pagemap_exclusive(arch, 0, true);
 		check_huge_zero(arch, V(6, 12));
 		check_huge_zero(arch, V(6, 13));
 		check_huge_zero(arch, MMP_KERNEL_MODELED);
