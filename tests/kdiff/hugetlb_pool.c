@@ -28,30 +28,6 @@
 
 static long added;		/* what this process added to nr_hugepages */
 
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-static bool write_long(const char *path, long v)
-{
-	FILE *f = fopen(path, "w");
-	bool ok;
-
-	if (!f)
-		return false;
-	ok = fprintf(f, "%ld\n", v) > 0;
-	return fclose(f) == 0 && ok;
-}
-
 /*
  * HugePages_Free less HugePages_Rsvd: the 2 MiB pages a new reservation may
  * take. Below zero when leaked reservations hold surplus pages the pool has
@@ -91,12 +67,12 @@ static bool pool_adjust(long delta, bool with_surplus, long *added_now)
 
 	if (fd < 0)
 		return false;
-	nr = read_long(NR_HUGEPAGES);
+	nr = proc_number(NR_HUGEPAGES);
 	if (surp > 0)
 		delta += surp;
 	if (nr + delta < 0)
 		delta = -nr;
-	ok = nr >= 0 && write_long(NR_HUGEPAGES, nr + delta);
+	ok = nr >= 0 && proc_number_write(NR_HUGEPAGES, nr + delta);
 	if (ok && added_now)
 		*added_now = delta;
 	close(fd);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "kdiff.h"
+#include "proc_field.h"
 
 #define KHUGEPAGED	"/sys/kernel/mm/transparent_hugepage/khugepaged/"
 #define SLEEP_MS	KHUGEPAGED "scan_sleep_millisecs"
@@ -32,38 +33,15 @@
 #define USERS		"/dev/shm/mmprim-kdiff-khugepaged.users"
 #define SAVED		"/dev/shm/mmprim-kdiff-khugepaged.saved"
 
-#define PAUSED_SLEEP_MS	86400000UL	/* a day */
-#define PAUSED_PAGES	1UL
+#define PAUSED_SLEEP_MS	86400000L	/* a day */
+#define PAUSED_PAGES	1L
 
 static int users_fd = -1;
 
-static bool read_ulong(const char *path, unsigned long *v)
-{
-	FILE *f = fopen(path, "r");
-	bool ok = f && fscanf(f, "%lu", v) == 1;
-
-	if (f)
-		fclose(f);
-	return ok;
-}
-
-static bool write_ulong(const char *path, unsigned long v)
-{
-	FILE *f = fopen(path, "w");
-	bool ok;
-
-	if (!f)
-		return false;
-	ok = fprintf(f, "%lu\n", v) > 0;
-	return fclose(f) == 0 && ok;
-}
-
 /* Write only a change: every write of scan_sleep_millisecs wakes khugepaged for a pass. */
-static bool set_ulong(const char *path, unsigned long v)
+static bool set_number(const char *path, long v)
 {
-	unsigned long cur;
-
-	return (read_ulong(path, &cur) && cur == v) || write_ulong(path, v);
+	return proc_number(path) == v || proc_number_write(path, v);
 }
 
 static int lock_file(const char *path, int how)
@@ -80,31 +58,33 @@ static int lock_file(const char *path, int how)
 /* Under LOCK: the host's own values, saved once for all the runs that pause. */
 static bool save_host_values(void)
 {
-	unsigned long sleep_ms, pages;
+	long sleep_ms, pages;
 	FILE *f;
 	bool ok;
 
 	if (!access(SAVED, F_OK))
 		return true;	/* paused already, by a live run or a killed one */
-	if (!read_ulong(SLEEP_MS, &sleep_ms) || !read_ulong(PAGES, &pages))
+	sleep_ms = proc_number(SLEEP_MS);
+	pages = proc_number(PAGES);
+	if (sleep_ms < 0 || pages < 0)
 		return false;
 	f = fopen(SAVED, "w");
 	if (!f)
 		return false;
-	ok = fprintf(f, "%lu %lu\n", sleep_ms, pages) > 0;
+	ok = fprintf(f, "%ld %ld\n", sleep_ms, pages) > 0;
 	return fclose(f) == 0 && ok;
 }
 
 /* Under LOCK, by the last run to leave: the saved values back, and SAVED gone. */
 static void restore_host_values(void)
 {
-	unsigned long sleep_ms, pages;
+	long sleep_ms, pages;
 	FILE *f = fopen(SAVED, "r");
-	bool ok = f && fscanf(f, "%lu %lu", &sleep_ms, &pages) == 2;
+	bool ok = f && fscanf(f, "%ld %ld", &sleep_ms, &pages) == 2;
 
 	if (f)
 		fclose(f);
-	if (ok && set_ulong(PAGES, pages) && set_ulong(SLEEP_MS, sleep_ms))
+	if (ok && set_number(PAGES, pages) && set_number(SLEEP_MS, sleep_ms))
 		unlink(SAVED);
 }
 
@@ -146,8 +126,8 @@ bool kd_host_khugepaged_pause(const char **why)
 		return false;
 	}
 	users_fd = lock_file(USERS, LOCK_SH);
-	ok = users_fd >= 0 && save_host_values() && set_ulong(PAGES, PAUSED_PAGES) &&
-	     set_ulong(SLEEP_MS, PAUSED_SLEEP_MS);
+	ok = users_fd >= 0 && save_host_values() && set_number(PAGES, PAUSED_PAGES) &&
+	     set_number(SLEEP_MS, PAUSED_SLEEP_MS);
 	close(lock);
 	if (!ok) {
 		*why = "khugepaged refused the settings";

@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* One "Name:   N [kB]" line of a /proc file (meminfo, status), as tests read the host's. */
+/*
+ * Numbers of the host's /proc and /sys files as tests read them: one
+ * "Name:   N [kB]" line of meminfo or status, or a file that holds one
+ * number (a sysctl, a sysfs knob).
+ */
 #ifndef MMP_TEST_PROC_FIELD_H
 #define MMP_TEST_PROC_FIELD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +32,32 @@ static inline int64_t proc_field(const char *path, const char *name)
 			v = (int64_t)strtoull(line + nlen + 1, NULL, 10);
 	fclose(f);
 	return v;
+}
+
+/* The number a one-number file holds, or -1 when it cannot be read. */
+static inline long proc_number(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* Writes @v to a one-number file; false if the kernel refused it. */
+static inline bool proc_number_write(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fprintf(f, "%ld\n", v) > 0;
+	return fclose(f) == 0 && ok;
 }
 
 #endif /* MMP_TEST_PROC_FIELD_H */

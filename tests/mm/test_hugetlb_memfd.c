@@ -365,25 +365,16 @@ static struct side host_side = {
 static bool host_pool_adjust(long delta)
 {
 	int fd = open(POOL_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	long nr = -1;
-	bool ok = false;
-	FILE *f;
+	long nr;
+	bool ok;
 
 	if (fd < 0 || flock(fd, LOCK_EX)) {
 		if (fd >= 0)
 			close(fd);
 		return false;
 	}
-	f = fopen(NR_HUGEPAGES, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &nr) != 1)
-			nr = -1;
-		fclose(f);
-	}
-	if (nr >= 0 && nr + delta >= 0 && (f = fopen(NR_HUGEPAGES, "w"))) {
-		ok = fprintf(f, "%ld\n", nr + delta) > 0;
-		ok &= fclose(f) == 0;
-	}
+	nr = proc_number(NR_HUGEPAGES);
+	ok = nr >= 0 && nr + delta >= 0 && proc_number_write(NR_HUGEPAGES, nr + delta);
 	close(fd);
 	return ok;
 }
