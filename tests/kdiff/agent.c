@@ -8,6 +8,7 @@
  * the driver goes away.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -74,15 +75,44 @@ static int xfer(int fd, void *buf, size_t len, bool out)
 /* The driver's pid, which names the files: set before the spawner forks, so agents have it. */
 static pid_t driver_pid;
 
-void kd_file_path(int i, char *buf, size_t size)
+const char *kd_regular_files_dir(void)
 {
 	const char *dir = getenv("TMPDIR");
 
-	if (kd_file_shmem(i))
-		snprintf(buf, size, "/dev/shm/mmprim-kdiff-%d-%d", (int)driver_pid, i);
-	else
-		snprintf(buf, size, "%s/mmprim-kdiff-%d-%d", dir && *dir ? dir : "/var/tmp",
-			 (int)driver_pid, i);
+	return dir && *dir ? dir : "/var/tmp";
+}
+
+void kd_file_path(int i, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/mmprim-kdiff-%d-%d",
+		 kd_file_shmem(i) ? "/dev/shm" : kd_regular_files_dir(), (int)driver_pid, i);
+}
+
+/*
+ * A run killed outright (a timeout's SIGKILL) leaves its files behind: remove
+ * those whose driver is gone, so that /dev/shm does not fill up over a soak.
+ */
+static void remove_dead_runs_files(void)
+{
+	const char *dirs[] = { "/dev/shm", kd_regular_files_dir() };
+
+	for (unsigned int d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		DIR *dir = opendir(dirs[d]);
+		struct dirent *e;
+
+		while (dir && (e = readdir(dir))) {
+			char path[512];
+			int pid, i, end = 0;
+
+			if (sscanf(e->d_name, "mmprim-kdiff-%d-%d%n", &pid, &i, &end) != 2 ||
+			    e->d_name[end] || pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dirs[d], e->d_name);
+			unlink(path);
+		}
+		if (dir)
+			closedir(dir);
+	}
 }
 
 /* ---- the agent side ---------------------------------------------------------- */
@@ -487,6 +517,7 @@ struct kd_host *kd_host_start(void)
 	if (!h)
 		return NULL;
 	driver_pid = getpid();
+	remove_dead_runs_files();
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, spawn_sv) || pipe2(life, O_CLOEXEC))
 		goto fail;
 	for (int i = 0; i < KD_MAX_PROCS; i++) {

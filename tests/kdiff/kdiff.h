@@ -91,6 +91,9 @@ static inline bool kd_file_shmem(int i)
 	return i < 2;
 }
 
+/* Where the host's regular (not shmem) files live: $TMPDIR, else /var/tmp. */
+const char *kd_regular_files_dir(void);
+
 /* The host path of file @i of this test process (its files live as long as the host does). */
 void kd_file_path(int i, char *buf, size_t size);
 

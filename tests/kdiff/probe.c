@@ -133,26 +133,19 @@ int kd_host_thp_mode(void)
  */
 static long files_read_ahead_kb(void)
 {
-	const char *dir = getenv("TMPDIR");
 	char path[128];
 	struct stat st;
-	long kb = -1;
-	FILE *f;
+	long kb;
 
-	if (stat(dir && *dir ? dir : "/var/tmp", &st))
+	if (stat(kd_regular_files_dir(), &st))
 		return -1;
 	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/read_ahead_kb", major(st.st_dev),
 		 minor(st.st_dev));
-	f = fopen(path, "r");
-	if (!f) {
+	kb = proc_number(path);
+	if (kb < 0) {
 		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/read_ahead_kb",
 			 major(st.st_dev), minor(st.st_dev));
-		f = fopen(path, "r");
-	}
-	if (f) {
-		if (fscanf(f, "%ld", &kb) != 1)
-			kb = -1;
-		fclose(f);
+		kb = proc_number(path);
 	}
 	return kb;
 }
@@ -162,7 +155,7 @@ void kd_host_probe(struct kd_host_config *c)
 	size_t len = 2 * PROBE_PMD;
 	volatile char sink;
 	char *p, flags[256] = "";
-	long before, after;
+	long before, after, min_addr;
 	FILE *f;
 
 	memset(c, 0, sizeof(*c));
@@ -206,11 +199,8 @@ void kd_host_probe(struct kd_host_config *c)
 	(void)sink;
 
 	c->maybe_guard = kd_host_has_maybe_guard();
-	f = fopen("/proc/sys/vm/mmap_min_addr", "r");
-	if (!f || fscanf(f, "%lu", &c->mmap_min_addr) != 1)
-		c->mmap_min_addr = 0;
-	if (f)
-		fclose(f);
+	min_addr = proc_number("/proc/sys/vm/mmap_min_addr");
+	c->mmap_min_addr = min_addr > 0 ? (unsigned long)min_addr : 0;
 	/* A running kdamond ages pages: Referenced is not compared anyway, say so. */
 	f = popen("ls /sys/kernel/mm/damon/admin/kdamonds/*/state 2>/dev/null | "
 		  "xargs -r grep -l '^on' 2>/dev/null | wc -l", "r");
