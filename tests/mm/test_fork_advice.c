@@ -214,11 +214,33 @@ static void check_wipeonfork(struct t *t)
 	mmp_munmap(t->s, a, 12 * PG);
 }
 
+/*
+ * The pages one read fault at page 40 brings into the cache of a fresh
+ * 128-page regular file, mapped with @advice.
+ */
+static uint64_t pages_read_in(struct t *t, int advice)
+{
+	struct mmp_file_stat st = { 0 };
+	struct mmp_file *f;
+	uint64_t fa = 0;
+	char b;
+
+	tap_require(mmp_file_create(t->phys, 128 * PG, MMP_FILE_NO_LARGE_FOLIOS, &f) == 0,
+		    "%s: a regular file", t->arch);
+	tap_require(mmp_mmap_file(t->s, 0, 128 * PG, MMP_PROT_READ, MMP_MAP_PRIVATE, f, 0, &fa) == 0,
+		    "%s: map it", t->arch);
+	tap_eq(mmp_madvise(t->s, fa, 128 * PG, advice), 0, "%s: advice %d", t->arch, advice);
+	tap_eq(mmp_read(t->cpu, fa + 40 * PG, &b, 1), 0, "%s: a read fault", t->arch);
+	mmp_file_stat(f, &st);
+	verify(t->s, t->arch, "a file read fault");
+	mmp_munmap(t->s, fa, 128 * PG);
+	mmp_file_destroy(f);
+	return st.nrpages;
+}
+
 static void check_read_pattern(struct t *t)
 {
-	uint64_t a = map(t->s, 8 * PG, RW), fa = 0;
-	struct mmp_file_stat st;
-	struct mmp_file *f;
+	uint64_t a = map(t->s, 8 * PG, RW);
 	static const struct {
 		int advice;
 		uint64_t want;		/* pages cached after one read fault at page 40 */
@@ -243,23 +265,10 @@ static void check_read_pattern(struct t *t)
 	mmp_munmap(t->s, a, 8 * PG);
 	verify(t->s, t->arch, "read pattern flags");
 
-	for (unsigned int i = 0; i < sizeof(ra) / sizeof(ra[0]); i++) {
-		char b;
-
-		tap_require(mmp_file_create(t->phys, 128 * PG, MMP_FILE_NO_LARGE_FOLIOS, &f) == 0,
-			    "%s: a regular file", t->arch);
-		tap_require(mmp_mmap_file(t->s, 0, 128 * PG, MMP_PROT_READ, MMP_MAP_PRIVATE, f, 0,
-					  &fa) == 0, "%s: map it", t->arch);
-		tap_eq(mmp_madvise(t->s, fa, 128 * PG, ra[i].advice), 0, "%s: advice %d",
-		       t->arch, ra[i].advice);
-		tap_eq(mmp_read(t->cpu, fa + 40 * PG, &b, 1), 0, "%s: a read fault", t->arch);
-		mmp_file_stat(f, &st);
-		tap_eq(st.nrpages, ra[i].want, "%s: advice %d: %llu pages read in", t->arch,
-		       ra[i].advice, (unsigned long long)ra[i].want);
-		verify(t->s, t->arch, "a file fault with a read pattern");
-		mmp_munmap(t->s, fa, 128 * PG);
-		mmp_file_destroy(f);
-	}
+	for (unsigned int i = 0; i < sizeof(ra) / sizeof(ra[0]); i++)
+		tap_eq(pages_read_in(t, ra[i].advice), ra[i].want,
+		       "%s: advice %d: %llu pages read in", t->arch, ra[i].advice,
+		       (unsigned long long)ra[i].want);
 }
 
 /*
@@ -274,25 +283,13 @@ static void check_read_ahead_kb(struct t *t)
 		long kb;
 		uint64_t want;	/* pages cached after a fault at page 40 */
 	} ra[] = { { 8192, 128 }, { 64, 16 }, { 0, 1 }, { 128, 32 } };
-	struct mmp_file_stat st;
-	struct mmp_file *f;
-	uint64_t fa = 0;
-	char b;
 
 	for (unsigned int k = 0; k < sizeof(ra) / sizeof(ra[0]); k++) {
 		tap_eq(mmp_space_set_opt(t->s, MMP_OPT_READ_AHEAD_KB, ra[k].kb), 0,
 		       "%s: read_ahead_kb %ld", t->arch, ra[k].kb);
-		tap_require(mmp_file_create(t->phys, 128 * PG, MMP_FILE_NO_LARGE_FOLIOS, &f) == 0,
-			    "%s: a regular file", t->arch);
-		tap_require(mmp_mmap_file(t->s, 0, 128 * PG, MMP_PROT_READ, MMP_MAP_PRIVATE, f, 0,
-					  &fa) == 0, "%s: map it", t->arch);
-		tap_eq(mmp_read(t->cpu, fa + 40 * PG, &b, 1), 0, "%s: a read fault", t->arch);
-		mmp_file_stat(f, &st);
-		tap_eq(st.nrpages, ra[k].want, "%s: read_ahead_kb %ld: %llu pages read in", t->arch,
-		       ra[k].kb, (unsigned long long)ra[k].want);
-		verify(t->s, t->arch, "a file fault with a read_ahead_kb");
-		mmp_munmap(t->s, fa, 128 * PG);
-		mmp_file_destroy(f);
+		tap_eq(pages_read_in(t, MMP_MADV_NORMAL), ra[k].want,
+		       "%s: read_ahead_kb %ld: %llu pages read in", t->arch, ra[k].kb,
+		       (unsigned long long)ra[k].want);
 	}
 	tap_eq(mmp_space_set_opt(t->s, MMP_OPT_READ_AHEAD_KB, -1), -EINVAL,
 	       "%s: read_ahead_kb -1: -EINVAL", t->arch);
