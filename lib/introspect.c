@@ -32,6 +32,8 @@ _Static_assert(offsetof(struct mmp_vma_info, page_size) == 280 &&
 		       offsetof(struct mmp_mthp_stats, split_deferred) == 400,
 	       "the introspection structures of libmmprim.so.1.2 only grow at their end");
 _Static_assert(sizeof(struct mmp_vma_info) == 304, "struct mmp_vma_info of libmmprim.so.1.4");
+_Static_assert(offsetof(struct mmp_mthp_stats, swpout_fallback) == 480,
+	       "struct mmp_mthp_stats only grows at its end");
 _Static_assert(sizeof(((struct mmp_vma_info *)0)->anon_by_order) / sizeof(uint64_t) ==
 		       HPAGE_PMD_ORDER + 1, "an order per folio size");
 
@@ -672,6 +674,8 @@ MMP_EXPORT int mmp_space_mthp_stats_sized(struct mmp_space *s, struct mmp_mthp_s
 		k.split[o] = __atomic_load_n(&s->mthp_stat[MTHP_STAT_SPLIT][o], __ATOMIC_RELAXED);
 		k.split_deferred[o] = __atomic_load_n(&s->mthp_stat[MTHP_STAT_SPLIT_DEFERRED][o],
 						      __ATOMIC_RELAXED);
+		k.swpout_fallback[o] = __atomic_load_n(
+			&s->mthp_stat[MTHP_STAT_SWPOUT_FALLBACK][o], __ATOMIC_RELAXED);
 	}
 	mmap_read_lock(s);
 	for (struct mmp_vma *vma = s->vmas.first; vma; vma = vma->vm_next)

@@ -152,19 +152,24 @@ static bool split_to_swap_one(struct mmp_space *s, struct mmp_vma *vma, uint32_t
  * page and frees them, and each page left fails its own allocation and is
  * activated. A 6.18 host without swap: MADV_PAGEOUT of a THP with two pages
  * written leaves 8 kB of Rss, thp_split_pmd +1, thp_swpout_fallback +1. The
- * folio is one that @s alone maps (MADV_PAGEOUT isolates no other anonymous
- * folio); one that cannot be split is activated whole. True if split, with
- * the order-0 folios left in *@left.
+ * folio is one that @s alone maps whole (MADV_PAGEOUT isolates no other
+ * anonymous folio, and splits one partly mapped itself: the kernel's reclaim
+ * would split that one without counting a fallback); one that cannot be
+ * split is activated whole. True if split, with the order-0 folios left in
+ * *@left.
  */
 static bool split_to_swap(struct mmp_space *s, uint32_t head_pfn, unsigned int *left)
 {
 	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
-	unsigned int nr = folio_nr_pages(head);
+	unsigned int nr = folio_nr_pages(head), order = head->order;
 	struct swap_split split = { .self = s, .err = -EAGAIN };
 
 	rmap_walk_anon(s, head_pfn, split_to_swap_one, &split);
 	if (split.err)
 		return false;
+	if (order >= HPAGE_PMD_ORDER)
+		count_inc(s, MMP_C_THP_SWPOUT_FALLBACK);
+	count_mthp_stat(s, order, MTHP_STAT_SWPOUT_FALLBACK);
 	*left = 0;
 	for (unsigned int i = 0; i < nr; i++)
 		*left += head[i].mapcount > 0;

@@ -158,7 +158,8 @@ extern "C" {
 	X(MMAP_LOCK_PROCMAP,	"mmap_lock_procmap",	"mmap read acquisitions by mmp_space_procmap_query (PROCMAP_QUERY), one a call: every call before 6.18, a fallback from 6.18") \
 	X(PROCMAP_VMA_LOCK_SUCCESS, "procmap_vma_lock_success", "PROCMAP_QUERY calls answered under the found VMA's lock alone, with no mmap lock (6.18 procmap_query_vma_lock)") \
 	X(PROCMAP_VMA_LOCK_FALLBACK, "procmap_vma_lock_fallback", "PROCMAP_QUERY calls that tried the VMA lock and took the mmap read lock: the VMA was write-locked, or the lookup met a hole it cannot pass here") \
-	X(SPLIT_ZERO_PAGE,	"split_zero_page",	"sub-pages of an anonymous folio split to order 0 that held only zeroes: mapped to the shared zero page and freed (try_to_map_unused_to_zeropage, 6.12)")
+	X(SPLIT_ZERO_PAGE,	"split_zero_page",	"sub-pages of an anonymous folio split to order 0 that held only zeroes: mapped to the shared zero page and freed (try_to_map_unused_to_zeropage, 6.12)") \
+	X(THP_SWPOUT_FALLBACK,	"thp_swpout_fallback",	"PMD-sized THPs reclaim split to swap them page by page: no swap space for them whole (THP_SWPOUT_FALLBACK)")
 
 enum mmp_counter {
 #define MMP_COUNTER_ENUM(id, name, doc) MMP_C_##id,

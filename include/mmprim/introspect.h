@@ -203,6 +203,9 @@ static inline int mmp_space_vma_info(struct mmp_space *space, uint64_t addr,
  *  - split_deferred (since 1.3): events, as the first three: folios found
  *    partially mapped, counted by the space whose unmap found it (for order 9
  *    also the counter thp_deferred_split_page).
+ *  - swpout_fallback (since 1.5): events, as the first three: folios reclaim
+ *    split to swap them out page by page, as no swap space was had for them
+ *    whole (for order 9 also the counter thp_swpout_fallback).
  * Orders 0 and 1 stay 0 (no THP of those orders).
  */
 struct mmp_mthp_stats {
@@ -212,6 +215,7 @@ struct mmp_mthp_stats {
 	uint64_t nr_anon[10];
 	uint64_t nr_anon_partially_mapped[10];
 	uint64_t split_deferred[10];
+	uint64_t swpout_fallback[10];
 };
 
 /** mmp_space_mthp_stats_sized() - into @size bytes at @st; -EINVAL for NULL or @size below 8. */

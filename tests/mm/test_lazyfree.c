@@ -25,6 +25,7 @@ static void check_free_pte(const char *arch, unsigned int order)
 {
 	const unsigned int nr = 1u << order, npages = 64, nfolios = npages / nr;
 	const uint64_t len = npages * PAGE_SIZE, half = len / 2;
+	struct mmp_mthp_stats before, after;
 	char what[64];
 	struct rstate st;
 	struct lf t;
@@ -116,10 +117,15 @@ static void check_free_pte(const char *arch, unsigned int order)
 	 * is activated on its own.
 	 */
 	snap(&t);
+	mmp_space_mthp_stats(t.s, &before);
 	tap_eq(mmp_madvise(t.s, a, len, MMP_MADV_PAGEOUT), 0, "%s: %s: MADV_PAGEOUT again", arch,
 	       what);
 	EXPECT(&t, RECLAIM_ISOLATE, nfolios / 2, what);
 	EXPECT(&t, FOLIO_SPLIT, order ? nfolios / 2 : 0, what);
+	EXPECT(&t, THP_SWPOUT_FALLBACK, 0, what);	/* PMD-sized THPs only */
+	mmp_space_mthp_stats(t.s, &after);
+	tap_eq(after.swpout_fallback[order] - before.swpout_fallback[order], order ? nfolios / 2 : 0,
+	       "%s: %s: mTHP swpout_fallback counts each split", arch, what);
 	EXPECT(&t, RECLAIM_ACTIVATE, npages / 2, what);
 	EXPECT(&t, LAZYFREED, 0, what);
 	EXPECT(&t, LAZYFREE_REDIRTIED, 0, what);
@@ -271,6 +277,7 @@ static void check_free_pmd(const char *arch, long lazyfree_pmd, struct pmd_outco
 	       what);
 	EXPECT(&t, RECLAIM_ISOLATE, 1, what);
 	EXPECT(&t, FOLIO_SPLIT, 1, what);
+	EXPECT(&t, THP_SWPOUT_FALLBACK, 1, what);
 	EXPECT(&t, PMD_SPLIT, lazyfree_pmd ? 1 : 0, what);
 	EXPECT(&t, RECLAIM_ACTIVATE, NPMD, what);
 	EXPECT(&t, LAZYFREED, 0, what);
