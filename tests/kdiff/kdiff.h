@@ -129,8 +129,14 @@ static inline uint64_t kd_pages_touched(uint64_t addr, uint64_t len)
 /* ---- the kernel's view of a process (state.c) ---- */
 
 
-/* The THP events compared: thp_fault_alloc, thp_split_pmd, thp_collapse_alloc. */
-#define KD_NR_THP_EVENTS	3
+/*
+ * The THP events compared (view.c): six of /proc/vmstat, then four stats
+ * files of each mTHP size below the PMD's.
+ */
+#define KD_NR_VMSTAT_EVENTS	6
+#define KD_NR_MTHP_EVENTS	4
+#define KD_MTHP_ORDER_MIN	2
+#define KD_NR_THP_EVENTS	(KD_NR_VMSTAT_EVENTS + KD_NR_MTHP_EVENTS * (9 - KD_MTHP_ORDER_MIN))
 
 /* One VMA of the window as /proc/PID/smaps shows it: sizes in kB. */
 struct kd_smaps {

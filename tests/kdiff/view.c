@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <mmprim/mmprim.h>
 
 #include "mm.h"
+#include "proc_field.h"
 #include "run.h"
 
 /*
@@ -69,16 +71,64 @@ static void op_fault_range(const struct kd_op *op, uint64_t *start, uint64_t *en
 }
 
 /*
- * The THP events of /proc/vmstat, against the same events summed over a
- * variant's processes: the kernel counts for the whole machine, so another
- * process's THP activity can only add to the host's side. The host having
- * fewer than the library is a divergence; more is counted and reported.
+ * The THP events of /proc/vmstat and of the stats files of the mTHP sizes
+ * the host enables, against the same events summed over a variant's
+ * processes: the kernel counts for the whole machine, so another process's
+ * THP activity can only add to the host's side. The host having fewer than
+ * the library is a divergence; more is counted and reported.
  */
-static const char *const thp_event_names[KD_NR_THP_EVENTS] = {
-	"thp_fault_alloc", "thp_split_pmd", "thp_collapse_alloc",
+#define MTHP_FIELD(f)	offsetof(struct mmp_mthp_stats, f)
+
+/* /proc/vmstat's, of PMD-sized THPs: the library's counter, or else its order-9 mTHP statistic. */
+static const struct {
+	const char *name;
+	int counter;		/* MMP_C_*, or -1 */
+	size_t mthp_field;	/* else this array of struct mmp_mthp_stats */
+} vmstat_events[KD_NR_VMSTAT_EVENTS] = {
+	{ "thp_fault_alloc", -1, MTHP_FIELD(anon_fault_alloc) },
+	{ "thp_split_pmd", MMP_C_PMD_SPLIT, 0 },
+	{ "thp_collapse_alloc", MMP_C_THP_COLLAPSE_ALLOC, 0 },
+	{ "thp_split_page", -1, MTHP_FIELD(split) },
+	{ "thp_deferred_split_page", MMP_C_THP_DEFERRED_SPLIT_PAGE, 0 },
+	{ "thp_swpout_fallback", MMP_C_THP_SWPOUT_FALLBACK, 0 },
 };
 
-static bool host_thp_events(uint64_t *ev)
+/* The files of hugepages-<size>kB/stats/ compared, for each order below the PMD's. */
+static const struct {
+	const char *name;
+	size_t mthp_field;
+} mthp_events[KD_NR_MTHP_EVENTS] = {
+	{ "anon_fault_alloc", MTHP_FIELD(anon_fault_alloc) },
+	{ "split", MTHP_FIELD(split) },
+	{ "split_deferred", MTHP_FIELD(split_deferred) },
+	{ "swpout_fallback", MTHP_FIELD(swpout_fallback) },
+};
+
+/* Event @i of the mTHP sizes: order and file. */
+static unsigned int mthp_event_order(unsigned int i)
+{
+	return KD_MTHP_ORDER_MIN + (i - KD_NR_VMSTAT_EVENTS) / KD_NR_MTHP_EVENTS;
+}
+
+static const char *thp_event_name(unsigned int i, char *buf, size_t size)
+{
+	if (i < KD_NR_VMSTAT_EVENTS)
+		return vmstat_events[i].name;
+	snprintf(buf, size, "%s of %s", mthp_events[(i - KD_NR_VMSTAT_EVENTS) % KD_NR_MTHP_EVENTS].name,
+		 mmp_thp_size_name(mthp_event_order(i)));
+	return buf;
+}
+
+/* An mTHP size the host may allocate: its stats can move. */
+static bool host_mthp_enabled(struct run *r, unsigned int order)
+{
+	int mode = r->opt->cfg.mthp_mode[order];
+
+	return mode >= 0 && mode != MMP_THP_NEVER &&
+	       (mode != KD_THP_INHERIT || r->opt->cfg.thp_pmd_mode != MMP_THP_NEVER);
+}
+
+static bool host_thp_events(struct run *r, uint64_t *ev)
 {
 	FILE *f = fopen("/proc/vmstat", "r");
 	unsigned int found = 0;
@@ -87,14 +137,35 @@ static bool host_thp_events(uint64_t *ev)
 
 	if (!f)
 		return false;
+	memset(ev, 0, KD_NR_THP_EVENTS * sizeof(*ev));
 	while (fscanf(f, "%63s %llu", name, &v) == 2)
-		for (unsigned int i = 0; i < KD_NR_THP_EVENTS; i++)
-			if (!strcmp(name, thp_event_names[i])) {
+		for (unsigned int i = 0; i < KD_NR_VMSTAT_EVENTS; i++)
+			if (!strcmp(name, vmstat_events[i].name)) {
 				ev[i] = v;
 				found++;
 			}
 	fclose(f);
-	return found == KD_NR_THP_EVENTS;
+	for (unsigned int i = KD_NR_VMSTAT_EVENTS; i < KD_NR_THP_EVENTS; i++) {
+		unsigned int o = mthp_event_order(i);
+		char path[160];
+		long n;
+
+		if (!host_mthp_enabled(r, o))
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/mm/transparent_hugepage/%s/stats/%s",
+			 mmp_thp_size_name(o),
+			 mthp_events[(i - KD_NR_VMSTAT_EVENTS) % KD_NR_MTHP_EVENTS].name);
+		n = proc_number(path);
+		if (n < 0)
+			return false;
+		ev[i] = (uint64_t)n;
+	}
+	return found == KD_NR_VMSTAT_EVENTS;
+}
+
+static uint64_t mthp_stat(const struct mmp_mthp_stats *st, size_t field, unsigned int order)
+{
+	return ((const uint64_t *)((const char *)st + field))[order];
 }
 
 static void lib_thp_events(struct run *r, struct variant *v, uint64_t *ev)
@@ -107,9 +178,14 @@ static void lib_thp_events(struct run *r, struct variant *v, uint64_t *ev)
 		if (!r->live[p] || !v->sp[p] || mmp_space_counters(v->sp[p], &cs) ||
 		    mmp_space_mthp_stats(v->sp[p], &st))
 			continue;
-		ev[0] += st.anon_fault_alloc[MMP_PMD_ORDER];
-		ev[1] += cs.v[MMP_C_PMD_SPLIT];
-		ev[2] += cs.v[MMP_C_THP_COLLAPSE_ALLOC];
+		for (unsigned int i = 0; i < KD_NR_VMSTAT_EVENTS; i++)
+			ev[i] += vmstat_events[i].counter >= 0 ?
+					 cs.v[vmstat_events[i].counter] :
+					 mthp_stat(&st, vmstat_events[i].mthp_field, MMP_PMD_ORDER);
+		for (unsigned int i = KD_NR_VMSTAT_EVENTS; i < KD_NR_THP_EVENTS; i++)
+			ev[i] += mthp_stat(&st,
+					   mthp_events[(i - KD_NR_VMSTAT_EVENTS) % KD_NR_MTHP_EVENTS].mthp_field,
+					   mthp_event_order(i));
 	}
 }
 
@@ -119,7 +195,7 @@ static void compare_thp_events(struct run *r, const struct kd_op *op)
 	bool more = false;
 
 	/* A fork or an exit adds or takes a process, and its counts with it. */
-	if (op->kind == KD_FORK || op->kind == KD_EXIT || !host_thp_events(host))
+	if (op->kind == KD_FORK || op->kind == KD_EXIT || !host_thp_events(r, host))
 		return;
 	r->thp_checked++;
 	for (int k = 0; k < r->nv && !failed(r); k++) {
@@ -132,9 +208,13 @@ static void compare_thp_events(struct run *r, const struct kd_op *op)
 		for (unsigned int i = 0; i < KD_NR_THP_EVENTS; i++) {
 			uint64_t hd = host[i] - r->host_thp[i], ld = lib[i] - v->thp_events[i];
 
-			if (hd < ld)
+			if (hd < ld) {
+				char name[80];
+
 				diverge(r, "%s: %s counted %" PRIu64 " %s, the host %" PRIu64, v->desc,
-					kd_kind_name(op->kind), ld, thp_event_names[i], hd);
+					kd_kind_name(op->kind), ld,
+					thp_event_name(i, name, sizeof(name)), hd);
+			}
 			more |= hd > ld;
 		}
 	}
@@ -161,7 +241,7 @@ void state_before(struct run *r, const struct kd_op *op)
 			r->v[k].faults[op->proc] = counter_of(r->v[k].sp[op->proc], MMP_C_MIN_FLT);
 			lib_thp_events(r, &r->v[k], r->v[k].thp_events);
 		}
-	host_thp_events(r->host_thp);
+	host_thp_events(r, r->host_thp);
 	for (int p = 0; p < KD_MAX_PROCS; p++)
 		if (r->live[p])
 			kd_host_take_faults(r->h, p);
