@@ -470,6 +470,14 @@ void filemap_remove_folio_frozen(struct mmp_file *f, uint32_t head_pfn)
 	__atomic_store_n(&head->mapping, 0, __ATOMIC_RELEASE);
 }
 
+void filemap_split_folio_frozen(struct mmp_file *f, uint32_t head_pfn, uint64_t index,
+				unsigned int nr)
+{
+	/* The slots exist: the folio filled them. */
+	for (unsigned int i = 0; i < nr; i++)
+		xa_store_range(&f->mapping, index + i, 1, head_pfn + i);
+}
+
 void filemap_remove_folio(struct mmp_file *f, uint32_t head_pfn)
 {
 	spin_lock(&f->mapping.i_pages_lock);

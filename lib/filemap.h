@@ -141,6 +141,12 @@ int filemap_add_folio(struct mmp_file *f, uint32_t pfn, uint64_t index);
 void filemap_remove_folio(struct mmp_file *f, uint32_t head_pfn);
 /* The same with i_pages_lock held and the references already frozen at 0 (__filemap_remove_folio). */
 void filemap_remove_folio_frozen(struct mmp_file *f, uint32_t head_pfn);
+/*
+ * The @nr pages from @index, one folio at @head_pfn until now, each its own
+ * order-0 folio in the index (a split's xas stores). i_pages_lock held.
+ */
+void filemap_split_folio_frozen(struct mmp_file *f, uint32_t head_pfn, uint64_t index,
+				unsigned int nr);
 /* Drop every folio from page @start on out of the cache (truncate_inode_pages_range's part). */
 void filemap_remove_from(struct mmp_file *f, uint64_t start);
 void filemap_remove_range(struct mmp_file *f, uint64_t start, uint64_t end, bool even_cows);

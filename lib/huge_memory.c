@@ -427,6 +427,58 @@ void deferred_split_folio(struct mmp_space *s, struct mmp_page *head)
 	count_mthp_stat(s, head->order, MTHP_STAT_SPLIT_DEFERRED);
 }
 
+/*
+ * split_folio of a large page-cache folio (__folio_split): it is unmapped
+ * from every space first (unmap_folio) and, unlike an anonymous one, not
+ * mapped again: the next access faults its pages in one by one. Then each
+ * page becomes an order-0 folio in the cache, holding its own cache
+ * reference, dirty if the folio was. The caller holds the folio lock, which
+ * stays on the first page, and one reference; anything more (a pin, a
+ * racing fault's) fails the split with -EAGAIN and leaves the folio whole.
+ */
+int split_file_folio(struct mmp_space *s, uint32_t head_pfn)
+{
+	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
+	struct mmp_file *f = folio_file(s->phys, head);
+	unsigned int nr = folio_nr_pages(head), order = head->order;
+	uint64_t index = head->index;
+	int expected = nr + 1;
+	uint32_t keep;
+
+	if (!order || !f || (head->flags & (PG_anon | PG_hugetlb)))
+		return -EINVAL;
+	/* can_split_folio: only the cache, the mappings and the caller hold it. */
+	if (__atomic_load_n(&head->refcount, __ATOMIC_ACQUIRE) != expected + folio_mapcount(head))
+		return -EAGAIN;
+	if (!try_to_unmap(s, head_pfn))
+		return -EAGAIN;
+	/* The entries' dirty bits went to the folio with them. */
+	keep = head->flags & (PG_swapbacked | PG_dirty);
+	spin_lock(&f->mapping.i_pages_lock);
+	if (!__atomic_compare_exchange_n(&head->refcount, &expected, 0, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED)) {
+		spin_unlock(&f->mapping.i_pages_lock);
+		return -EAGAIN;
+	}
+	for (unsigned int i = nr; i-- > 0; ) {
+		struct mmp_page *p = head + i;
+
+		p->order = 0;
+		p->mapping = f->id;
+		p->pincount = 0;
+		p->index = index + i;
+		p->folio.large_mapcount = 0;
+		p->folio.entire_mapcount = 0;
+		p->flags = PG_head | keep | (i ? 0 : PG_locked);
+		__atomic_store_n(&p->refcount, i ? 1 : 2, __ATOMIC_RELEASE);
+	}
+	filemap_split_folio_frozen(f, head_pfn, index, nr);
+	spin_unlock(&f->mapping.i_pages_lock);
+	count_inc(s, MMP_C_FOLIO_SPLIT);
+	count_mthp_stat(s, order, MTHP_STAT_SPLIT);
+	return 0;
+}
+
 /* ---- lazyfree PMD-mapped THPs ------------------------------------------------------- */
 
 /*
@@ -610,16 +662,10 @@ static void split_map_unused_to_zeropage(struct mmp_space *s, const struct mmp_v
  * and @extra_refs may hold references: the count is frozen to zero meanwhile,
  * so GUP-fast's speculative grab fails and backs off. -EAGAIN otherwise.
  */
-int split_folio_locked(struct mmp_space *s, const struct mmp_vma *vma, mmp_pte_t *ptes,
-		       uint64_t table_addr, uint32_t head_pfn, int extra_refs)
+unsigned int folio_mapped_in_table(struct mmp_space *s, mmp_pte_t *ptes, uint32_t head_pfn)
 {
-	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
-	unsigned int nr = folio_nr_pages(head), here = 0, order = head->order;
-	int expected = folio_mapcount(head) + extra_refs;
-	uint32_t keep = head->flags & (PG_anon | PG_swapbacked | PG_dirty | PG_lazyfree);
+	unsigned int nr = folio_nr_pages(pfn_to_page(s->phys, head_pfn)), here = 0;
 
-	if (!head->order || head->folio.entire_mapcount)
-		return -EINVAL;
 	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++) {
 		mmp_pte_t e = ptep_get_lockless(s, &ptes[i]);
 
@@ -630,7 +676,20 @@ int split_folio_locked(struct mmp_space *s, const struct mmp_vma *vma, mmp_pte_t
 			here++;
 	}
 	count_add(s, MMP_C_PTE_READ, PTRS_PER_TABLE);
-	if (here != (unsigned int)folio_mapcount(head))
+	return here;
+}
+
+int split_folio_locked(struct mmp_space *s, const struct mmp_vma *vma, mmp_pte_t *ptes,
+		       uint64_t table_addr, uint32_t head_pfn, int extra_refs)
+{
+	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
+	unsigned int nr = folio_nr_pages(head), order = head->order;
+	int expected = folio_mapcount(head) + extra_refs;
+	uint32_t keep = head->flags & (PG_anon | PG_swapbacked | PG_dirty | PG_lazyfree);
+
+	if (!head->order || head->folio.entire_mapcount)
+		return -EINVAL;
+	if (folio_mapped_in_table(s, ptes, head_pfn) != (unsigned int)folio_mapcount(head))
 		return -EAGAIN;
 	if (!__atomic_compare_exchange_n(&head->refcount, &expected, 0, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))

@@ -104,6 +104,35 @@ static bool folio_range_exclusive(struct mmp_page *head, struct mmp_page *page, 
 	return true;
 }
 
+/*
+ * A page-cache folio that MADV_COLD or MADV_PAGEOUT covers in part is split
+ * when this table holds its every mapping (folio_maybe_mapped_shared is
+ * false; a mapping of it in another table of this mm counts as another mm's
+ * here): the PTL is dropped for split_folio, which unmaps it everywhere,
+ * then the walk starts again where it was (a 6.18 host: 2 pages of a 64-page
+ * ext4 folio given to MADV_PAGEOUT leave all 64 unmapped, in the cache as
+ * order-0 folios). -EBUSY if not tried (the PTL still held), else what the
+ * split returned, the PTL dropped.
+ */
+static int file_folio_split(struct mmp_space *s, mmp_pte_t *ptes, mmp_spinlock_t *ptl,
+			    uint32_t head_pfn)
+{
+	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
+	int err;
+
+	if ((head->flags & PG_hugetlb) ||
+	    folio_mapped_in_table(s, ptes, head_pfn) != (unsigned int)folio_mapcount(head) ||
+	    !folio_trylock(head))
+		return -EBUSY;
+	folio_ref_add(head, 1);
+	spin_unlock(ptl);
+	rcu_read_unlock();
+	err = split_file_folio(s, head_pfn);
+	folio_unlock(head);
+	folio_put_refs(s, head_pfn, 1);
+	return err;
+}
+
 enum walk_kind { WALK_FREE, WALK_COLD, WALK_PAGEOUT, WALK_RECLAIM };
 
 struct madv_walk {
@@ -126,6 +155,7 @@ static void madvise_pte_range(struct madv_walk *w, mmp_pte_t *pmdp, uint64_t add
 	mmp_pte_t *ptes, *ptep;
 	unsigned int nr;
 
+restart:
 	rcu_read_lock();
 	ptes = pte_offset_map_lock(s, pmdp, &ptl);
 	if (!ptes)
@@ -153,6 +183,16 @@ static void madvise_pte_range(struct madv_walk *w, mmp_pte_t *pmdp, uint64_t add
 				    !split_folio_locked(s, w->vma, ptes, addr & PMD_MASK, head_pfn, 0)) {
 					nr = 0;
 					continue;
+				}
+				if (!(head->flags & PG_anon)) {
+					int err = file_folio_split(s, ptes, ptl, head_pfn);
+
+					if (err == -EBUSY)
+						continue;
+					/* Split: look at the range again; else go past the batch. */
+					if (err)
+						addr += (uint64_t)nr * PAGE_SIZE;
+					goto restart;
 				}
 				continue;
 			}

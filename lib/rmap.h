@@ -29,9 +29,13 @@ enum lazyfree_verdict { LAZYFREE_DISCARD, LAZYFREE_REDIRTIED, LAZYFREE_REFERENCE
 enum lazyfree_verdict lazyfree_check(struct mmp_space *s, struct mmp_vma *vma,
 				     struct mmp_page *head, bool entry_dirty, bool mark);
 
+/* The entries of the PTE table @ptes that map a page of the folio at @head_pfn. */
+unsigned int folio_mapped_in_table(struct mmp_space *s, mmp_pte_t *ptes, uint32_t head_pfn);
 /* Split a PTE-mapped large folio whose every mapping is in @ptes (PTL held). */
 int split_folio_locked(struct mmp_space *s, const struct mmp_vma *vma, mmp_pte_t *ptes,
 		       uint64_t table_addr, uint32_t head_pfn, int extra_refs);
+/* Split a locked large page-cache folio into order-0 folios, unmapping it first. */
+int split_file_folio(struct mmp_space *s, uint32_t head_pfn);
 void folio_mark_lazyfree(struct mmp_space *s, struct mmp_page *head);
 
 #endif /* MMP_RMAP_H */

@@ -568,6 +568,75 @@ static void test_private_paths(const char *arch)
 	mmp_file_destroy(m);
 }
 
+/*
+ * MADV_PAGEOUT (or MADV_COLD) over part of a large page-cache folio that one
+ * space alone maps splits it first (madvise_cold_or_pageout_pte_range:
+ * split_folio), and the split of a file folio unmaps it everywhere and maps
+ * nothing back. A 6.18 host, a 256 KiB write to an ext4 file: one order-6
+ * folio; with its 64 pages mapped, MADV_PAGEOUT of 2 of them left none
+ * mapped and all 64 cached as order-0 folios. A folio another space maps
+ * too is left whole (folio_maybe_mapped_shared).
+ */
+static void test_partial_pageout(const char *arch, int advice)
+{
+	struct mmp_space *s = new_space(phys, arch), *other = new_space(phys, arch);
+	struct mmp_file *f = new_file(64 * P, 0, 9);
+	struct mmp_counters before, d;
+	struct mmp_mthp_stats m0, m1;
+	struct mmp_cpu *cpu, *ocpu;
+	struct mmp_file_stat st;
+	uint64_t addr, oaddr;
+	uint8_t want[64 * P];
+
+	pattern(want, sizeof(want), 9);
+	mmp_file_stat(f, &st);
+	tap_ok(st.nrpages == 64 && st.nr_folios[6] == 1, "%s: one order-6 folio in the cache", arch);
+	mmp_cpu_attach(s, &cpu);
+	mmp_cpu_attach(other, &ocpu);
+	tap_eq(mmp_mmap_file(s, 0, 64 * P, MMP_PROT_READ, MMP_MAP_SHARED, f, 0, &addr), 0,
+	       "%s: map it", arch);
+	tap_ok(read_is(cpu, addr, want, sizeof(want)), "%s: read all 64 pages", arch);
+	tap_eq(stat_of(s).rss_file_pages, 64, "%s: all mapped", arch);
+
+	/* Another space maps a page of it: left whole, and mapped. */
+	tap_eq(mmp_mmap_file(other, 0, P, MMP_PROT_READ, MMP_MAP_SHARED, f, 0, &oaddr), 0,
+	       "%s: another space maps its first page", arch);
+	tap_ok(read_is(ocpu, oaddr, want, P), "%s: and reads it", arch);
+	mmp_space_counters(s, &before);
+	tap_eq(mmp_madvise(s, addr + 4 * P, 2 * P, advice), 0, "%s: advice %d over 2 pages", arch,
+	       advice);
+	counters_since(s, &before, &d);
+	tap_ok(d.v[MMP_C_FOLIO_SPLIT] == 0 && stat_of(s).rss_file_pages == 64,
+	       "%s: a shared folio is not split, and stays mapped", arch);
+	tap_eq(mmp_munmap(other, oaddr, P), 0, "%s: the other space unmaps it", arch);
+
+	/* Ours alone now: split, and unmapped whole. */
+	mmp_space_counters(s, &before);
+	mmp_space_mthp_stats(s, &m0);
+	tap_eq(mmp_madvise(s, addr + 4 * P, 2 * P, advice), 0, "%s: advice %d again", arch, advice);
+	counters_since(s, &before, &d);
+	mmp_space_mthp_stats(s, &m1);
+	tap_eq(d.v[MMP_C_FOLIO_SPLIT], 1, "%s: the folio split", arch);
+	tap_eq(m1.split[6] - m0.split[6], 1, "%s: mTHP split counted at order 6", arch);
+	tap_eq(stat_of(s).rss_file_pages, 0, "%s: none of its pages stays mapped", arch);
+	mmp_file_stat(f, &st);
+	tap_ok(st.nrpages == 64 && st.nr_folios[0] == 64 && st.nr_folios[6] == 0,
+	       "%s: all 64 cached, order 0 (%llu order-0 folios)", arch,
+	       (unsigned long long)st.nr_folios[0]);
+	tap_eq(mmp_space_verify(s), 0, "%s: verifies", arch);
+
+	/* The next access maps back what fault-around finds: order-0 folios now. */
+	tap_ok(read_is(cpu, addr + 20 * P, want + 20 * P, P), "%s: page 20 reads the same", arch);
+	tap_eq(stat_of(s).rss_file_pages, 16, "%s: fault-around maps 16 pages", arch);
+	tap_ok(read_is(cpu, addr, want, sizeof(want)), "%s: and every page reads the same", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verifies after", arch);
+	mmp_cpu_detach(ocpu);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(other);
+	mmp_space_destroy(s);
+	mmp_file_destroy(f);
+}
+
 /* What the introspection calls say of file and shared mappings: smaps, pagemap, VMA info. */
 static void test_introspect(const char *arch)
 {
@@ -625,6 +694,8 @@ int main(void)
 		test_errors(arch);
 		test_large(arch);
 		test_private_paths(arch);
+		test_partial_pageout(arch, MMP_MADV_PAGEOUT);
+		test_partial_pageout(arch, MMP_MADV_COLD);
 		test_introspect(arch);
 	}
 	tap_eq(mmp_phys_destroy(phys), 0, "nothing left on the phys");
