@@ -23,6 +23,7 @@
 #include "khugepaged.h"
 #include "mmap_lock.h"
 #include "rcu.h"
+#include "release.h"
 
 /* The kernel's scan_result, as far as the anonymous path can end with them. */
 enum scan_result {
@@ -506,9 +507,19 @@ static int madvise_collapse_vma(struct mmp_space *s, struct mmp_vma *vma, uint64
 		case SCAN_PMD_MAPPED:
 			thps++;
 			break;
+		/*
+		 * A PMD with no table under it ends the call until 7.0 (a
+		 * 6.18 host: an empty PMD, then one with 28 pages written,
+		 * -EINVAL and no THP); from 7.0 it is a failure of its own
+		 * range, as one with no PMD level is in every release.
+		 */
+		case SCAN_PMD_NONE:
+			last_fail = result;
+			if (!release_follows(s, RULE_COLLAPSE_PAST_EMPTY_PMD))
+				goto out;
+			break;
 		/* Failures of this range only: go on with the next. */
 		case SCAN_PMD_NULL:
-		case SCAN_PMD_NONE:
 		case SCAN_PTE_NON_PRESENT:
 		case SCAN_PAGE_NULL:
 		case SCAN_PAGE_COUNT:

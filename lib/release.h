@@ -31,6 +31,7 @@ enum release_rule {
 	RULE_MADVISE_VMA_LOCK,		/* MADV_DONTNEED/FREE in one VMA under its lock alone */
 	RULE_PROCMAP_QUERY_VMA_LOCK,	/* PROCMAP_QUERY under the found VMA's lock alone */
 	RULE_THP_DISABLE_EXCEPT_ADVISED, /* PR_SET_THP_DISABLE takes PR_THP_DISABLE_EXCEPT_ADVISED */
+	RULE_COLLAPSE_PAST_EMPTY_PMD,	/* MADV_COLLAPSE goes on past a PMD with no table */
 	NR_RELEASE_RULES
 };
 _Static_assert(NR_RELEASE_RULES <= 32, "a space keeps its rules in one word");

@@ -760,6 +760,8 @@ static const struct {
 	{ "contpte_get_early_exit", check_contpte_early_exit, NULL },
 	{ "clear_sequential", check_clear_sequential, NULL },
 	{ "file_batched_unmap", NULL, "tests/mm/test_file.c, test_large: reclaim at 6.18 and at 7.0" },
+	{ "collapse_past_empty_pmd", NULL,
+	  "tests/mm/test_collapse.c, check_empty_pmd: an empty PMD, then a populated one, at 6.18 and 7.0" },
 	{ "mprotect_small_folio", check_mprotect_small_folio, NULL },
 	{ "madvise_vma_lock", check_madvise_vma_lock, NULL },
 	{ "procmap_query_vma_lock", check_procmap_query_vma_lock, NULL },
