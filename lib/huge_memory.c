@@ -656,12 +656,6 @@ static void split_map_unused_to_zeropage(struct mmp_space *s, const struct mmp_v
 	}
 }
 
-/*
- * Split a PTE-mapped large folio of @vma into order-0 folios in place. Every
- * mapping must be in @ptes, whose PTL is held, and nothing but the mappings
- * and @extra_refs may hold references: the count is frozen to zero meanwhile,
- * so GUP-fast's speculative grab fails and backs off. -EAGAIN otherwise.
- */
 unsigned int folio_mapped_in_table(struct mmp_space *s, mmp_pte_t *ptes, uint32_t head_pfn)
 {
 	unsigned int nr = folio_nr_pages(pfn_to_page(s->phys, head_pfn)), here = 0;
@@ -679,6 +673,12 @@ unsigned int folio_mapped_in_table(struct mmp_space *s, mmp_pte_t *ptes, uint32_
 	return here;
 }
 
+/*
+ * Split a PTE-mapped large folio of @vma into order-0 folios in place. Every
+ * mapping must be in @ptes, whose PTL is held, and nothing but the mappings
+ * and @extra_refs may hold references: the count is frozen to zero meanwhile,
+ * so GUP-fast's speculative grab fails and backs off. -EAGAIN otherwise.
+ */
 int split_folio_locked(struct mmp_space *s, const struct mmp_vma *vma, mmp_pte_t *ptes,
 		       uint64_t table_addr, uint32_t head_pfn, int extra_refs)
 {

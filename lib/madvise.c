@@ -120,8 +120,7 @@ static int file_folio_split(struct mmp_space *s, mmp_pte_t *ptes, mmp_spinlock_t
 	struct mmp_page *head = pfn_to_page(s->phys, head_pfn);
 	int err;
 
-	if ((head->flags & PG_hugetlb) ||
-	    folio_mapped_in_table(s, ptes, head_pfn) != (unsigned int)folio_mapcount(head) ||
+	if (folio_mapped_in_table(s, ptes, head_pfn) != (unsigned int)folio_mapcount(head) ||
 	    !folio_trylock(head))
 		return -EBUSY;
 	folio_ref_add(head, 1);
