@@ -104,17 +104,22 @@ static const struct {
 	{ "swpout_fallback", MTHP_FIELD(swpout_fallback) },
 };
 
-/* Event @i of the mTHP sizes: order and file. */
+/* Event @i of the mTHP sizes: its order, and its file in mthp_events[]. */
 static unsigned int mthp_event_order(unsigned int i)
 {
 	return KD_MTHP_ORDER_MIN + (i - KD_NR_VMSTAT_EVENTS) / KD_NR_MTHP_EVENTS;
+}
+
+static unsigned int mthp_event_file(unsigned int i)
+{
+	return (i - KD_NR_VMSTAT_EVENTS) % KD_NR_MTHP_EVENTS;
 }
 
 static const char *thp_event_name(unsigned int i, char *buf, size_t size)
 {
 	if (i < KD_NR_VMSTAT_EVENTS)
 		return vmstat_events[i].name;
-	snprintf(buf, size, "%s of %s", mthp_events[(i - KD_NR_VMSTAT_EVENTS) % KD_NR_MTHP_EVENTS].name,
+	snprintf(buf, size, "%s of %s", mthp_events[mthp_event_file(i)].name,
 		 mmp_thp_size_name(mthp_event_order(i)));
 	return buf;
 }
@@ -153,8 +158,7 @@ static bool host_thp_events(struct run *r, uint64_t *ev)
 		if (!host_mthp_enabled(r, o))
 			continue;
 		snprintf(path, sizeof(path), "/sys/kernel/mm/transparent_hugepage/%s/stats/%s",
-			 mmp_thp_size_name(o),
-			 mthp_events[(i - KD_NR_VMSTAT_EVENTS) % KD_NR_MTHP_EVENTS].name);
+			 mmp_thp_size_name(o), mthp_events[mthp_event_file(i)].name);
 		n = proc_number(path);
 		if (n < 0)
 			return false;
@@ -183,8 +187,7 @@ static void lib_thp_events(struct run *r, struct variant *v, uint64_t *ev)
 					 cs.v[vmstat_events[i].counter] :
 					 mthp_stat(&st, vmstat_events[i].mthp_field, MMP_PMD_ORDER);
 		for (unsigned int i = KD_NR_VMSTAT_EVENTS; i < KD_NR_THP_EVENTS; i++)
-			ev[i] += mthp_stat(&st,
-					   mthp_events[(i - KD_NR_VMSTAT_EVENTS) % KD_NR_MTHP_EVENTS].mthp_field,
+			ev[i] += mthp_stat(&st, mthp_events[mthp_event_file(i)].mthp_field,
 					   mthp_event_order(i));
 	}
 }
