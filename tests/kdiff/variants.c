@@ -50,14 +50,19 @@ void apply_setting(struct run *r, struct mmp_space *s, unsigned int which, unsig
 
 /*
  * What the host was found to be (kd_host_probe), in the library's terms: no
- * zero page, soft-dirty, its files' read-ahead, and the mTHP sizes it enables. A forked space
- * inherits all of it.
+ * zero page, soft-dirty, its files' read-ahead, and the mTHP sizes it
+ * enables; against the host, its PT_RECLAIM too, whatever the back end's
+ * release says (an x86_64 host frees the PTE table MADV_DONTNEED empties, so
+ * its next fault there may map a THP, where a table left behind takes small
+ * pages). A forked space inherits all of it.
  */
 static void host_like(struct run *r, struct mmp_space *s)
 {
 	const struct kd_host_config *c = &r->opt->cfg;
 
 	mmp_space_set_opt(s, MMP_OPT_FORBID_ZEROPAGE, c->forbids_zeropage);
+	if (r->opt->host)
+		mmp_space_set_opt(s, MMP_OPT_PT_RECLAIM, c->pt_reclaim);
 	if (c->read_ahead_kb >= 0)
 		mmp_space_set_opt(s, MMP_OPT_READ_AHEAD_KB, c->read_ahead_kb);
 	mmp_space_set_opt(s, MMP_OPT_SOFT_DIRTY, c->soft_dirty);
