@@ -416,21 +416,43 @@ int filemap_add_folio(struct mmp_file *f, uint32_t pfn, uint64_t index)
 	return err;
 }
 
-/* Read-ahead: the folios of [start, start + nr) not in the cache yet, best effort. */
+static bool filemap_range_empty(struct mmp_file *f, uint64_t index, uint64_t nr)
+{
+	bool empty;
+
+	spin_lock(&f->mapping.i_pages_lock);
+	empty = xa_range_empty(&f->mapping, index, nr);
+	spin_unlock(&f->mapping.i_pages_lock);
+	return empty;
+}
+
+/*
+ * Read-ahead of the folios of [start, start + nr) not in the cache yet, best
+ * effort. Folios of @order, each lowered to its index's alignment and to end
+ * before EOF, until one would cover a page already cached: there large
+ * folios stop, and the rest of the window is read in order-0 folios around
+ * what is cached (page_cache_ra_order's fallback to do_page_cache_ra). A 6.18
+ * host, ext4: MADV_HUGEPAGE read at index 0 with pages 224 on cached reads
+ * 0-223 as order-0 folios, not as folios of 128, 64 and 32 pages.
+ */
 static void page_cache_ra_order(struct mmp_space *s, struct mmp_file *f, uint64_t start,
 				uint64_t nr, unsigned int order)
 {
-	uint64_t end = MIN(start + nr, file_size_pages(f));
+	uint64_t end = MIN(start + nr, file_size_pages(f)), index = start;
 	int err;
 
-	for (uint64_t index = start; index < end; ) {
-		uint32_t pfn = filemap_grab_folio(f, index, order, end, s, &err);
-		struct mmp_page *head;
+	while (index < end) {
+		unsigned int o = order;
+		uint32_t pfn;
 
+		while (o && ((index & ((1ULL << o) - 1)) || index + (1ULL << o) > end))
+			o--;
+		if (o && !filemap_range_empty(f, index, 1ULL << o))
+			order = o = 0;
+		pfn = filemap_grab_folio(f, index, o, end, s, &err);
 		if (pfn == NO_PFN)
 			return;
-		head = pfn_to_page(f->phys, pfn);
-		index = head->index + folio_nr_pages(head);
+		index = pfn_to_page(f->phys, pfn)->index + folio_nr_pages(pfn_to_page(f->phys, pfn));
 		folio_put_refs(s, pfn, 1);
 	}
 }

@@ -487,6 +487,50 @@ static void test_large(const char *arch)
 }
 
 /*
+ * Readahead's large folios stop at the first page already cached, and the
+ * rest of the window is read in order-0 folios (page_cache_ra_order falls back
+ * to do_page_cache_ra); they are not made smaller to fit between cached
+ * pages. A 6.18 host, ext4: with pages 224 on cached, a read at index 0 of a
+ * MADV_HUGEPAGE mapping caches 0-223 as order-0 folios; with nothing cached,
+ * as two PMD-size ones.
+ */
+static void test_readahead_fallback(const char *arch)
+{
+	struct mmp_space *s = new_space(phys, arch);
+	struct mmp_file *f = new_file(0, 0, 0);
+	struct mmp_counters before, d;
+	struct mmp_file_stat st;
+	struct mmp_cpu *cpu;
+	uint64_t plain, huge, large = 0;
+	uint8_t byte;
+
+	mmp_cpu_attach(s, &cpu);
+	tap_eq(mmp_file_truncate(f, 4 * MiB), 0, "%s: a sparse 4 MiB file", arch);
+	tap_eq(mmp_mmap_file(s, 0, 4 * MiB, MMP_PROT_READ, MMP_MAP_SHARED, f, 0, &plain), 0,
+	       "%s: map it", arch);
+	tap_ok(mmp_read(cpu, plain + 300 * P, &byte, 1) == 0, "%s: read-around at page 300", arch);
+	mmp_file_stat(f, &st);
+	tap_eq(st.nrpages, 32, "%s: pages 284-315 cached", arch);
+
+	tap_eq(mmp_mmap_file(s, 0, 4 * MiB, MMP_PROT_READ, MMP_MAP_PRIVATE, f, 0, &huge), 0,
+	       "%s: map it again", arch);
+	tap_eq(mmp_madvise(s, huge, 4 * MiB, MMP_MADV_HUGEPAGE), 0, "%s: MADV_HUGEPAGE", arch);
+	mmp_space_counters(s, &before);
+	tap_ok(mmp_read(cpu, huge, &byte, 1) == 0, "%s: read page 0 there", arch);
+	counters_since(s, &before, &d);
+	tap_eq(d.v[MMP_C_PGCACHE_ADD], 1024 - 32, "%s: the two PMD ranges read in", arch);
+	tap_eq(d.v[MMP_C_FOLIO_ALLOC_O0], 1024 - 32, "%s: all in order-0 folios", arch);
+	mmp_file_stat(f, &st);
+	for (unsigned int o = 1; o <= 9; o++)
+		large += st.nr_folios[o];
+	tap_eq(large, 0, "%s: no large folio cached", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verifies", arch);
+	mmp_cpu_detach(cpu);
+	mmp_space_destroy(s);
+	mmp_file_destroy(f);
+}
+
+/*
  * Private file memory through fork, DONTNEED, PAGEOUT and mremap; shmem's
  * huge=always policy.
  */
@@ -693,6 +737,7 @@ int main(void)
 		test_reclaim(arch);
 		test_errors(arch);
 		test_large(arch);
+		test_readahead_fallback(arch);
 		test_private_paths(arch);
 		test_partial_pageout(arch, MMP_MADV_PAGEOUT);
 		test_partial_pageout(arch, MMP_MADV_COLD);
