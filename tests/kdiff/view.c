@@ -124,13 +124,14 @@ static const char *thp_event_name(unsigned int i, char *buf, size_t size)
 	return buf;
 }
 
-/* An mTHP size the host may allocate: its stats can move. */
-static bool host_mthp_enabled(struct run *r, unsigned int order)
+/*
+ * Does the host have a stats folder for this mTHP size? Its files move
+ * whether the size is enabled or not: a large page-cache folio of that order
+ * splits (`split`) however anonymous memory is set.
+ */
+static bool host_mthp_stats(struct run *r, unsigned int order)
 {
-	int mode = r->opt->cfg.mthp_mode[order];
-
-	return mode >= 0 && mode != MMP_THP_NEVER &&
-	       (mode != KD_THP_INHERIT || r->opt->cfg.thp_pmd_mode != MMP_THP_NEVER);
+	return r->opt->cfg.mthp_mode[order] >= 0;
 }
 
 static bool host_thp_events(struct run *r, uint64_t *ev)
@@ -155,7 +156,7 @@ static bool host_thp_events(struct run *r, uint64_t *ev)
 		char path[160];
 		long n;
 
-		if (!host_mthp_enabled(r, o))
+		if (!host_mthp_stats(r, o))
 			continue;
 		snprintf(path, sizeof(path), "/sys/kernel/mm/transparent_hugepage/%s/stats/%s",
 			 mmp_thp_size_name(o), mthp_events[mthp_event_file(i)].name);
