@@ -447,6 +447,15 @@ int split_file_folio(struct mmp_space *s, uint32_t head_pfn)
 
 	if (!order || !f || (head->flags & (PG_anon | PG_hugetlb)))
 		return -EINVAL;
+	/*
+	 * filemap_release_folio: a regular file's dirty folio keeps its dirty
+	 * buffers until written back, so it cannot be split (a 6.18 host, ext4:
+	 * split_failed, the folio stays whole and mapped). Shmem has no buffers.
+	 * A write through a PTE since mmp_msync() dirtied only the entry (no
+	 * folio_mkclean here): such a folio still splits.
+	 */
+	if (!shmem_file(f) && page_flag_test(head, PG_dirty))
+		return -EBUSY;
 	/* can_split_folio: only the cache, the mappings and the caller hold it. */
 	if (__atomic_load_n(&head->refcount, __ATOMIC_ACQUIRE) != expected + folio_mapcount(head))
 		return -EAGAIN;

@@ -111,7 +111,7 @@ static bool folio_range_exclusive(struct mmp_page *head, struct mmp_page *page, 
  * here): the PTL is dropped for split_folio, which unmaps it everywhere,
  * then the walk starts again where it was (a 6.18 host: 2 pages of a 64-page
  * ext4 folio given to MADV_PAGEOUT leave all 64 unmapped, in the cache as
- * order-0 folios). -EBUSY if not tried (the PTL still held), else what the
+ * order-0 folios). 1 if not tried (the PTL still held), else what the
  * split returned, the PTL dropped.
  */
 static int file_folio_split(struct mmp_space *s, mmp_pte_t *ptes, mmp_spinlock_t *ptl,
@@ -122,7 +122,7 @@ static int file_folio_split(struct mmp_space *s, mmp_pte_t *ptes, mmp_spinlock_t
 
 	if (folio_mapped_in_table(s, ptes, head_pfn) != (unsigned int)folio_mapcount(head) ||
 	    !folio_trylock(head))
-		return -EBUSY;
+		return 1;
 	folio_ref_add(head, 1);
 	spin_unlock(ptl);
 	rcu_read_unlock();
@@ -186,7 +186,7 @@ restart:
 				if (!(head->flags & PG_anon)) {
 					int err = file_folio_split(s, ptes, ptl, head_pfn);
 
-					if (err == -EBUSY)
+					if (err > 0)
 						continue;
 					/* Split: look at the range again; else go past the batch. */
 					if (err)

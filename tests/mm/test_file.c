@@ -617,9 +617,11 @@ static void test_private_paths(const char *arch)
  * space alone maps splits it first (madvise_cold_or_pageout_pte_range:
  * split_folio), and the split of a file folio unmaps it everywhere and maps
  * nothing back. A 6.18 host, a 256 KiB write to an ext4 file: one order-6
- * folio; with its 64 pages mapped, MADV_PAGEOUT of 2 of them left none
- * mapped and all 64 cached as order-0 folios. A folio another space maps
- * too is left whole (folio_maybe_mapped_shared).
+ * folio; with its 64 pages mapped and the file written back, MADV_PAGEOUT of
+ * 2 of them left none mapped and all 64 cached as order-0 folios. A folio
+ * another space maps too is left whole (folio_maybe_mapped_shared), and so
+ * is a dirty one, whose buffers cannot be released (filemap_release_folio:
+ * split_failed on the host, the folio whole and mapped).
  */
 static void test_partial_pageout(const char *arch, int advice)
 {
@@ -654,7 +656,16 @@ static void test_partial_pageout(const char *arch, int advice)
 	       "%s: a shared folio is not split, and stays mapped", arch);
 	tap_eq(mmp_munmap(other, oaddr, P), 0, "%s: the other space unmaps it", arch);
 
-	/* Ours alone now: split, and unmapped whole. */
+	/* Ours alone now, but dirty from the write. */
+	mmp_space_counters(s, &before);
+	tap_eq(mmp_madvise(s, addr + 4 * P, 2 * P, advice), 0, "%s: advice %d, dirty", arch, advice);
+	counters_since(s, &before, &d);
+	tap_ok(d.v[MMP_C_FOLIO_SPLIT] == 0 && stat_of(s).rss_file_pages == 64,
+	       "%s: a dirty folio is not split, and stays mapped", arch);
+	tap_eq(mmp_space_verify(s), 0, "%s: verifies", arch);
+
+	/* Written back: split, and unmapped whole. */
+	tap_eq(mmp_msync(s, addr, 64 * P, MMP_MS_SYNC), 0, "%s: msync writes it back", arch);
 	mmp_space_counters(s, &before);
 	mmp_space_mthp_stats(s, &m0);
 	tap_eq(mmp_madvise(s, addr + 4 * P, 2 * P, advice), 0, "%s: advice %d again", arch, advice);
