@@ -443,6 +443,7 @@ static void page_cache_ra_order(struct mmp_space *s, struct mmp_file *f, uint64_
 
 	while (index < end) {
 		unsigned int o = order;
+		struct mmp_page *head;
 		uint32_t pfn;
 
 		while (o && ((index & ((1ULL << o) - 1)) || index + (1ULL << o) > end))
@@ -452,7 +453,8 @@ static void page_cache_ra_order(struct mmp_space *s, struct mmp_file *f, uint64_
 		pfn = filemap_grab_folio(f, index, o, end, s, &err);
 		if (pfn == NO_PFN)
 			return;
-		index = pfn_to_page(f->phys, pfn)->index + folio_nr_pages(pfn_to_page(f->phys, pfn));
+		head = pfn_to_page(f->phys, pfn);
+		index = head->index + folio_nr_pages(head);
 		folio_put_refs(s, pfn, 1);
 	}
 }

@@ -109,9 +109,9 @@ static bool folio_range_exclusive(struct mmp_page *head, struct mmp_page *page, 
  * when this table holds its every mapping (folio_maybe_mapped_shared is
  * false; a mapping of it in another table of this mm counts as another mm's
  * here): the PTL is dropped for split_folio, which unmaps it everywhere,
- * then the walk starts again where it was (a 6.18 host: 2 pages of a 64-page
- * ext4 folio given to MADV_PAGEOUT leave all 64 unmapped, in the cache as
- * order-0 folios). 1 if not tried (the PTL still held), else what the
+ * then the walk starts again where it was (a 6.18 host: 2 pages of a clean
+ * 64-page ext4 folio given to MADV_PAGEOUT leave all 64 unmapped, in the
+ * cache as order-0 folios; a dirty one does not split). 1 if not tried (the PTL still held), else what the
  * split returned, the PTL dropped.
  */
 static int file_folio_split(struct mmp_space *s, mmp_pte_t *ptes, mmp_spinlock_t *ptl,
